@@ -1,0 +1,1 @@
+"""Grove: self-hosted memory and notes for people and their AI agents."""

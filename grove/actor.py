@@ -1,0 +1,96 @@
+"""The resolved caller (STYLE §2). Built once per request by the interface that
+authenticated it, then handed to every service and selector as `actor=`."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Literal
+
+from grove.errors import Forbidden
+
+READ = "memory:read"
+WRITE = "memory:write"
+ALL_CAPABILITIES = frozenset({READ, WRITE})
+
+Via = Literal["session", "connection", "system"]
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What an actor may see: personal notes, and all notebooks or exactly a set."""
+
+    personal: bool
+    all_notebooks: bool
+    notebooks: frozenset[uuid.UUID] = field(default_factory=frozenset)
+
+    @classmethod
+    def everything(cls) -> Grant:
+        return cls(personal=True, all_notebooks=True)
+
+    def allows(self, notebook_id: uuid.UUID | None) -> bool:
+        """Is the notebook (None = Personal) inside this grant? Never inherits down the tree."""
+        if notebook_id is None:
+            return self.personal
+        return self.all_notebooks or notebook_id in self.notebooks
+
+
+@dataclass(frozen=True)
+class Actor:
+    account_id: uuid.UUID
+    via: Via
+    capabilities: frozenset[str]
+    grant: Grant
+    connection_id: uuid.UUID | None = None
+
+    @classmethod
+    def for_session(cls, account_id: uuid.UUID) -> Actor:
+        """The owner in the website: everything, including account administration."""
+        return cls(
+            account_id=account_id, via="session", capabilities=ALL_CAPABILITIES,
+            grant=Grant.everything(),
+        )
+
+    @classmethod
+    def system(cls, account_id: uuid.UUID) -> Actor:
+        """Background work on behalf of one account (periodic jobs, workers)."""
+        return cls(
+            account_id=account_id, via="system", capabilities=ALL_CAPABILITIES,
+            grant=Grant.everything(),
+        )
+
+    @classmethod
+    def for_connection(cls, connection: object) -> Actor:
+        """An API key or OAuth client, from its database row (read on every request)."""
+        from grove.models import Connection
+
+        assert isinstance(connection, Connection)
+        if connection.status != Connection.Status.ACTIVE:
+            raise Forbidden("This connection is not active.", code="connection_inactive")
+        return cls(
+            account_id=connection.account_id, via="connection", connection_id=connection.id,
+            capabilities=frozenset(connection.capabilities) & ALL_CAPABILITIES,
+            grant=Grant(
+                personal=connection.grant_personal, all_notebooks=connection.grant_all,
+                notebooks=frozenset(connection.grant_notebooks),
+            ),
+        )
+
+    @property
+    def is_session(self) -> bool:
+        return self.via == "session"
+
+    def require(self, capability: str) -> None:
+        if capability not in self.capabilities:
+            raise Forbidden(
+                f"This connection lacks the {capability} capability.",
+                code="insufficient_capability",
+            )
+
+    def require_session(self) -> None:
+        """Account administration is reserved to the owner's website session (SPEC §5)."""
+        if not self.is_session:
+            raise Forbidden(
+                "Only the account owner, signed in to the website, can do this.",
+                code="session_required",
+            )

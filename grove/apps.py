@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class GroveConfig(AppConfig):
+    name = "grove"
+    verbose_name = "Grove"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from grove.dbroles import grant_runtime_role
+
+        post_migrate.connect(grant_runtime_role, sender=self, dispatch_uid="grove-grants")

@@ -1,0 +1,82 @@
+"""The `grove` command: `manage.py` with Grove's settings, plus `grove serve`.
+
+Configuration problems are reported as one line naming the setting, with a non-zero
+exit status and no traceback (SPEC §2).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+
+# Commands that never touch the database: no embedded server is started for them.
+OFFLINE_COMMANDS = {
+    "help", "--help", "-h", "version", "--version", "makemigrations", "collectstatic",
+    "diffsettings", "startapp", "startproject", "compilemessages", "makemessages",
+    "squashmigrations", "optimizemigration",
+}
+
+
+def fail(message: str, code: int = 2) -> None:
+    print(f"grove: error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # Turn SIGTERM into a normal exit so cleanup (stopping an owned server) runs.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv if argv is None else argv)
+    argv[0] = "grove"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
+    command = argv[1] if len(argv) > 1 else "help"
+
+    from grove.config import ConfigError, load
+
+    try:
+        config = load()
+    except ConfigError as exc:
+        fail(str(exc))
+
+    if command == "serve":
+        from grove.serve import serve
+
+        raise SystemExit(serve(config, argv[2:]))
+
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    server = None
+    try:
+        if config.embedded and command not in OFFLINE_COMMANDS:
+            from grove.embedded import EmbeddedPostgres
+
+            server = EmbeddedPostgres(config.home)
+            try:
+                server.ensure_running()
+            except ConfigError as exc:
+                fail(str(exc))
+        if command not in OFFLINE_COMMANDS:
+            import django
+
+            django.setup()
+            from grove import dbroles
+
+            try:
+                dbroles.check_reachable("default")
+                if command != "migrate":
+                    dbroles.check_runtime_role("default")
+                else:
+                    dbroles.check_reachable("owner")
+                dbroles.check_pgvector("default")
+            except ConfigError as exc:
+                fail(str(exc))
+
+        from django.core.management import execute_from_command_line
+
+        execute_from_command_line(argv)
+    finally:
+        if server is not None:
+            server.stop_if_owner()

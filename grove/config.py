@@ -1,0 +1,254 @@
+"""Grove's configuration: environment variables win over `$GROVE_HOME/grove.toml`.
+
+Everything that can be wrong with the configuration is found here, before Django
+starts, and reported as one `ConfigError` line that names the setting (SPEC §2).
+The CLI prints that line and exits non-zero; nothing else should catch it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import dj_database_url
+
+# Environment variable → key in grove.toml.
+SETTINGS: dict[str, str] = {
+    "DATABASE_URL": "database_url",
+    "GROVE_MIGRATE_DATABASE_URL": "migrate_database_url",
+    "REDIS_URL": "redis_url",
+    "GROVE_SECRET_KEY": "secret_key",
+    "GROVE_BASE_URL": "base_url",
+    "GROVE_EMBEDDINGS": "embeddings",
+    "GROVE_EMBEDDINGS_MODEL": "embeddings_model",
+    "GROVE_LLM_BASE_URL": "llm_base_url",
+    "GROVE_LLM_API_KEY": "llm_api_key",
+    "GROVE_LLM_MODEL": "llm_model",
+    "OPENAI_APPS_CHALLENGE": "openai_apps_challenge",
+    "GROVE_DEBUG": "debug",
+}
+
+EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
+CHALLENGE_MAX_CHARS = 512
+ROOT_DEFAULT_HOME = Path("/var/lib/grove")
+
+
+class ConfigError(Exception):
+    """A configuration problem, phrased as the one line the user will read."""
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    secret_key: str
+    # Runtime database (RLS-bound role) and migration database (table owner).
+    database: dict[str, Any]
+    migrate_database: dict[str, Any]
+    embedded: bool
+    base_url: str
+    redis_url: str | None
+    embeddings: str
+    embeddings_model: str | None
+    llm_base_url: str | None
+    llm_api_key: str | None
+    llm_model: str | None
+    openai_apps_challenge: str | None
+    debug: bool
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def allowed_hosts(self) -> list[str]:
+        hosts = ["localhost", "127.0.0.1", "[::1]"]
+        host = urlsplit(self.base_url).hostname
+        if host and host not in hosts:
+            hosts.append(host)
+        return hosts
+
+
+def default_home() -> Path:
+    """`~/.grove`, except as root: the embedded server then runs as an unprivileged
+    OS user that must be able to enter the data folder, and a root home folder is
+    (rightly) private. `/var/lib/grove` needs no loosening of any parent folder."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return ROOT_DEFAULT_HOME
+    return Path.home() / ".grove"
+
+
+def grove_home() -> Path:
+    raw = os.environ.get("GROVE_HOME")
+    return Path(raw).expanduser().absolute() if raw else default_home()
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    known = set(SETTINGS.values())
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(
+                f"{path}: unknown setting {key!r} (known: {', '.join(sorted(known))})"
+            )
+        if not isinstance(value, str | bool):
+            raise ConfigError(f"{path}: setting {key!r} must be a string")
+    return data
+
+
+def _raw_settings(home: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Merge file and environment; return values and where each came from."""
+    toml_path = home / "grove.toml"
+    file_values = _read_toml(toml_path)
+    values: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for env_name, key in SETTINGS.items():
+        if key in file_values:
+            value = file_values[key]
+            values[env_name] = str(value).lower() if isinstance(value, bool) else value
+            sources[env_name] = f"{toml_path} ({key})"
+        env_value = os.environ.get(env_name)
+        if env_value is not None and env_value != "":
+            values[env_name] = env_value
+            sources[env_name] = env_name
+    return values, sources
+
+
+def _ensure_home(home: Path) -> None:
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ConfigError(f"GROVE_HOME {home}: cannot be created ({exc.strerror})") from None
+    if not home.is_dir():
+        raise ConfigError(f"GROVE_HOME {home}: is not a folder")
+
+
+def _secret_key(home: Path, values: dict[str, str]) -> str:
+    if values.get("GROVE_SECRET_KEY"):
+        key = values["GROVE_SECRET_KEY"]
+        if len(key) < 32:
+            raise ConfigError("GROVE_SECRET_KEY: must be at least 32 characters long")
+        return key
+    path = home / "secret_key"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            path.chmod(0o600)
+        key = path.read_text().strip()
+        if len(key) < 32:
+            raise ConfigError(f"{path}: the stored secret key is damaged; remove the file") from None
+        return key
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be written ({exc.strerror})") from None
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key + "\n")
+    return key
+
+
+def _parse_database_url(setting: str, url: str) -> dict[str, Any]:
+    if "://" not in url:
+        raise ConfigError(f"{setting}: not a URL (expected postgresql://user:pass@host:port/db)")
+    scheme = url.split("://", 1)[0]
+    if scheme not in ("postgres", "postgresql", "pgsql"):
+        raise ConfigError(
+            f"{setting}: Grove needs PostgreSQL with pgvector, not {scheme!r} "
+            "(expected postgresql://user:pass@host:port/db)"
+        )
+    try:
+        parsed = dj_database_url.parse(url, conn_max_age=0)
+    except (ValueError, KeyError) as exc:
+        raise ConfigError(f"{setting}: cannot be parsed ({exc})") from None
+    if not parsed.get("NAME"):
+        raise ConfigError(f"{setting}: names no database (expected .../dbname)")
+    parsed["ENGINE"] = "django.db.backends.postgresql"
+    return dict(parsed)
+
+
+def _check_url(setting: str, url: str, schemes: tuple[str, ...]) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in schemes or not parts.netloc:
+        raise ConfigError(f"{setting}: {url!r} is not a {'/'.join(schemes)} URL")
+    return url
+
+
+def load(*, create_home: bool = True) -> Config:
+    """Read and validate the whole configuration. Raises `ConfigError`."""
+    home = grove_home()
+    if create_home:
+        _ensure_home(home)
+    values, sources = _raw_settings(home)
+
+    challenge = values.get("OPENAI_APPS_CHALLENGE")
+    if challenge is not None:
+        if len(challenge) > CHALLENGE_MAX_CHARS:
+            raise ConfigError(
+                f"OPENAI_APPS_CHALLENGE: longer than {CHALLENGE_MAX_CHARS} characters"
+            )
+        if any(ch.isspace() for ch in challenge) or not challenge.isprintable():
+            raise ConfigError("OPENAI_APPS_CHALLENGE: must not contain whitespace")
+
+    embeddings = values.get("GROVE_EMBEDDINGS", "local")
+    if embeddings not in EMBEDDING_PROVIDERS:
+        raise ConfigError(
+            f"GROVE_EMBEDDINGS: {embeddings!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}"
+        )
+
+    base_url = _check_url(
+        "GROVE_BASE_URL", values.get("GROVE_BASE_URL", "http://127.0.0.1:8000"), ("http", "https")
+    ).rstrip("/")
+    redis_url = values.get("REDIS_URL")
+    if redis_url:
+        _check_url("REDIS_URL", redis_url, ("redis", "rediss", "unix"))
+    llm_base_url = values.get("GROVE_LLM_BASE_URL")
+    if llm_base_url:
+        _check_url("GROVE_LLM_BASE_URL", llm_base_url, ("http", "https"))
+
+    debug_raw = values.get("GROVE_DEBUG", "false").lower()
+    if debug_raw not in ("1", "0", "true", "false", "yes", "no"):
+        raise ConfigError(f"GROVE_DEBUG: {debug_raw!r} is not true or false")
+
+    if values.get("DATABASE_URL"):
+        embedded = False
+        database = _parse_database_url("DATABASE_URL", values["DATABASE_URL"])
+        migrate_url = values.get("GROVE_MIGRATE_DATABASE_URL", values["DATABASE_URL"])
+        migrate_database = _parse_database_url("GROVE_MIGRATE_DATABASE_URL", migrate_url)
+    else:
+        if values.get("GROVE_MIGRATE_DATABASE_URL"):
+            raise ConfigError("GROVE_MIGRATE_DATABASE_URL: set DATABASE_URL as well, or neither")
+        from grove import embedded as embedded_pg
+
+        embedded = True
+        database = embedded_pg.database_settings(home, role=embedded_pg.RUNTIME_ROLE)
+        migrate_database = embedded_pg.database_settings(home, role=embedded_pg.OWNER_ROLE)
+
+    secret_key = _secret_key(home, values) if create_home else values.get("GROVE_SECRET_KEY", "")
+
+    return Config(
+        home=home,
+        secret_key=secret_key,
+        database=database,
+        migrate_database=migrate_database,
+        embedded=embedded,
+        base_url=base_url,
+        redis_url=redis_url,
+        embeddings=embeddings,
+        embeddings_model=values.get("GROVE_EMBEDDINGS_MODEL"),
+        llm_base_url=llm_base_url,
+        llm_api_key=values.get("GROVE_LLM_API_KEY"),
+        llm_model=values.get("GROVE_LLM_MODEL"),
+        openai_apps_challenge=challenge,
+        debug=debug_raw in ("1", "true", "yes"),
+        sources=sources,
+    )

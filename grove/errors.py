@@ -1,0 +1,58 @@
+"""Domain errors. Services raise these; each interface maps them once (STYLE §6).
+
+Every error has a stable machine `code` (part of the public contract) and an HTTP
+`status` that REST uses; MCP reports the code in `structuredContent`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class GroveError(Exception):
+    status: ClassVar[int] = 400
+    default_code: ClassVar[str] = "invalid"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any):
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.details = details
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class Invalid(GroveError):
+    """The input is malformed or out of range. Nothing was changed."""
+
+    status = 400
+    default_code = "invalid_argument"
+
+
+class NotFound(GroveError):
+    """Missing, hidden or not yours: the same answer, so ids cannot be probed."""
+
+    status = 404
+    default_code = "not_found"
+
+
+class Forbidden(GroveError):
+    """The caller is known but lacks the capability or kind of session."""
+
+    status = 403
+    default_code = "forbidden"
+
+
+class Conflict(GroveError):
+    """The request is valid but clashes with the current state."""
+
+    status = 409
+    default_code = "conflict"
+
+
+class Gone(GroveError):
+    """The thing an operation refers to existed but has been deleted."""
+
+    status = 410
+    default_code = "gone"

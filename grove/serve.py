@@ -1,0 +1,127 @@
+"""`grove serve`: database (embedded or external), migrations, then the ASGI server.
+
+Only one `grove serve` may run per data folder (an exclusive lock on
+`$GROVE_HOME/run/serve.lock`); a second one exits with a clear message. Ctrl-C or
+SIGTERM shuts the web server down gracefully and then stops the embedded database if
+this process started (or adopted) it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import signal
+import sys
+from types import FrameType
+
+from grove.config import Config, ConfigError
+
+
+class _Stop(Exception):
+    pass
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="grove serve", description="Run Grove.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
+    parser.add_argument(
+        "--no-migrate", action="store_true", help="do not apply migrations at start"
+    )
+    args = parser.parse_args(argv)
+    if not 0 < args.port < 65536:
+        parser.error(f"--port {args.port} is not a TCP port")
+    return args
+
+
+def _take_serve_lock(config: Config) -> int:
+    run_dir = config.home / "run"
+    run_dir.mkdir(mode=0o700, exist_ok=True)
+    path = run_dir / "serve.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise ConfigError(
+            f"another `grove serve` (pid {holder}) is already using {config.home}; "
+            "stop it first, or set GROVE_HOME to another data folder"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop()
+
+
+def serve(config: Config, argv: list[str]) -> int:
+    args = _parse(argv)
+    try:
+        lock_fd = _take_serve_lock(config)
+    except ConfigError as exc:
+        print(f"grove: error: {exc}", file=sys.stderr)
+        return 1
+
+    # uvicorn installs its own handlers while it runs and re-raises the signal through
+    # the previous handler afterwards: make that previous handler ours, not the default
+    # (which would kill the process before the database is stopped).
+    signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGINT, _raise_stop)
+
+    server = None
+    try:
+        if config.embedded:
+            from grove.embedded import EmbeddedPostgres
+
+            server = EmbeddedPostgres(config.home)
+            server.ensure_running(take_over=True, restart_stale=True)
+
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        from grove import dbroles
+
+        dbroles.check_reachable("default")
+        dbroles.check_pgvector("default")
+        if not args.no_migrate:
+            dbroles.check_reachable("owner")
+            call_command("migrate", database="owner", interactive=False, verbosity=0)
+        dbroles.check_runtime_role("default")
+
+        import uvicorn
+
+        uv_config = uvicorn.Config(
+            "grove.asgi:application", host=args.host, port=args.port, lifespan="off",
+            log_level="warning", access_log=False, timeout_graceful_shutdown=10,
+        )
+        web = uvicorn.Server(uv_config)
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"Grove is running at http://{host}:{args.port}/  (data: {config.home})",
+              flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
+        web.run()
+        if not web.started:
+            print(f"grove: error: could not listen on {host}:{args.port}", file=sys.stderr)
+            return 1
+        return 0
+    except ConfigError as exc:
+        print(f"grove: error: {exc}", file=sys.stderr)
+        return 2
+    except (_Stop, KeyboardInterrupt):
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if server is not None:
+            from django.db import connections
+
+            connections.close_all()
+            server.stop_if_owner()
+            print("Grove stopped.", flush=True)
+        os.close(lock_fd)

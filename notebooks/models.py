@@ -1,0 +1,251 @@
+"""Notebooks (a folder tree), notes and their revisions (SPEC §3).
+
+Every invariant that can be a database constraint is one; the rest (no cycles in the
+notebook tree, grants) lives in `notebooks.services`.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Length
+from django.utils import timezone
+
+models.TextField.register_lookup(Length)
+
+CONTENT_MAX_CHARS = 6000
+NAME_MAX_CHARS = 200
+TASK_ID_MAX_CHARS = 200
+SOURCE_AGENT_MAX_CHARS = 100
+RETENTION_MAX_DAYS = 365
+HANDOFF_DEFAULT_RETENTION_DAYS = 30
+EXPIRED_RESTORE_WINDOW_DAYS = 60
+
+
+class Kind(models.TextChoices):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    DECISION = "decision"
+    SOLUTION = "solution"
+    HANDOFF = "handoff"
+
+
+class Capture(models.TextChoices):
+    EXPLICIT = "explicit"
+    AUTOMATIC = "automatic"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    EXPIRED = "expired"
+    DELETED = "deleted"
+
+
+class Notebook(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notebooks"
+    )
+    name = models.CharField(max_length=NAME_MAX_CHARS)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "notebooks_notebook"
+        indexes = [models.Index(fields=["account", "parent"], name="notebook_account_parent")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(name__regex=r"\S"), name="notebook_name_not_blank"
+            ),
+            models.CheckConstraint(
+                condition=~Q(parent=models.F("id")), name="notebook_not_own_parent"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def typed_id(self) -> str:
+        return f"notebook:{self.id}"
+
+
+class NoteFields(models.Model):
+    """The fields a revision snapshots; shared by `Note` and `Revision`."""
+
+    content = models.TextField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    notebook = models.ForeignKey(
+        Notebook, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    task_id = models.CharField(max_length=TASK_ID_MAX_CHARS, null=True, blank=True)
+    source_agent = models.CharField(max_length=SOURCE_AGENT_MAX_CHARS, null=True, blank=True)
+    capture = models.CharField(max_length=16, choices=Capture.choices, default=Capture.EXPLICIT)
+    pinned = models.BooleanField(default=False)
+    importance = models.FloatField(default=0.5)
+    retention_days = models.PositiveSmallIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def snapshot_field_names(cls) -> list[str]:
+        return [f.attname for f in NoteFields._meta.get_fields()]
+
+
+def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:
+    return [
+        models.CheckConstraint(
+            # Trimmed (services strip it) and 1..6000 characters.
+            condition=Q(content__regex=r"^\S")
+            & Q(content__regex=r"\S$")
+            & Q(content__length__lte=CONTENT_MAX_CHARS),
+            name=f"{prefix}_content_length",
+        ),
+        models.CheckConstraint(
+            condition=Q(kind__in=Kind.values), name=f"{prefix}_kind_valid"
+        ),
+        models.CheckConstraint(
+            condition=Q(capture__in=Capture.values), name=f"{prefix}_capture_valid"
+        ),
+        models.CheckConstraint(
+            condition=Q(status__in=Status.values), name=f"{prefix}_status_valid"
+        ),
+        models.CheckConstraint(
+            condition=Q(importance__gte=0) & Q(importance__lte=1),
+            name=f"{prefix}_importance_range",
+        ),
+        models.CheckConstraint(
+            condition=Q(retention_days__isnull=True)
+            | (Q(retention_days__gte=1) & Q(retention_days__lte=RETENTION_MAX_DAYS)),
+            name=f"{prefix}_retention_range",
+        ),
+        models.CheckConstraint(
+            condition=~Q(kind=Kind.HANDOFF) | Q(task_id__regex=r"\S"),
+            name=f"{prefix}_handoff_has_task_id",
+        ),
+        models.CheckConstraint(
+            condition=Q(retention_days__isnull=True, expires_at__isnull=True)
+            | Q(retention_days__isnull=False, expires_at__isnull=False),
+            name=f"{prefix}_expiry_matches_retention",
+        ),
+    ]
+
+
+class Note(NoteFields):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes"
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(
+        "grove.Connection", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "notebooks_note"
+        indexes = [
+            models.Index(fields=["account", "notebook", "status"], name="note_scope"),
+            models.Index(fields=["account", "updated_at"], name="note_updated"),
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(status="active", expires_at__isnull=False),
+                name="note_expiry_due",
+            ),
+            models.Index(
+                fields=["expired_at"], condition=Q(status="expired"), name="note_expired_since"
+            ),
+        ]
+        constraints = [
+            *_note_field_constraints("note"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="note_version_positive"),
+            models.CheckConstraint(
+                condition=~Q(status="deleted") | Q(deleted_at__isnull=False),
+                name="note_deleted_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="expired") | Q(expired_at__isnull=False),
+                name="note_expired_has_time",
+            ),
+            # One live handoff per task id per notebook (Personal counts as one notebook).
+            models.UniqueConstraint(
+                fields=["account", "notebook", "task_id"],
+                condition=Q(kind="handoff") & ~Q(status="deleted"),
+                nulls_distinct=False,
+                name="note_one_live_handoff_per_task",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"note:{self.id}@{self.version}"
+
+    @property
+    def typed_id(self) -> str:
+        return f"note:{self.id}"
+
+    @property
+    def versioned_id(self) -> str:
+        return f"note:{self.id}@{self.version}"
+
+
+class RevisionReason(models.TextChoices):
+    CREATE = "create"
+    UPDATE = "update"
+    RESTORE_REVISION = "restore_revision"
+    ARCHIVE = "archive"
+    RESTORE = "restore"
+    MOVE = "move"
+    EXPIRE = "expire"
+    DELETE = "delete"
+
+
+class Revision(NoteFields):
+    """A full snapshot of a note after one change. History is never rewritten."""
+
+    Reason = RevisionReason
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    reason = models.CharField(max_length=24, choices=RevisionReason.choices)
+    connection = models.ForeignKey(
+        "grove.Connection", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    operation_id = models.UUIDField(null=True, blank=True)
+    restored_from = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "notebooks_revision"
+        constraints = [
+            *_note_field_constraints("revision"),
+            models.UniqueConstraint(fields=["note", "version"], name="revision_unique_version"),
+            models.CheckConstraint(
+                condition=Q(reason__in=RevisionReason.values),
+                name="revision_reason_valid",
+            ),
+        ]
+        ordering = ["note", "-version"]
+
+    @property
+    def versioned_id(self) -> str:
+        return f"note:{self.note_id}@{self.version}"

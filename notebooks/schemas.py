@@ -1,0 +1,108 @@
+"""Shapes of notebook and note results, shared by services, REST and MCP.
+
+JSON is camelCase (SPEC §3); Python code uses the snake_case attribute names.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, frozen=True
+    )
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class NoteOut(Out):
+    id: uuid.UUID
+    typed_id: str
+    versioned_id: str
+    notebook_id: uuid.UUID | None
+    content: str
+    kind: str
+    task_id: str | None
+    source_agent: str | None
+    capture: str
+    pinned: bool
+    importance: float
+    retention_days: int | None
+    expires_at: datetime | None
+    version: int
+    status: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, note: object) -> NoteOut:
+        from notebooks.models import Note
+
+        assert isinstance(note, Note)
+        return cls(
+            id=note.id, typed_id=note.typed_id, versioned_id=note.versioned_id,
+            notebook_id=note.notebook_id, content=note.content, kind=note.kind,
+            task_id=note.task_id, source_agent=note.source_agent, capture=note.capture,
+            pinned=note.pinned, importance=note.importance, retention_days=note.retention_days,
+            expires_at=note.expires_at, version=note.version, status=note.status,
+            created_at=note.created_at, updated_at=note.updated_at,
+        )
+
+
+class RememberOut(Out):
+    note: NoteOut
+    # False when a handoff with the same task id was updated instead of created.
+    created: bool
+
+
+class NotebookOut(Out):
+    id: uuid.UUID
+    typed_id: str
+    name: str
+    parent_id: uuid.UUID | None
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, notebook: object) -> NotebookOut:
+        from notebooks.models import Notebook
+
+        assert isinstance(notebook, Notebook)
+        return cls(
+            id=notebook.id, typed_id=notebook.typed_id, name=notebook.name,
+            parent_id=notebook.parent_id, archived_at=notebook.archived_at,
+            created_at=notebook.created_at, updated_at=notebook.updated_at,
+        )
+
+
+ItemStatus = Literal[
+    "deleted", "archived", "restored", "not_found", "version_conflict", "not_restorable"
+]
+
+
+class ItemResult(Out):
+    id: uuid.UUID
+    status: ItemStatus
+    version: int | None = None
+
+
+class BatchOut(Out):
+    items: list[ItemResult]
+
+
+class SubtreeCounts(Out):
+    notebooks: int
+    notes: int
+
+
+class ExpireOut(Out):
+    expired: int
+    deleted: int

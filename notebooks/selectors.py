@@ -1,0 +1,194 @@
+"""Grant-scoped reads of notebooks and notes, and the `access_*` helpers (STYLE §3, §8).
+
+Every function takes the resolved `Actor`. Row-level security already limits rows to
+the actor's account; the grant (personal / notebook set / all) is applied here.
+Missing, deleted, foreign and not-granted all raise the same `NotFound`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from grove.actor import READ, WRITE, Actor
+from grove.errors import Invalid, NotFound
+from grove.tenancy import tenant
+from notebooks.models import Note, Notebook, Revision, Status
+from notebooks.schemas import SubtreeCounts
+
+
+def parse_uuid(value: uuid.UUID | str, *, what: str = "id") -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, AttributeError, TypeError):
+        raise Invalid(f"{what} must be a UUID.", code="invalid_id") from None
+
+
+def grant_filter(actor: Actor, field: str = "notebook_id") -> Q:
+    """Rows whose notebook (None = Personal) is inside the actor's grant."""
+    grant = actor.grant
+    if grant.all_notebooks:
+        granted = Q(**{f"{field}__isnull": False})
+    elif grant.notebooks:
+        granted = Q(**{f"{field}__in": list(grant.notebooks)})
+    else:
+        granted = Q(pk__in=[])
+    if grant.personal:
+        granted |= Q(**{f"{field}__isnull": True})
+    return granted
+
+
+def notes_visible_to(actor: Actor) -> QuerySet[Note]:
+    """Every non-deleted note the actor may reach by id (any status but deleted)."""
+    return Note.objects.filter(grant_filter(actor), account_id=actor.account_id).exclude(
+        status=Status.DELETED
+    )
+
+
+def notes_live(actor: Actor, *, now: datetime | None = None) -> QuerySet[Note]:
+    """What lists and recall show: active, not past expiry, not in an archived notebook."""
+    now = now or timezone.now()
+    return (
+        notes_visible_to(actor)
+        .filter(status=Status.ACTIVE)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .filter(Q(notebook__isnull=True) | Q(notebook__archived_at__isnull=True))
+    )
+
+
+def notebooks_visible_to(actor: Actor) -> QuerySet[Notebook]:
+    notebooks = Notebook.objects.filter(account_id=actor.account_id, deleted_at__isnull=True)
+    grant = actor.grant
+    if grant.all_notebooks:
+        return notebooks
+    return notebooks.filter(id__in=list(grant.notebooks))
+
+
+def access_note(
+    actor: Actor, note_id: uuid.UUID | str, *, need: str = READ, for_update: bool = False
+) -> Note:
+    """The note if the actor may `need` it; caller holds a tenant transaction."""
+    actor.require(need)
+    note_uuid = parse_uuid(note_id, what="note id")
+    queryset = notes_visible_to(actor)
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    note = queryset.filter(id=note_uuid).first()
+    if note is None:
+        raise NotFound("No such note.", code="note_not_found")
+    return note
+
+
+def access_notebook(
+    actor: Actor, notebook_id: uuid.UUID | str, *, need: str = READ, for_update: bool = False
+) -> Notebook:
+    actor.require(need)
+    notebook_uuid = parse_uuid(notebook_id, what="notebook id")
+    queryset = notebooks_visible_to(actor)
+    if for_update:
+        queryset = queryset.select_for_update()
+    notebook = queryset.filter(id=notebook_uuid).first()
+    if notebook is None:
+        raise NotFound("No such notebook.", code="notebook_not_found")
+    return notebook
+
+
+def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:
+    """A place notes may be written to: Personal (None) or a live granted notebook."""
+    actor.require(WRITE)
+    if notebook_id is None:
+        if not actor.grant.personal:
+            raise NotFound("No such notebook.", code="notebook_not_found")
+        return None
+    return access_notebook(actor, notebook_id, need=WRITE)
+
+
+def subtree_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
+    """The notebook and all its non-deleted descendants (caller holds a tenant tx)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH RECURSIVE tree(id) AS (
+                SELECT id FROM notebooks_notebook WHERE id = %s AND deleted_at IS NULL
+                UNION
+                SELECT child.id FROM notebooks_notebook child
+                JOIN tree ON child.parent_id = tree.id
+                WHERE child.deleted_at IS NULL
+            )
+            SELECT id FROM tree
+            """,
+            [notebook_id],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def ancestor_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
+    """The notebook and every ancestor up to the root."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH RECURSIVE up(id, parent_id) AS (
+                SELECT id, parent_id FROM notebooks_notebook WHERE id = %s
+                UNION
+                SELECT p.id, p.parent_id FROM notebooks_notebook p JOIN up ON p.id = up.parent_id
+            )
+            SELECT id FROM up
+            """,
+            [notebook_id],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def count_subtree(ids: list[uuid.UUID]) -> SubtreeCounts:
+    notes = Note.objects.filter(notebook_id__in=ids).exclude(status=Status.DELETED).count()
+    return SubtreeCounts(notebooks=len(ids), notes=notes)
+
+
+# -- public selectors ---------------------------------------------------------------------
+
+
+def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:
+    with tenant(actor):
+        return access_note(actor, note_id)
+
+
+def note_list(
+    *, actor: Actor, notebook_id: uuid.UUID | str | None | type[...] = ..., limit: int = 100
+) -> list[Note]:
+    """Live notes, newest first; `notebook_id=None` means Personal, `...` means all."""
+    with tenant(actor):
+        actor.require(READ)
+        notes = notes_live(actor)
+        if notebook_id is None:
+            notes = notes.filter(notebook__isnull=True)
+        elif notebook_id is not ...:
+            notes = notes.filter(notebook_id=parse_uuid(notebook_id, what="notebook id"))
+        return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
+
+
+def notebook_list(*, actor: Actor, include_archived: bool = False) -> list[Notebook]:
+    with tenant(actor):
+        actor.require(READ)
+        notebooks = notebooks_visible_to(actor)
+        if not include_archived:
+            notebooks = notebooks.filter(archived_at__isnull=True)
+        return list(notebooks.order_by("name", "id"))
+
+
+def note_revisions(*, actor: Actor, note_id: uuid.UUID | str) -> list[Revision]:
+    with tenant(actor):
+        note = access_note(actor, note_id)
+        return list(Revision.objects.filter(note=note).order_by("-version"))
+
+
+def notebook_subtree_counts(*, actor: Actor, notebook_id: uuid.UUID | str) -> SubtreeCounts:
+    """What archiving, restoring or deleting this notebook would act on (for confirmation)."""
+    with tenant(actor):
+        notebook = access_notebook(actor, notebook_id)
+        return count_subtree(subtree_ids(notebook.id))

@@ -1,0 +1,77 @@
+"""The minimal library page: the owner's notebooks and notes, with create forms.
+(The full library UI is built on the same services and selectors.)"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from grove.errors import GroveError
+from notebooks import selectors, services
+from notebooks.forms import NotebookForm, NoteForm
+
+
+def _page(request: HttpRequest, *, note_form: NoteForm | None = None,
+          notebook_form: NotebookForm | None = None, status: int = 200) -> HttpResponse:
+    actor = request.actor
+    notebooks = selectors.notebook_list(actor=actor)
+    notes = selectors.note_list(actor=actor, limit=200)
+    names = {nb.id: nb.name for nb in notebooks}
+    return render(
+        request,
+        "notebooks/home.html",
+        {
+            "notebooks": notebooks,
+            "notes": [(note, names.get(note.notebook_id, "Personal")) for note in notes],
+            "note_form": note_form or NoteForm(notebooks=notebooks),
+            "notebook_form": notebook_form or NotebookForm(notebooks=notebooks),
+        },
+        status=status,
+    )
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return _page(request)
+
+
+@login_required
+@require_POST
+def note_create(request: HttpRequest) -> HttpResponse:
+    notebooks = selectors.notebook_list(actor=request.actor)
+    form = NoteForm(request.POST, notebooks=notebooks)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.note_remember(
+                actor=request.actor, operation_id=data["operation_id"], content=data["content"],
+                kind=data["kind"], notebook_id=data["notebook"] or None,
+                task_id=data["task_id"] or None, source_agent="website",
+            )
+        except GroveError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return redirect("home")
+    return _page(request, note_form=form, status=400)
+
+
+@login_required
+@require_POST
+def notebook_create(request: HttpRequest) -> HttpResponse:
+    notebooks = selectors.notebook_list(actor=request.actor)
+    form = NotebookForm(request.POST, notebooks=notebooks)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.notebook_create(
+                actor=request.actor, operation_id=data["operation_id"], name=data["name"],
+                parent_id=data["parent"] or None,
+            )
+        except GroveError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return redirect("home")
+    return _page(request, notebook_form=form, status=400)

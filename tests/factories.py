@@ -1,0 +1,61 @@
+"""Rows that merely need to exist. Anything that must respect domain rules is made
+through the services instead (STYLE §9)."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Iterable
+
+from grove.actor import READ, WRITE, Actor
+from grove.models import Account, Connection
+from grove.tenancy import tenant
+from notebooks import services
+from notebooks.schemas import NotebookOut, NoteOut
+
+_counter = itertools.count(1)
+
+
+def op() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+def account(username: str | None = None) -> Account:
+    name = username or f"user{next(_counter)}"
+    return Account.objects.create_user(username=name, password="correct horse battery")
+
+
+def owner(username: str | None = None) -> Actor:
+    return Actor.for_session(account(username).id)
+
+
+def connection(
+    actor_or_account: Actor | Account,
+    *,
+    capabilities: Iterable[str] = (READ, WRITE),
+    personal: bool = False,
+    all_notebooks: bool = False,
+    notebooks: Iterable[uuid.UUID] = (),
+    status: str = Connection.Status.ACTIVE,
+) -> Actor:
+    account_id = (
+        actor_or_account.account_id if isinstance(actor_or_account, Actor) else actor_or_account.id
+    )
+    with tenant(account_id):
+        row = Connection.objects.create(
+            account_id=account_id, name=f"key {next(_counter)}", kind=Connection.Kind.API_KEY,
+            status=status, capabilities=list(capabilities), grant_personal=personal,
+            grant_all=all_notebooks, grant_notebooks=list(notebooks),
+            revoked_at=None if status != Connection.Status.REVOKED else "2026-01-01T00:00:00Z",
+        )
+    return Actor.for_connection(row) if status == Connection.Status.ACTIVE else row
+
+
+def notebook(actor: Actor, name: str = "Project", parent: uuid.UUID | None = None) -> NotebookOut:
+    return services.notebook_create(actor=actor, operation_id=op(), name=name, parent_id=parent)
+
+
+def note(actor: Actor, content: str = "The sky is blue.", kind: str = "fact", **kwargs) -> NoteOut:
+    return services.note_remember(
+        actor=actor, operation_id=op(), content=content, kind=kind, **kwargs
+    ).note

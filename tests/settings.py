@@ -1,0 +1,19 @@
+"""Test settings: Grove's own settings on a private data folder.
+
+The suite runs its own embedded PostgreSQL in `$GROVE_TEST_HOME` (default: a folder
+under the system temp dir), never in the developer's `~/.grove`. Set DATABASE_URL and
+GROVE_MIGRATE_DATABASE_URL to run it against an external PostgreSQL with pgvector.
+"""
+
+import os
+import tempfile
+
+os.environ["GROVE_HOME"] = os.environ.get(
+    "GROVE_TEST_HOME", os.path.join(tempfile.gettempdir(), f"grove-test-{os.getuid()}")
+)
+os.environ.setdefault("GROVE_SECRET_KEY", "test-secret-key-that-is-long-enough-for-django-0123")
+
+from grove.settings import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405
