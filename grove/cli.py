@@ -66,11 +66,11 @@ def main(argv: list[str] | None = None) -> None:
 
             try:
                 dbroles.check_reachable("default")
-                if command != "migrate":
-                    dbroles.check_runtime_role("default")
-                else:
-                    dbroles.check_reachable("owner")
                 dbroles.check_pgvector("default")
+                if command == "migrate":
+                    dbroles.check_reachable("owner")
+                else:
+                    dbroles.check_runtime_role("default")
             except ConfigError as exc:
                 fail(str(exc))
 

@@ -96,18 +96,27 @@ def serve(config: Config, argv: list[str]) -> int:
 
         import uvicorn
 
-        uv_config = uvicorn.Config(
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        url = f"http://{host}:{args.port}/"
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets: list | None = None) -> None:
+                await super().startup(sockets=sockets)
+                if self.started:  # listening: only now is the URL true
+                    print(f"Grove is running at {url}  (data: {config.home})", flush=True)
+                    print("Press Ctrl-C to stop.", flush=True)
+
+        web = Server(uvicorn.Config(
             "grove.asgi:application", host=args.host, port=args.port, lifespan="off",
             log_level="warning", access_log=False, timeout_graceful_shutdown=10,
-        )
-        web = uvicorn.Server(uv_config)
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        print(f"Grove is running at http://{host}:{args.port}/  (data: {config.home})",
-              flush=True)
-        print("Press Ctrl-C to stop.", flush=True)
-        web.run()
+        ))
+        try:
+            web.run()
+        except SystemExit:
+            pass  # uvicorn exits this way when it cannot bind; reported below
         if not web.started:
-            print(f"grove: error: could not listen on {host}:{args.port}", file=sys.stderr)
+            print(f"grove: error: cannot listen on {host}:{args.port} (address in use?)",
+                  file=sys.stderr)
             return 1
         return 0
     except ConfigError as exc:

@@ -132,7 +132,9 @@ def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:
             name=f"{prefix}_retention_range",
         ),
         models.CheckConstraint(
-            condition=~Q(kind=Kind.HANDOFF) | Q(task_id__regex=r"\S"),
+            # Spelled with isnull: a regex on NULL is NULL, which a CHECK lets through.
+            condition=~Q(kind=Kind.HANDOFF)
+            | (Q(task_id__isnull=False) & Q(task_id__regex=r"\S")),
             name=f"{prefix}_handoff_has_task_id",
         ),
         models.CheckConstraint(

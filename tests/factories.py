@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from grove.actor import READ, WRITE, Actor
 from grove.models import Account, Connection
-from grove.tenancy import tenant
+from grove.tenancy import tenant  # noqa: F401 - re-exported for tests
 from notebooks import services
 from notebooks.schemas import NotebookOut, NoteOut
 
@@ -59,3 +59,40 @@ def note(actor: Actor, content: str = "The sky is blue.", kind: str = "fact", **
     return services.note_remember(
         actor=actor, operation_id=op(), content=content, kind=kind, **kwargs
     ).note
+
+
+def table_counts(*account_ids: uuid.UUID) -> dict[str, int]:
+    """Rows per account-owned table, summed over the given accounts (through RLS)."""
+    from grove.models import Operation
+    from notebooks.models import Note, Notebook, Revision
+
+    totals = {"notes": 0, "revisions": 0, "notebooks": 0, "operations": 0, "connections": 0}
+    for account_id in account_ids:
+        with tenant(account_id):
+            totals["notes"] += Note.objects.count()
+            totals["revisions"] += Revision.objects.count()
+            totals["notebooks"] += Notebook.objects.count()
+            totals["operations"] += Operation.objects.count()
+            totals["connections"] += Connection.objects.count()
+    return totals
+
+
+def note_row(actor: Actor, note_id: uuid.UUID):
+    """The stored row, whatever its status (for assertions only)."""
+    from notebooks.models import Note
+
+    with tenant(actor):
+        return Note.objects.get(id=note_id)
+
+
+def revisions(actor: Actor, note_id: uuid.UUID):
+    from notebooks.models import Revision
+
+    with tenant(actor):
+        return list(Revision.objects.filter(note_id=note_id).order_by("version"))
+
+
+def refresh(actor: Actor) -> Actor:
+    """Resolve a connection actor again from its row, as the next request would."""
+    with tenant(actor):
+        return Actor.for_connection(Connection.objects.get(id=actor.connection_id))

@@ -1,0 +1,3 @@
+from grove.cli import main
+
+main()

@@ -1,0 +1,94 @@
+"""Running the real `grove` command in subprocesses, on throwaway data folders."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from grove import config
+
+GROVE = [sys.executable, "-m", "grove"]
+
+
+def grove_env(home: Path | None, **overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in config.SETTINGS and k not in ("DJANGO_SETTINGS_MODULE", "GROVE_HOME")}
+    if home is not None:
+        env["GROVE_HOME"] = str(home)
+    env.update(overrides)
+    return env
+
+
+def run_grove(*args: str, home: Path | None, timeout: float = 180, **env: str):
+    return subprocess.run([*GROVE, *args], env=grove_env(home, **env), capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def make_home() -> Path:
+    """A data folder the embedded server may use even when tests run as root: under the
+    world-traversable temp dir, entered (not listed) by others."""
+    home = Path(tempfile.mkdtemp(prefix="grove-serve-", dir="/tmp"))  # noqa: S108
+    home.chmod(0o711)
+    return home
+
+
+def remove_home(home: Path) -> None:
+    from grove.embedded import EmbeddedPostgres
+
+    server = EmbeddedPostgres(home)
+    if server.is_running():
+        server._stop_server()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Serve:
+    """`grove serve` in the background, with its output collected."""
+
+    def __init__(self, home: Path, port: int | None = None):
+        self.home = home
+        self.port = port or free_port()
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(
+            [*GROVE, "serve", "--port", str(self.port)], env=grove_env(home),
+            stdout=self.log, stderr=subprocess.STDOUT, text=True,
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read()
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"grove serve exited early:\n{self.output()}")
+            if "Grove is running at" in self.output():
+                try:
+                    httpx.get(self.url + "/login/", timeout=2)
+                    return
+                except httpx.TransportError:
+                    pass
+            time.sleep(0.1)
+        raise AssertionError(f"grove serve did not start:\n{self.output()}")
+
+    def get(self, path: str, **kwargs) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=10, **kwargs)
+
+    def stop(self, signum: int, timeout: float = 30) -> int:
+        self.proc.send_signal(signum)
+        return self.proc.wait(timeout=timeout)

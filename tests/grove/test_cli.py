@@ -1,0 +1,83 @@
+"""The `grove` command refuses bad configuration with one clear line, a non-zero exit
+status and no traceback — including privileged database credentials (SPEC §2, §5)."""
+
+import psycopg
+import pytest
+from django.conf import settings
+
+from tests.conftest import IN_CI
+from tests.grove.processes import run_grove
+
+pytestmark = pytest.mark.slow
+
+
+def assert_one_line_refusal(result, expected: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("grove: error: ")
+    assert expected in lines[0]
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"DATABASE_URL": "this is not a url"}, "DATABASE_URL: not a URL"),
+    ({"DATABASE_URL": "sqlite:///grove.db"}, "Grove needs PostgreSQL"),
+    ({"DATABASE_URL": "postgresql://grove:pw@127.0.0.1:9/grove"}, "cannot connect"),
+    ({"OPENAI_APPS_CHALLENGE": "two words"}, "OPENAI_APPS_CHALLENGE"),
+    ({"GROVE_EMBEDDINGS": "gpu"}, "GROVE_EMBEDDINGS"),
+])
+def test_misconfiguration(tmp_path, env, expected):
+    result = run_grove("check", home=tmp_path / "home", **env)
+    assert_one_line_refusal(result, expected)
+
+
+def test_serve_refuses_misconfiguration_too(tmp_path):
+    result = run_grove("serve", home=tmp_path / "home",
+                       DATABASE_URL="postgresql://grove:pw@127.0.0.1:9/grove")
+    assert_one_line_refusal(result, "cannot connect")
+
+
+def _test_database_url(role: str) -> str:
+    db = settings.DATABASES["default"]
+    return f"postgresql://{role}@/{db['NAME']}?host={db['HOST']}&port={db['PORT']}"
+
+
+@pytest.mark.parametrize(("role", "expected"), [
+    ("postgres", "is a superuser"),
+    ("grove_owner", "owns (or inherits ownership of)"),
+])
+def test_privileged_runtime_credentials_are_refused(django_db_setup, tmp_path, role, expected):
+    if not settings.GROVE_EMBEDDED_DB:
+        pytest.skip("needs the embedded test server's superuser and owner roles")
+    result = run_grove("check", home=tmp_path / "home", DATABASE_URL=_test_database_url(role))
+    assert_one_line_refusal(result, expected)
+    assert "refusing to run with privileged credentials" in result.stderr
+
+
+def test_runtime_credentials_are_accepted(django_db_setup, tmp_path):
+    if not settings.GROVE_EMBEDDED_DB:
+        pytest.skip("needs the embedded test server")
+    result = run_grove("check", home=tmp_path / "home",
+                       DATABASE_URL=_test_database_url("grove"))
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+SYSTEM_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def test_postgres_without_pgvector_is_refused(tmp_path):
+    """This machine's Debian PostgreSQL has no pgvector: a real "wrong pgvector" server."""
+    try:
+        with psycopg.connect(SYSTEM_POSTGRES, connect_timeout=3) as conn:
+            has_vector = conn.execute(
+                "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    except psycopg.OperationalError:
+        if IN_CI:
+            pytest.fail("CI=true: the machine's PostgreSQL on 127.0.0.1:5432 must be running")
+        pytest.skip("no PostgreSQL on 127.0.0.1:5432 to test against")
+    if has_vector:
+        pytest.skip("the PostgreSQL on 127.0.0.1:5432 has pgvector: nothing to refuse")
+    result = run_grove("check", home=tmp_path / "home", DATABASE_URL=SYSTEM_POSTGRES)
+    assert_one_line_refusal(result, "pgvector extension is not available")

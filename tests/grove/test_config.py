@@ -1,0 +1,112 @@
+"""Configuration: environment over grove.toml, the generated secret key, and one clear
+line for every misconfiguration (SPEC §2)."""
+
+import os
+import stat
+
+import pytest
+
+from grove import config
+from grove.config import ConfigError
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    for name in config.SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GROVE_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_defaults_are_the_embedded_database(home):
+    cfg = config.load()
+    assert cfg.home == home and cfg.embedded
+    assert cfg.database["USER"] == "grove" and cfg.migrate_database["USER"] == "grove_owner"
+    assert cfg.database["HOST"] == str(home / "db")
+    assert (cfg.embeddings, cfg.llm_model, cfg.redis_url) == ("local", None, None)
+    assert stat.S_IMODE(home.stat().st_mode) & 0o077 == 0
+
+
+def test_secret_key_is_generated_once_with_mode_0600(home):
+    first = config.load().secret_key
+    path = home / "secret_key"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert len(first) >= 50
+    assert config.load().secret_key == first
+    path.chmod(0o644)  # loosened by hand: tightened again
+    assert config.load().secret_key == first
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_toml_file_and_environment_precedence(home, monkeypatch):
+    home.mkdir()
+    (home / "grove.toml").write_text(
+        'base_url = "https://notes.example.org"\nembeddings = "disabled"\n'
+        'llm_model = "from-file"\n'
+    )
+    cfg = config.load()
+    assert (cfg.base_url, cfg.embeddings, cfg.llm_model) == (
+        "https://notes.example.org", "disabled", "from-file")
+    assert "notes.example.org" in cfg.allowed_hosts
+    monkeypatch.setenv("GROVE_LLM_MODEL", "from-env")
+    assert config.load().llm_model == "from-env"
+    assert config.load().sources["GROVE_LLM_MODEL"] == "GROVE_LLM_MODEL"
+
+
+def test_database_url_switches_off_the_embedded_server(home, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://app:pw@db.internal:6543/grove")
+    monkeypatch.setenv("GROVE_MIGRATE_DATABASE_URL", "postgresql://owner:pw@db.internal/grove")
+    cfg = config.load()
+    assert not cfg.embedded
+    assert (cfg.database["HOST"], cfg.database["PORT"], cfg.database["USER"]) == (
+        "db.internal", 6543, "app")
+    assert cfg.migrate_database["USER"] == "owner"
+
+
+BAD = [
+    ({"DATABASE_URL": "not a url"}, "DATABASE_URL: not a URL"),
+    ({"DATABASE_URL": "mysql://u@h/db"}, "DATABASE_URL: Grove needs PostgreSQL"),
+    ({"DATABASE_URL": "postgresql://u@h"}, "DATABASE_URL: names no database"),
+    ({"GROVE_MIGRATE_DATABASE_URL": "postgresql://u@h/db"}, "GROVE_MIGRATE_DATABASE_URL"),
+    ({"OPENAI_APPS_CHALLENGE": "has space"}, "OPENAI_APPS_CHALLENGE: must not contain"),
+    ({"OPENAI_APPS_CHALLENGE": "x" * 513}, "OPENAI_APPS_CHALLENGE: longer than 512"),
+    ({"GROVE_EMBEDDINGS": "magic"}, "GROVE_EMBEDDINGS: 'magic' is not one of"),
+    ({"GROVE_BASE_URL": "ftp://x"}, "GROVE_BASE_URL"),
+    ({"REDIS_URL": "http://x"}, "REDIS_URL"),
+    ({"GROVE_LLM_BASE_URL": "localhost:8080"}, "GROVE_LLM_BASE_URL"),
+    ({"GROVE_SECRET_KEY": "short"}, "GROVE_SECRET_KEY: must be at least 32"),
+    ({"GROVE_DEBUG": "perhaps"}, "GROVE_DEBUG"),
+]
+
+
+@pytest.mark.parametrize(("env", "message"), BAD)
+def test_misconfiguration_is_one_line_naming_the_setting(home, monkeypatch, env, message):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as err:
+        config.load()
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_bad_toml_is_reported(home):
+    home.mkdir()
+    (home / "grove.toml").write_text("base_url = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        config.load()
+    (home / "grove.toml").write_text('databse_url = "postgresql://x/y"\n')
+    with pytest.raises(ConfigError, match="unknown setting 'databse_url'"):
+        config.load()
+
+
+def test_challenge_token_at_the_limit_is_accepted(home, monkeypatch):
+    monkeypatch.setenv("OPENAI_APPS_CHALLENGE", "t" * 512)
+    assert config.load().openai_apps_challenge == "t" * 512
+
+
+def test_default_home_depends_on_who_runs_grove(monkeypatch):
+    monkeypatch.delenv("GROVE_HOME", raising=False)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert config.grove_home() == config.ROOT_DEFAULT_HOME
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert config.grove_home() == config.Path.home() / ".grove"

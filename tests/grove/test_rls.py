@@ -1,0 +1,120 @@
+"""Tenant isolation in the database (SPEC §5): raw SQL as the runtime role sees only the
+account named by the transaction-local setting, and nothing without one."""
+
+import uuid
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from grove import dbroles
+from notebooks import services
+from tests import factories
+from tests.factories import op
+
+pytestmark = pytest.mark.django_db
+
+EXPECTED_TABLES = {
+    "grove_connection", "grove_operation", "notebooks_notebook", "notebooks_note",
+    "notebooks_revision",
+}
+
+
+# Django's auth tables for the account itself (group membership, admin permissions) are
+# identity, read by the login machinery before any tenant context exists; they hold no
+# notes data. Every other table with an account_id must be isolated.
+IDENTITY_TABLES = {"grove_account_groups", "grove_account_user_permissions"}
+
+
+def account_tables() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT table_name FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND column_name = 'account_id' ORDER BY 1"
+        )
+        return [row[0] for row in cursor.fetchall() if row[0] not in IDENTITY_TABLES]
+
+
+def populate(actor):
+    """At least one row in every account-owned table."""
+    nb = factories.notebook(actor, "Secret project")
+    note = factories.note(actor, "secret", notebook_id=nb.id)
+    services.note_update(actor=actor, operation_id=op(), note_id=note.id, content="secret 2")
+    factories.connection(actor, all_notebooks=True)
+    return nb, note
+
+
+def count(table: str, where: str = "true", params=()) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f'SELECT count(*) FROM "{table}" WHERE {where}', params)
+        return cursor.fetchone()[0]
+
+
+def set_context(account_id) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('grove.account_id', %s, true)",
+                       [str(account_id) if account_id else ""])
+
+
+def test_every_account_table_has_forced_rls_and_a_policy():
+    tables = account_tables()
+    assert EXPECTED_TABLES <= set(tables)
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(
+                "SELECT relrowsecurity, relforcerowsecurity, "
+                "(SELECT count(*) FROM pg_policy WHERE polrelid = c.oid) "
+                "FROM pg_class c WHERE relname = %s", [table])
+            assert cursor.fetchone() == (True, True, 1), table
+
+
+def test_raw_sql_sees_only_the_context_account():
+    a, b = factories.owner(), factories.owner()
+    populate(a)
+    populate(b)
+    with transaction.atomic():
+        set_context(a.account_id)
+        for table in account_tables():
+            assert count(table, "account_id = %s", [b.account_id]) == 0, table
+            assert count(table) == count(table, "account_id = %s", [a.account_id]) > 0, table
+        set_context(b.account_id)
+        for table in account_tables():
+            assert count(table, "account_id = %s", [a.account_id]) == 0, table
+            assert count(table) > 0, table
+
+
+def test_without_a_context_nothing_is_visible():
+    populate(factories.owner())
+    with transaction.atomic():
+        set_context(None)
+        for table in account_tables():
+            assert count(table) == 0, table
+    # Autocommit, no setting ever made on this transaction.
+    for table in account_tables():
+        assert count(table) == 0, table
+
+
+def test_writes_to_another_account_are_refused_or_touch_nothing():
+    a, b = factories.owner(), factories.owner()
+    nb_b, note_b = populate(b)
+    with transaction.atomic():
+        set_context(a.account_id)
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE notebooks_note SET content = 'pwned' WHERE id = %s",
+                           [note_b.id])
+            assert cursor.rowcount == 0
+            cursor.execute("DELETE FROM notebooks_notebook WHERE id = %s", [nb_b.id])
+            assert cursor.rowcount == 0
+    with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+        set_context(a.account_id)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO notebooks_notebook (id, account_id, name, created_at, updated_at) "
+                "VALUES (%s, %s, 'planted', now(), now())", [uuid.uuid4(), b.account_id])
+    assert factories.note_row(b, note_b.id).content == "secret 2"
+
+
+@pytest.mark.django_db(databases=["default", "owner"])
+def test_runtime_role_is_unprivileged_and_owner_role_is_refused():
+    assert dbroles.runtime_role_problems("default") == []
+    problems = dbroles.runtime_role_problems("owner")
+    assert problems and "owns" in problems[0]

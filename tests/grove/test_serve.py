@@ -1,0 +1,133 @@
+"""`grove serve` end to end in subprocesses: embedded PostgreSQL started, migrated and
+served; stopped cleanly on SIGTERM/Ctrl-C; one server per data folder; a server left
+behind by a killed owner is detected and restarted (issue: core, item 2)."""
+
+import os
+import signal
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from grove.embedded import EmbeddedPostgres
+from tests.grove.processes import Serve, make_home, remove_home, run_grove
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def home():
+    path = make_home()
+    yield path
+    remove_home(path)
+
+
+def postgres_running(home: Path) -> bool:
+    return EmbeddedPostgres(home).is_running()
+
+
+def test_fresh_data_folder_serves_the_owner_setup_page(home):
+    serve = Serve(home)
+    try:
+        serve.wait_ready()
+        assert f"Grove is running at {serve.url}/" in serve.output()
+        response = serve.get("/", follow_redirects=True)
+        assert response.status_code == 200
+        assert str(response.url).endswith("/setup/")
+        assert "Create owner account" in response.text
+        assert serve.get("/static/grove/grove.css").status_code == 200
+        assert postgres_running(home)
+        assert stat.S_IMODE((home / "secret_key").stat().st_mode) == 0o600
+    finally:
+        code = serve.stop(signal.SIGINT)  # Ctrl-C
+    assert code == 0, serve.output()
+    assert "Grove stopped." in serve.output()
+    assert not postgres_running(home)
+    assert "Traceback" not in serve.output()
+
+
+def test_commands_migrate_createsuperuser_and_join_a_running_server(home):
+    migrated = run_grove("migrate", home=home)
+    assert migrated.returncode == 0, migrated.stderr
+    created = run_grove(
+        "createsuperuser", "--noinput", home=home, DJANGO_SUPERUSER_USERNAME="owner",
+        DJANGO_SUPERUSER_PASSWORD="a long enough passphrase",
+        DJANGO_SUPERUSER_EMAIL="owner@example.org",
+    )
+    assert created.returncode == 0, created.stderr
+    # Each command started the embedded server and stopped it again.
+    assert not postgres_running(home)
+
+    serve = Serve(home)
+    try:
+        serve.wait_ready()
+        assert serve.get("/login/").status_code == 200
+        assert serve.get("/setup/").status_code == 404  # an account exists
+        # A command run meanwhile joins the running server and leaves it running.
+        listed = run_grove("showmigrations", "notebooks", home=home)
+        assert listed.returncode == 0 and "[X] 0002_row_level_security" in listed.stdout
+        assert postgres_running(home)
+        assert serve.get("/login/").status_code == 200
+        # A second `grove serve` on the same folder refuses instead of corrupting it.
+        second = run_grove("serve", "--port", "1", home=home, timeout=60)
+        assert second.returncode == 1
+        assert "already using" in second.stderr and "Traceback" not in second.stderr
+    finally:
+        code = serve.stop(signal.SIGTERM)
+    assert code == 0, serve.output()
+    assert not postgres_running(home)
+
+
+def test_a_server_left_by_a_killed_grove_is_restarted(home):
+    first = Serve(home)
+    first.wait_ready()
+    first.stop(signal.SIGKILL)
+    # SIGKILL leaves postgres running with no owner ...
+    assert postgres_running(home)
+    second = Serve(home)
+    try:
+        second.wait_ready()
+        assert "left running by an earlier grove process" in second.output()
+        assert second.get("/", follow_redirects=True).status_code == 200
+    finally:
+        code = second.stop(signal.SIGTERM)
+    assert code == 0, second.output()
+    # ... and the new owner stops it when it ends.
+    assert not postgres_running(home)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another OS user")
+def test_root_refuses_a_data_folder_behind_a_private_folder():
+    private = Path(tempfile.mkdtemp(prefix="grove-private-", dir="/tmp"))  # noqa: S108
+    try:
+        private.chmod(0o700)
+        result = run_grove("migrate", home=private / "grove", timeout=60)
+        assert result.returncode == 2
+        assert "cannot enter" in result.stderr and "will not loosen" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700  # left as it was
+    finally:
+        import shutil
+
+        shutil.rmtree(private)
+
+
+def test_serve_reports_a_port_in_use(home):
+    import socket
+
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        serve = Serve(home, port=port)
+        code = serve.proc.wait(timeout=90)
+    assert code == 1
+    assert "cannot listen on 127.0.0.1" in serve.output()
+    assert "Grove is running" not in serve.output()
+    assert "Traceback" not in serve.output()
+    deadline = time.monotonic() + 10
+    while postgres_running(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not postgres_running(home)

@@ -1,0 +1,65 @@
+"""The database itself enforces every invariant that can be a constraint: even code that
+skips the services cannot store an invalid note."""
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from notebooks.models import Note, Notebook
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def _insert(actor, **fields):
+    values = {"account_id": actor.account_id, "content": "ok", "kind": "fact"} | fields
+    with factories.tenant(actor), transaction.atomic():
+        return Note.objects.create(**values)
+
+
+BAD_ROWS = [
+    ("note_content_length", {"content": ""}),
+    ("note_content_length", {"content": " padded "}),
+    ("note_content_length", {"content": "x" * 6001}),
+    ("note_kind_valid", {"kind": "opinion"}),
+    ("note_capture_valid", {"capture": "maybe"}),
+    ("note_status_valid", {"status": "limbo"}),
+    ("note_importance_range", {"importance": 1.01}),
+    ("note_retention_range", {"retention_days": 0, "expires_at": timezone.now()}),
+    ("note_retention_range", {"retention_days": 366, "expires_at": timezone.now()}),
+    ("note_handoff_has_task_id", {"kind": "handoff", "task_id": None}),
+    ("note_expiry_matches_retention", {"retention_days": 5, "expires_at": None}),
+    ("note_version_positive", {"version": 0}),
+    ("note_deleted_has_time", {"status": "deleted"}),
+]
+
+
+@pytest.mark.parametrize(("constraint", "fields"), BAD_ROWS)
+def test_note_constraints(constraint, fields):
+    actor = factories.owner()
+    with pytest.raises(IntegrityError, match=constraint):
+        _insert(actor, **fields)
+
+
+def test_one_live_handoff_per_task_and_notebook():
+    actor = factories.owner()
+    _insert(actor, kind="handoff", task_id="t", retention_days=1, expires_at=timezone.now())
+    with pytest.raises(IntegrityError, match="note_one_live_handoff_per_task"):
+        _insert(actor, kind="handoff", task_id="t", retention_days=1, expires_at=timezone.now())
+    # A deleted one does not count; another notebook is another namespace.
+    _insert(actor, kind="handoff", task_id="u", status="deleted", deleted_at=timezone.now())
+    _insert(actor, kind="handoff", task_id="u")
+    nb = factories.notebook(actor)
+    _insert(actor, kind="handoff", task_id="t", notebook_id=nb.id)
+
+
+def test_notebook_constraints():
+    actor = factories.owner()
+    with factories.tenant(actor):
+        with pytest.raises(IntegrityError, match="notebook_name_not_blank"), \
+                transaction.atomic():
+            Notebook.objects.create(account_id=actor.account_id, name="  ")
+        nb = Notebook.objects.create(account_id=actor.account_id, name="ok")
+        with pytest.raises(IntegrityError, match="notebook_not_own_parent"), \
+                transaction.atomic():
+            Notebook.objects.filter(id=nb.id).update(parent_id=nb.id)
