@@ -8,9 +8,9 @@ CONFIG = load()
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SOURCE_DIR = PACKAGE_DIR.parent
-# In a source checkout templates/ and static/ sit beside the packages; an installed
-# wheel carries them inside the grove package (see pyproject's force-include).
-SITE_DIR = SOURCE_DIR if (SOURCE_DIR / "templates").is_dir() else PACKAGE_DIR / "_site"
+# An installed wheel carries templates/ and static/ inside the grove package (see
+# pyproject's force-include); in a source checkout they sit beside the packages.
+SITE_DIR = PACKAGE_DIR / "_site" if (PACKAGE_DIR / "_site").is_dir() else SOURCE_DIR
 
 SECRET_KEY = CONFIG.secret_key
 DEBUG = CONFIG.debug

@@ -80,3 +80,67 @@ def committed(django_db_setup, django_db_blocker) -> Iterator[None]:
         connections.close_all()
         _truncate_all()
         connections["owner"].close()
+
+
+# -- browser tests: real Chromium against a real ASGI server on the test database ------
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    executable = require_program("chromium", CHROMIUM)
+    return {
+        **browser_type_launch_args,
+        "executable_path": executable,
+        "args": [
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run",
+            "--disable-quic",
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def site_url(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """Grove's ASGI app under uvicorn in a thread, serving the test database."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(
+        "grove.asgi:application", host="127.0.0.1", port=port, lifespan="off",
+        log_level="warning",
+    ))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test web server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def browser_site(site_url, committed) -> str:
+    """For Playwright tests (request it before `page`): real commits on the test database.
+
+    pytest-playwright's sync API keeps an event loop marked as running in the main thread
+    from the first browser test until the end of the session, and Django refuses database
+    calls from a thread with a running loop. So browser tests run last (see
+    `pytest_collection_modifyitems`) and relax that guard from then on.
+    """
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    return site_url
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: "browser_site" in getattr(item, "fixturenames", ()))

@@ -1,0 +1,63 @@
+"""The stack end to end in real Chromium: owner setup, notebooks and notes, sign out."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from notebooks import selectors
+from tests import factories
+
+pytestmark = pytest.mark.slow
+
+PASSWORD = "a long enough passphrase 42"
+
+
+def test_owner_sets_up_grove_and_keeps_notes(browser_site: str, page: Page):
+    page.goto(browser_site + "/")
+    expect(page).to_have_url(re.compile(r"/setup/$"))
+    page.get_by_label("Username").fill("owner")
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_label("Password again").fill(PASSWORD)
+    page.get_by_role("button", name="Create owner account").click()
+    expect(page.get_by_role("heading", name="Notebooks")).to_be_visible()
+
+    page.get_by_label("Name").fill("Recipes")
+    page.get_by_role("button", name="Create notebook").click()
+    expect(page.locator("ul.notebooks")).to_contain_text("Recipes")
+
+    page.get_by_label("Content").fill("Sourdough needs a 12-hour rise.")
+    page.get_by_label("Kind").select_option("solution")
+    page.get_by_label("Notebook").select_option(label="Recipes")
+    page.get_by_role("button", name="Save note").click()
+    note = page.locator("li.note").first
+    expect(note).to_contain_text("Sourdough needs a 12-hour rise.")
+    expect(note).to_contain_text("Recipes")
+
+    # What the page shows is what the service layer stored.
+    from grove.models import Account
+
+    actor = factories.Actor.for_session(Account.objects.get(username="owner").id)
+    [stored] = selectors.note_list(actor=actor)
+    assert (stored.kind, stored.version, stored.source_agent) == ("solution", 1, "website")
+
+    page.reload()
+    expect(page.locator("li.note").first).to_contain_text("Sourdough")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(re.compile(r"/login/$"))
+    page.goto(browser_site + "/setup/")
+    assert "Not Found" in page.content()
+
+
+def test_phone_width_keeps_the_page_usable(browser_site: str, page: Page):
+    from grove.models import Account
+
+    Account.objects.create_user(username="phone", password=PASSWORD)
+    page.set_viewport_size({"width": 375, "height": 740})
+    page.goto(browser_site + "/login/")
+    page.get_by_label("Username").fill("phone")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="Save note")).to_be_visible()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375
