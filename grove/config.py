@@ -147,7 +147,8 @@ def _secret_key(home: Path, values: dict[str, str]) -> str:
             path.chmod(0o600)
         key = path.read_text().strip()
         if len(key) < 32:
-            raise ConfigError(f"{path}: the stored secret key is damaged; remove the file") from None
+            message = f"{path}: the stored secret key is damaged; remove the file"
+            raise ConfigError(message) from None
         return key
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be written ({exc.strerror})") from None

@@ -18,6 +18,7 @@ ourselves, because Grove needs guarantees the wheel's own helper does not give:
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import pwd
@@ -29,7 +30,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -265,7 +265,9 @@ class EmbeddedPostgres:
         staging.rename(target)
         return target
 
-    def _run(self, tool: str, args: list[str], *, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def _run(
+        self, tool: str, args: list[str], *, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         assert self._bin is not None and self._identity is not None
         kwargs: dict[str, Any] = {}
         if self._identity.name is not None:
@@ -382,12 +384,13 @@ class EmbeddedPostgres:
             autocommit=True,
         ) as conn:
             for role, extra in ((OWNER_ROLE, "CREATEDB"), (RUNTIME_ROLE, "")):
-                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
-                if not exists:
+                query = "SELECT 1 FROM pg_roles WHERE rolname = %s"
+                if not conn.execute(query, [role]).fetchone():
                     conn.execute(
                         f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE {extra}'
                     )
-            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
+            query = "SELECT 1 FROM pg_database WHERE datname = %s"
+            if not conn.execute(query, [DATABASE]).fetchone():
                 conn.execute(f'CREATE DATABASE "{DATABASE}" OWNER "{OWNER_ROLE}"')
         # The vector extension is not "trusted": only a superuser may create it. Put it in
         # template1 too, so databases the owner role creates (test databases) have it.

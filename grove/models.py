@@ -117,3 +117,6 @@ class Operation(models.Model):
                 name="operation_request_hash_sha256",
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.operation_id}"

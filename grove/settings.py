@@ -109,6 +109,35 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
+# Background jobs: Celery with Redis when REDIS_URL is set; otherwise kombu's
+# filesystem transport in $GROVE_HOME/broker, so the embedded default needs no Redis.
+BROKER_DIR = GROVE_HOME / "broker"
+if CONFIG.redis_url:
+    CELERY_BROKER_URL = CONFIG.redis_url
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+        "polling_interval": 0.05,
+    }
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    # Retention: expire notes past their expiry, soft-delete those expired > 60 days.
+    "expire": {"task": "grove.expire", "schedule": 15 * 60},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -87,8 +87,14 @@ class NoteFields(models.Model):
     notebook = models.ForeignKey(
         Notebook, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    task_id = models.CharField(max_length=TASK_ID_MAX_CHARS, null=True, blank=True)
-    source_agent = models.CharField(max_length=SOURCE_AGENT_MAX_CHARS, null=True, blank=True)
+    # NULL means "none" here (the API says null), and the handoff unique index and CHECK
+    # rely on NULL rather than an empty string.
+    task_id = models.CharField(  # noqa: DJ001
+        max_length=TASK_ID_MAX_CHARS, null=True, blank=True
+    )
+    source_agent = models.CharField(  # noqa: DJ001
+        max_length=SOURCE_AGENT_MAX_CHARS, null=True, blank=True
+    )
     capture = models.CharField(max_length=16, choices=Capture.choices, default=Capture.EXPLICIT)
     pinned = models.BooleanField(default=False)
     importance = models.FloatField(default=0.5)
@@ -247,6 +253,9 @@ class Revision(NoteFields):
             ),
         ]
         ordering = ["note", "-version"]
+
+    def __str__(self) -> str:
+        return self.versioned_id
 
     @property
     def versioned_id(self) -> str:

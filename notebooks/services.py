@@ -34,8 +34,8 @@ from notebooks.models import (
     Capture,
     Kind,
     Note,
-    NoteFields,
     Notebook,
+    NoteFields,
     Revision,
     RevisionReason,
     Status,
@@ -143,8 +143,10 @@ def clean_retention(value: Any) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise Invalid(f"retentionDays must be null or a whole number of days (1–{RETENTION_MAX_DAYS}).",
-                      code="invalid_retention")
+        raise Invalid(
+            f"retentionDays must be null or a whole number of days (1–{RETENTION_MAX_DAYS}).",
+            code="invalid_retention",
+        )
     if not 1 <= value <= RETENTION_MAX_DAYS:
         raise Invalid(f"retentionDays must be between 1 and {RETENTION_MAX_DAYS}.",
                       code="invalid_retention")

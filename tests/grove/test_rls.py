@@ -45,7 +45,8 @@ def populate(actor):
 
 def count(table: str, where: str = "true", params=()) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(f'SELECT count(*) FROM "{table}" WHERE {where}', params)
+        # Table names come from information_schema, conditions from this module.
+        cursor.execute(f'SELECT count(*) FROM "{table}" WHERE {where}', params)  # noqa: S608
         return cursor.fetchone()[0]
 
 

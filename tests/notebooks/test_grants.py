@@ -67,7 +67,8 @@ def test_all_notebooks_grant_includes_future_notebooks(world):
 
 def test_read_only_connection_cannot_write(world):
     owner, _, books, notes = world
-    reader = factories.connection(owner, capabilities=["memory:read"], notebooks=[books["granted"].id])
+    reader = factories.connection(owner, capabilities=["memory:read"],
+                                  notebooks=[books["granted"].id])
     assert selectors.note_get(actor=reader, note_id=notes["granted"].id)
     calls = [
         lambda: factories.note(reader, "x", notebook_id=books["granted"].id),

@@ -1,0 +1,19 @@
+"""Celery tasks of the notebooks app: thin, id-based, safe to run twice (STYLE §5)."""
+
+from celery import shared_task
+
+from grove.actor import Actor
+from grove.selectors import active_account_ids
+from notebooks.services import note_expire_due
+
+
+@shared_task(name="grove.expire", ignore_result=True)
+def note_expire_due_task() -> dict[str, int]:
+    """Periodic retention over every account, each in its own tenant transaction."""
+    totals = {"accounts": 0, "expired": 0, "deleted": 0}
+    for account_id in active_account_ids():
+        result = note_expire_due(actor=Actor.system(account_id))
+        totals["accounts"] += 1
+        totals["expired"] += result.expired
+        totals["deleted"] += result.deleted
+    return totals
