@@ -5,11 +5,16 @@ under the system temp dir), never in the developer's `~/.grove`. Set DATABASE_UR
 GROVE_MIGRATE_DATABASE_URL to run it against an external PostgreSQL with pgvector.
 """
 
+import hashlib
 import os
 import tempfile
+from pathlib import Path
 
+# One test server per checkout, so two checkouts can run their suites side by side.
+_checkout = hashlib.sha256(str(Path(__file__).resolve().parent.parent).encode()).hexdigest()[:8]
 os.environ["GROVE_HOME"] = os.environ.get(
-    "GROVE_TEST_HOME", os.path.join(tempfile.gettempdir(), f"grove-test-{os.getuid()}")
+    "GROVE_TEST_HOME",
+    os.path.join(tempfile.gettempdir(), f"grove-test-{os.getuid()}-{_checkout}"),
 )
 os.environ.setdefault("GROVE_SECRET_KEY", "test-secret-key-that-is-long-enough-for-django-0123")
 

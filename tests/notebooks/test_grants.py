@@ -157,3 +157,14 @@ def test_another_accounts_ids_are_not_found_everywhere(world):
     assert {k: v for k, v in after.items() if k != "operations"} == \
         {k: v for k, v in before.items() if k != "operations"}
     assert factories.note_row(owner, note_id).content == "in granted"
+
+
+def test_revisions_record_the_authoring_connection_and_operation(world):
+    owner, key, books, notes = world
+    operation = op()
+    services.note_update(actor=key, operation_id=operation, note_id=notes["granted"].id,
+                         content="edited by the agent")
+    latest = factories.revisions(owner, notes["granted"].id)[-1]
+    assert (latest.connection_id, latest.operation_id) == (key.connection_id, operation)
+    first = factories.revisions(owner, notes["granted"].id)[0]
+    assert first.connection_id is None  # written in the website session
