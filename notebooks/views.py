@@ -11,6 +11,26 @@ from django.views.decorators.http import require_GET, require_POST
 from grove.errors import GroveError
 from notebooks import selectors, services
 from notebooks.forms import NotebookForm, NoteForm
+from notebooks.models import Notebook
+
+
+def _tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:
+    """Notebooks depth-first with their depth; a notebook whose parent is not listed
+    (archived or outside the grant) is shown at the top level."""
+    listed = {nb.id for nb in notebooks}
+    children: dict[object, list[Notebook]] = {}
+    for nb in notebooks:
+        parent = nb.parent_id if nb.parent_id in listed else None
+        children.setdefault(parent, []).append(nb)
+    ordered: list[tuple[Notebook, int]] = []
+
+    def walk(parent: object, depth: int) -> None:
+        for nb in children.get(parent, []):
+            ordered.append((nb, depth))
+            walk(nb.id, depth + 1)
+
+    walk(None, 0)
+    return ordered
 
 
 def _page(request: HttpRequest, *, note_form: NoteForm | None = None,
@@ -23,7 +43,7 @@ def _page(request: HttpRequest, *, note_form: NoteForm | None = None,
         request,
         "notebooks/home.html",
         {
-            "notebooks": notebooks,
+            "notebooks": _tree(notebooks),
             "notes": [(note, names.get(note.notebook_id, "Personal")) for note in notes],
             "note_form": note_form or NoteForm(notebooks=notebooks),
             "notebook_form": notebook_form or NotebookForm(notebooks=notebooks),

@@ -55,13 +55,32 @@ def test_privileged_runtime_credentials_are_refused(django_db_setup, tmp_path, r
     assert "refusing to run with privileged credentials" in result.stderr
 
 
-def test_runtime_credentials_are_accepted(django_db_setup, tmp_path):
+def test_bypassrls_runtime_credentials_are_refused(django_db_setup, tmp_path):
+    if not settings.GROVE_EMBEDDED_DB:
+        pytest.skip("needs the embedded test server's superuser to create the role")
+    db = settings.DATABASES["default"]
+    admin = dict(host=db["HOST"], port=db["PORT"], user="postgres", dbname=db["NAME"],
+                 autocommit=True)
+    with psycopg.connect(**admin) as conn:
+        conn.execute("DROP ROLE IF EXISTS grove_bypass")
+        conn.execute("CREATE ROLE grove_bypass LOGIN NOSUPERUSER BYPASSRLS")
+    try:
+        result = run_grove("check", home=tmp_path / "home",
+                           DATABASE_URL=_test_database_url("grove_bypass"))
+        assert_one_line_refusal(result, "has BYPASSRLS")
+    finally:
+        with psycopg.connect(**admin) as conn:
+            conn.execute("DROP ROLE grove_bypass")
+
+
+def test_runtime_credentials_are_accepted_and_nothing_is_embedded(django_db_setup, tmp_path):
     if not settings.GROVE_EMBEDDED_DB:
         pytest.skip("needs the embedded test server")
-    result = run_grove("check", home=tmp_path / "home",
-                       DATABASE_URL=_test_database_url("grove"))
+    home = tmp_path / "home"
+    result = run_grove("check", home=home, DATABASE_URL=_test_database_url("grove"))
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
+    assert not (home / "db").exists()  # DATABASE_URL set: no embedded server
 
 
 SYSTEM_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -80,6 +80,29 @@ def test_commands_migrate_createsuperuser_and_join_a_running_server(home):
     assert not postgres_running(home)
 
 
+def test_serve_on_an_external_database_starts_nothing_embedded(django_db_setup, tmp_path):
+    from django.conf import settings
+
+    if not settings.GROVE_EMBEDDED_DB:
+        pytest.skip("uses the embedded test server as the 'external' database")
+    db = settings.DATABASES["default"]
+
+    def url(role: str) -> str:
+        return f"postgresql://{role}@/{db['NAME']}?host={db['HOST']}&port={db['PORT']}"
+
+    home = tmp_path / "home"
+    serve = Serve(home, env={"DATABASE_URL": url("grove"),
+                             "GROVE_MIGRATE_DATABASE_URL": url("grove_owner")})
+    try:
+        serve.wait_ready()
+        assert serve.get("/login/", follow_redirects=True).status_code == 200
+        assert not (home / "db").exists()
+    finally:
+        code = serve.stop(signal.SIGTERM)
+    assert code == 0, serve.output()
+    assert "Traceback" not in serve.output()
+
+
 def test_a_server_left_by_a_killed_grove_is_restarted(home):
     first = Serve(home)
     first.wait_ready()

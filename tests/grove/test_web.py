@@ -130,3 +130,17 @@ def test_openai_apps_challenge(client):
         assert response["X-Content-Type-Options"] == "nosniff"
         head = client.head("/.well-known/openai-apps-challenge")
         assert head.status_code == 200 and head.content == b""
+
+
+def test_library_shows_the_notebook_tree(client):
+    account = Account.objects.create_user(username="tree", password=PASSWORD)
+    actor = factories.Actor.for_session(account.id)
+    top = factories.notebook(actor, "Top")
+    factories.notebook(actor, "Child", parent=top.id)
+    factories.notebook(actor, "Another top")
+    client.force_login(account)
+    html = client.get("/").content.decode()
+    order = [html.index(name) for name in (">Another top<", ">Top<", ">Child<")]
+    assert order == sorted(order)
+    assert f'data-notebook="{top.id}" data-depth="0"' in html
+    assert 'data-depth="1">Child<' in html
