@@ -20,7 +20,7 @@ import httpx
 from playwright.sync_api import sync_playwright
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
-PASSWORD = "a long enough passphrase 42"
+PASSWORD = "a long enough passphrase 42"  # noqa: S105 - throwaway demo account
 NOTES = [
     ("Grove", "decision", "Grove keeps one service layer; REST, MCP and the website call it."),
     ("Grove", "handoff", "Next: wire the REST envelope to the service errors."),

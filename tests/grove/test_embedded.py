@@ -6,16 +6,8 @@ import stat
 import pytest
 
 from grove.embedded import EmbeddedPostgres, _bin_root
-from tests.grove.processes import make_home, remove_home
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def home():
-    path = make_home()
-    yield path
-    remove_home(path)
 
 
 def test_private_copy_of_the_binaries_runs(home):

@@ -12,16 +12,9 @@ from pathlib import Path
 import pytest
 
 from grove.embedded import EmbeddedPostgres
-from tests.grove.processes import Serve, make_home, remove_home, run_grove
+from tests.grove.processes import Serve, run_grove
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def home():
-    path = make_home()
-    yield path
-    remove_home(path)
 
 
 def postgres_running(home: Path) -> bool:
