@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
                 dbroles.check_reachable("default")
                 dbroles.check_pgvector("default")
                 if command == "migrate":
+                    dbroles.check_migration_roles()
                     dbroles.check_reachable("owner")
                 else:
                     dbroles.check_runtime_role("default")
@@ -79,4 +80,4 @@ def main(argv: list[str] | None = None) -> None:
         execute_from_command_line(argv)
     finally:
         if server is not None:
-            server.stop_if_owner()
+            server.release()

@@ -50,6 +50,7 @@ class Config:
     # Runtime database (RLS-bound role) and migration database (table owner).
     database: dict[str, Any]
     migrate_database: dict[str, Any]
+    migrate_configured: bool
     embedded: bool
     base_url: str
     redis_url: str | None
@@ -143,9 +144,12 @@ def _secret_key(home: Path, values: dict[str, str]) -> str:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        if stat.S_IMODE(path.stat().st_mode) & 0o077:
-            path.chmod(0o600)
-        key = path.read_text().strip()
+        try:
+            if stat.S_IMODE(path.stat().st_mode) & 0o077:
+                path.chmod(0o600)
+            key = path.read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
         if len(key) < 32:
             message = f"{path}: the stored secret key is damaged; remove the file"
             raise ConfigError(message) from None
@@ -223,14 +227,21 @@ def load(*, create_home: bool = True) -> Config:
     if values.get("DATABASE_URL"):
         embedded = False
         database = _parse_database_url("DATABASE_URL", values["DATABASE_URL"])
-        migrate_url = values.get("GROVE_MIGRATE_DATABASE_URL", values["DATABASE_URL"])
-        migrate_database = _parse_database_url("GROVE_MIGRATE_DATABASE_URL", migrate_url)
+        # Without an owner URL nothing can be migrated (the runtime role must not own
+        # the tables); the runtime settings stand in so Django has a complete alias.
+        migrate_configured = bool(values.get("GROVE_MIGRATE_DATABASE_URL"))
+        migrate_database = (
+            _parse_database_url("GROVE_MIGRATE_DATABASE_URL",
+                                values["GROVE_MIGRATE_DATABASE_URL"])
+            if migrate_configured else dict(database)
+        )
     else:
         if values.get("GROVE_MIGRATE_DATABASE_URL"):
             raise ConfigError("GROVE_MIGRATE_DATABASE_URL: set DATABASE_URL as well, or neither")
         from grove import embedded as embedded_pg
 
         embedded = True
+        migrate_configured = True
         database = embedded_pg.database_settings(home, role=embedded_pg.RUNTIME_ROLE)
         migrate_database = embedded_pg.database_settings(home, role=embedded_pg.OWNER_ROLE)
 
@@ -241,6 +252,7 @@ def load(*, create_home: bool = True) -> Config:
         secret_key=secret_key,
         database=database,
         migrate_database=migrate_database,
+        migrate_configured=migrate_configured,
         embedded=embedded,
         base_url=base_url,
         redis_url=redis_url,

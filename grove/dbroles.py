@@ -109,7 +109,7 @@ def runtime_role_problems(alias: str = "default") -> list[str]:
         cursor.execute(
             "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') "
-            "AND pg_has_role(current_user, c.relowner, 'USAGE')"
+            "AND pg_has_role(current_user, c.relowner, 'MEMBER')"
         )
         owned = cursor.fetchone()[0]
         if owned:
@@ -125,3 +125,24 @@ def check_runtime_role(alias: str = "default") -> None:
             "row-level security would not protect accounts from each other. Use a separate "
             "runtime role (see README, 'External PostgreSQL')"
         )
+
+
+def check_migration_roles() -> None:
+    """Before migrating: an owner role is configured, it is not the runtime role, and the
+    runtime role is unprivileged — otherwise the migration would hand the schema to the
+    wrong role and Grove would then refuse to start."""
+    if not settings.GROVE_MIGRATE_CONFIGURED:
+        raise ConfigError(
+            "GROVE_MIGRATE_DATABASE_URL: not set; migrations must run as the schema owner "
+            "role, which is not the runtime role of DATABASE_URL (or start with --no-migrate "
+            "once the schema is up to date)"
+        )
+    runtime, owner = settings.DATABASES["default"], settings.DATABASES["owner"]
+    if (runtime.get("USER"), runtime.get("HOST"), runtime.get("NAME")) == (
+        owner.get("USER"), owner.get("HOST"), owner.get("NAME")
+    ):
+        raise ConfigError(
+            "GROVE_MIGRATE_DATABASE_URL: names the same role as DATABASE_URL; the runtime "
+            "role must not own the tables"
+        )
+    check_runtime_role("default")

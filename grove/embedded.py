@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import pwd
+import shlex
 import shutil
 import stat
 import subprocess
@@ -127,6 +128,11 @@ def _blocked_parent(identity: _Identity, path: Path) -> Path | None:
     return None
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -205,13 +211,30 @@ class EmbeddedPostgres:
     # -- server state ----------------------------------------------------------------
 
     def server_pid(self) -> int | None:
-        """PID of a live postmaster on this data folder, else None."""
+        """PID of the live postmaster of this data folder, else None.
+
+        `postmaster.pid` survives a power loss, and its PID may by then belong to an
+        unrelated process: believe it only if that process is postgres started on this
+        very data folder (`postgres -D <data> ...`).
+        """
         try:
-            first = (self.data / "postmaster.pid").read_text().splitlines()[0]
-            pid = int(first)
+            pid = int((self.data / "postmaster.pid").read_text().splitlines()[0])
         except (OSError, ValueError, IndexError):
             return None
-        return pid if _process_alive(pid) else None
+        if pid <= 0 or not _process_alive(pid):
+            return None
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            return None
+        try:
+            data_arg = argv[argv.index(b"-D") + 1]
+        except (ValueError, IndexError):
+            return None
+        if Path(argv[0].decode(errors="replace")).name != "postgres":
+            return None
+        return pid if data_arg == str(self.data).encode() else None
 
     def is_running(self) -> bool:
         return self.server_pid() is not None
@@ -314,13 +337,19 @@ class EmbeddedPostgres:
         assert self._identity is not None
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
+        lock_file = self.data / "postmaster.pid"
+        if lock_file.exists() and self.server_pid() is None:
+            # Left by a server that died with the machine; its PID may now belong to an
+            # unrelated process, which would make postgres refuse to start. We hold the
+            # data folder's lock and verified no postgres runs on it: the file is stale.
+            lock_file.unlink()
         if self.socket_dir != self.data:
-            self.socket_dir.mkdir(mode=0o700, exist_ok=True)
-            os.chown(self.socket_dir, self._identity.uid, self._identity.gid)
+            self._private_socket_dir()
         self.log_file.touch(mode=0o600)
         os.chown(self.log_file, self._identity.uid, self._identity.gid)
+        # pg_ctl hands -o to a shell: quote the path (GROVE_HOME may contain spaces).
         options = (
-            f"-h '' -k {self.socket_dir} -p {PORT} "
+            f"-h '' -k {shlex.quote(str(self.socket_dir))} -p {PORT} "
             "-c unix_socket_permissions=0700 -c jit=off -c max_connections=200"
         )
         result = self._run(
@@ -336,13 +365,50 @@ class EmbeddedPostgres:
                 f"{' '.join(tail) or result.stderr.strip()} (log: {self.log_file})"
             )
 
+    def _private_socket_dir(self) -> None:
+        """The fallback socket folder lives in shared /tmp: create it ourselves and make
+        sure it is a real folder, owned by the database user, closed to everyone else
+        (the socket accepts the superuser without a password)."""
+        assert self._identity is not None
+        folder = self.socket_dir
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(folder)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() != self._identity.uid:
+            os.chown(folder, self._identity.uid, self._identity.gid, follow_symlinks=False)
+            info = os.lstat(folder)
+        if (not stat.S_ISDIR(info.st_mode) or info.st_uid != self._identity.uid
+                or stat.S_IMODE(info.st_mode) & 0o077):
+            raise ConfigError(
+                f"the database socket folder {folder} (used because GROVE_HOME's path is "
+                "too long for a socket) is not a private folder of the database user; "
+                "remove it, or use a shorter GROVE_HOME"
+            )
+
+    def _client_backends(self) -> int:
+        """Client connections to the server other than the one asking."""
+        import psycopg
+
+        try:
+            with psycopg.connect(host=str(self.socket_dir), port=PORT, user=SUPERUSER,
+                                 dbname="postgres", autocommit=True, connect_timeout=5) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                ).fetchone()
+        except psycopg.Error:
+            return 0
+        return int(row[0]) if row else 0
+
     def _stop_server(self) -> None:
         if not self.is_running():
             return
         self._prepare()
         result = self._run("pg_ctl", ["-D", str(self.data), "-w", "-t", "30", "-m", "fast", "stop"])
-        if result.returncode != 0 and self.is_running():
-            pid = self.server_pid()
+        if result.returncode != 0:
+            pid = self.server_pid()  # verified to be this folder's postmaster
             if pid:
                 os.kill(pid, 15)
                 for _ in range(100):
@@ -356,37 +422,63 @@ class EmbeddedPostgres:
         """Start the server, or join the one that runs. Returns True if this process owns it.
 
         take_over: become the owner even if another live process started it (`grove serve`).
-        restart_stale: a server whose owner died is restarted rather than adopted.
+        restart_stale: a server nobody owns any more (its owner was killed) and nobody uses
+        is stopped and started afresh rather than adopted.
+        Every failure is a `ConfigError` (one line for the user), never a traceback.
         """
-        self._prepare()
-        with self._locked():
-            if self.is_running():
-                if not self._owner_alive():
-                    if restart_stale:
-                        pid = self._read_owner() or {}
-                        print(
-                            f"grove: stopping a database server left running by an earlier "
-                            f"grove process (pid {pid.get('pid', '?')}) and starting it afresh",
-                            file=sys.stderr,
-                        )
-                        self._stop_server()
+        import psycopg
+
+        try:
+            self._prepare()
+            with self._locked():
+                if self.is_running():
+                    if not self._owner_alive():
+                        if restart_stale and self._client_backends() == 0:
+                            pid = (self._read_owner() or {}).get("pid", "?")
+                            print(
+                                "grove: stopping a database server left running by an "
+                                f"earlier grove process (pid {pid}) and starting it afresh",
+                                file=sys.stderr,
+                            )
+                            self._claim()
+                            self._stop_server()
+                            self._start_server()
+                        self._claim()
+                    elif take_over:
+                        self._claim()
+                else:
+                    # Claim first: a signal arriving during the start still finds an owner
+                    # that will stop the server.
+                    self._claim()
+                    try:
                         self._start_server()
-                    self._claim()
-                elif take_over:
-                    self._claim()
-            else:
-                self._start_server()
-                self._claim()
-            self._bootstrap()
+                    except BaseException:
+                        self.owner_file.unlink(missing_ok=True)
+                        self.owned = False
+                        raise
+                self._bootstrap()
+        except psycopg.Error as exc:
+            raise ConfigError(f"embedded PostgreSQL in {self.data}: {_first_line(exc)}") from None
+        except subprocess.TimeoutExpired as exc:
+            raise ConfigError(f"embedded PostgreSQL in {self.data}: {exc.cmd[0]} timed out") \
+                from None
+        except OSError as exc:
+            raise ConfigError(f"embedded PostgreSQL in {self.data}: {exc}") from None
         return self.owned
 
-    def stop_if_owner(self) -> None:
-        """Stop the server if this process still owns it (called at exit)."""
-        if not self.owned:
-            return
+    def release(self) -> None:
+        """At exit: stop the server if we own it — or nobody alive does — and nobody else
+        is connected. If another command is still connected, leave the server running
+        without an owner; the last grove command to leave stops it."""
         with self._locked():
-            if self._owns():
+            mine = self._owns()
+            if not mine and self._owner_alive():
+                self.owned = False
+                return  # another live process (e.g. `grove serve`) owns it
+            if self.is_running() and self._client_backends() == 0:
                 self._stop_server()
+                self.owner_file.unlink(missing_ok=True)
+            elif mine:
                 self.owner_file.unlink(missing_ok=True)
             self.owned = False
 

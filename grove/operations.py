@@ -6,7 +6,8 @@ A service calls `claim()` first thing inside its tenant transaction:
 * same id, same action and arguments → returns the stored `Operation` (the caller
   replays its result); if a concurrent request with that id is still running, the
   unique index makes us wait for it to commit first;
-* same id, anything different → `Conflict("operation_conflict")`, nothing changes.
+* same id, anything different (action, arguments or calling connection) →
+  `Conflict("operation_conflict")`, nothing changes.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ def coerce_operation_id(value: uuid.UUID | str | None) -> uuid.UUID:
         raise Invalid("operationId must be a UUID.", code="invalid_operation_id") from None
 
 
-def request_hash(action: str, arguments: dict[str, Any]) -> str:
+def request_hash(action: str, arguments: dict[str, Any], caller: uuid.UUID | None) -> str:
+    """Bound to the action, its arguments and the calling connection (None = website):
+    the same id from another connection is a different request, not a replay."""
     canonical = json.dumps(
-        {"action": action, "arguments": arguments}, sort_keys=True, default=str,
-        separators=(",", ":"),
+        {"action": action, "arguments": arguments, "caller": caller}, sort_keys=True,
+        default=str, separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -46,7 +49,7 @@ def claim(
     *, actor: Actor, operation_id: uuid.UUID, action: str, arguments: dict[str, Any]
 ) -> Operation | None:
     """Reserve the id inside the caller's tenant transaction. See module docstring."""
-    digest = request_hash(action, arguments)
+    digest = request_hash(action, arguments, actor.connection_id)
     with connection.cursor() as cursor:
         cursor.execute(
             """

@@ -13,9 +13,14 @@ import fcntl
 import os
 import signal
 import sys
+import time
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from grove.config import Config, ConfigError
+
+if TYPE_CHECKING:
+    from grove.embedded import EmbeddedPostgres
 
 
 class _Stop(Exception):
@@ -58,6 +63,19 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop()
 
 
+def _release_database(server: EmbeddedPostgres) -> None:
+    """Stop the embedded server — after giving other grove commands still connected to
+    it (a `grove shell`, a migration) a few seconds to finish; if they do not, leave it
+    to them: the last grove command to exit stops it."""
+    deadline = time.monotonic() + 10
+    while server._client_backends() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    server.release()
+    if server.is_running():
+        print("grove: the database keeps running for other grove commands still "
+              "connected; the last of them stops it", file=sys.stderr, flush=True)
+
+
 def serve(config: Config, argv: list[str]) -> int:
     args = _parse(argv)
     try:
@@ -90,6 +108,7 @@ def serve(config: Config, argv: list[str]) -> int:
         dbroles.check_reachable("default")
         dbroles.check_pgvector("default")
         if not args.no_migrate:
+            dbroles.check_migration_roles()
             dbroles.check_reachable("owner")
             call_command("migrate", database="owner", interactive=False, verbosity=0)
         dbroles.check_runtime_role("default")
@@ -131,6 +150,6 @@ def serve(config: Config, argv: list[str]) -> int:
             from django.db import connections
 
             connections.close_all()
-            server.stop_if_owner()
-            print("Grove stopped.", flush=True)
+            _release_database(server)
+        print("Grove stopped.", flush=True)
         os.close(lock_fd)

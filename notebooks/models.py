@@ -235,8 +235,10 @@ class Revision(NoteFields):
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="revisions")
     version = models.PositiveIntegerField()
     reason = models.CharField(max_length=24, choices=RevisionReason.choices)
+    # PROTECT: revisions are append-only for the runtime role (no UPDATE), and
+    # connections are revoked, never deleted.
     connection = models.ForeignKey(
-        "grove.Connection", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "grove.Connection", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     operation_id = models.UUIDField(null=True, blank=True)
     restored_from = models.PositiveIntegerField(null=True, blank=True)

@@ -58,7 +58,10 @@ def notes_live(actor: Actor, *, now: datetime | None = None) -> QuerySet[Note]:
         notes_visible_to(actor)
         .filter(status=Status.ACTIVE)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .filter(Q(notebook__isnull=True) | Q(notebook__archived_at__isnull=True))
+        .filter(
+            Q(notebook__isnull=True)
+            | Q(notebook__archived_at__isnull=True, notebook__deleted_at__isnull=True)
+        )
     )
 
 
@@ -100,13 +103,50 @@ def access_notebook(
 
 
 def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:
-    """A place notes may be written to: Personal (None) or a live granted notebook."""
+    """A place notes may be written to: Personal (None) or a live granted notebook.
+
+    The notebook row is locked FOR KEY SHARE until the caller's transaction ends, so a
+    concurrent subtree archive or delete (which locks FOR UPDATE) either waits for this
+    write — and counts it — or has already happened, and this raises NotFound.
+    """
     actor.require(WRITE)
     if notebook_id is None:
         if not actor.grant.personal:
             raise NotFound("No such notebook.", code="notebook_not_found")
         return None
-    return access_notebook(actor, notebook_id, need=WRITE)
+    notebook = access_notebook(actor, notebook_id, need=WRITE)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT archived_at FROM notebooks_notebook "
+            "WHERE id = %s AND deleted_at IS NULL FOR KEY SHARE",
+            [notebook.id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("No such notebook.", code="notebook_not_found")
+    notebook.archived_at = row[0]
+    return notebook
+
+
+def lock_subtree(notebook_id: uuid.UUID) -> list[uuid.UUID]:
+    """Lock the notebook's whole live subtree FOR UPDATE and return its ids.
+
+    Writers into a notebook hold FOR KEY SHARE on it (`access_destination`), so once the
+    subtree is locked nothing can be added under it until the caller commits. A child
+    committed between reading the tree and locking it is caught by reading again.
+    """
+    locked: set[uuid.UUID] = set()
+    while True:
+        ids = subtree_ids(notebook_id)
+        missing = sorted(set(ids) - locked, key=str)
+        if not missing:
+            return ids
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM notebooks_notebook WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                [missing],
+            )
+        locked.update(missing)
 
 
 def subtree_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:

@@ -55,8 +55,8 @@ from notebooks.selectors import (
     access_notebook,
     ancestor_ids,
     count_subtree,
+    lock_subtree,
     parse_uuid,
-    subtree_ids,
 )
 
 
@@ -75,10 +75,21 @@ HANDOFF_UNIQUE = "note_one_live_handoff_per_task"
 # -- validation (shared by every caller: REST, MCP, web, tasks) ---------------------------
 
 
+def _storable_text(value: str, *, what: str, code: str) -> str:
+    """Text PostgreSQL can store: no NUL characters, valid Unicode (no lone surrogates)."""
+    if "\x00" in value:
+        raise Invalid(f"{what} contains a NUL character.", code=code)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid(f"{what} is not valid Unicode text.", code=code) from None
+    return value
+
+
 def clean_content(value: Any) -> str:
     if not isinstance(value, str):
         raise Invalid("content must be text.", code="invalid_content")
-    content = value.strip()
+    content = _storable_text(value, what="content", code="invalid_content").strip()
     if not content:
         raise Invalid("content is empty.", code="content_empty")
     if len(content) > CONTENT_MAX_CHARS:
@@ -86,8 +97,6 @@ def clean_content(value: Any) -> str:
             f"content is {len(content)} characters; the limit is {CONTENT_MAX_CHARS}.",
             code="content_too_long",
         )
-    if "\x00" in content:
-        raise Invalid("content contains a NUL character.", code="invalid_content")
     return content
 
 
@@ -104,6 +113,7 @@ def clean_task_id(value: Any) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise Invalid("taskId must be non-empty text.", code="invalid_task_id")
+    _storable_text(value, what="taskId", code="invalid_task_id")
     if len(value.strip()) > TASK_ID_MAX_CHARS:
         raise Invalid(f"taskId is longer than {TASK_ID_MAX_CHARS} characters.",
                       code="invalid_task_id")
@@ -116,6 +126,7 @@ def clean_source_agent(value: Any) -> str | None:
     if not isinstance(value, str) or len(value.strip()) > SOURCE_AGENT_MAX_CHARS:
         raise Invalid(f"sourceAgent must be text of at most {SOURCE_AGENT_MAX_CHARS} "
                       "characters.", code="invalid_source_agent")
+    _storable_text(value, what="sourceAgent", code="invalid_source_agent")
     return value.strip() or None
 
 
@@ -156,7 +167,7 @@ def clean_retention(value: Any) -> int | None:
 def clean_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Invalid("A notebook needs a name.", code="invalid_name")
-    name = value.strip()
+    name = _storable_text(value, what="name", code="invalid_name").strip()
     if len(name) > NAME_MAX_CHARS:
         raise Invalid(f"Notebook names are at most {NAME_MAX_CHARS} characters.",
                       code="invalid_name")
@@ -242,7 +253,16 @@ def _integrity_conflict(exc: IntegrityError) -> Exception:
     return exc
 
 
-def _replay(existing: Any, decode: Callable[[Any], Any], *, gone_if_deleted: bool) -> Any:
+def _replay(
+    actor: Actor,
+    existing: Any,
+    decode: Callable[[Any], Any],
+    *,
+    gone_if_deleted: bool,
+    note_ids: Callable[[Any], Iterable[uuid.UUID]] = lambda result: (),
+) -> Any:
+    """The stored result of an operation already done — after checking, as for any
+    request, that the caller may still see what it names (grants can narrow)."""
     if gone_if_deleted and existing.target_note_id is not None:
         status = (
             Note.objects.filter(id=existing.target_note_id).values_list("status", flat=True).first()
@@ -253,7 +273,10 @@ def _replay(existing: Any, decode: Callable[[Any], Any], *, gone_if_deleted: boo
         # Claimed by a transaction that committed without recording: cannot happen while
         # services record before commit; refuse rather than guess.
         raise Conflict("This operationId is still being processed.", code="operation_in_progress")
-    return decode(existing.result)
+    result = decode(existing.result)
+    for note_id in note_ids(result):
+        access_note(actor, note_id)
+    return result
 
 
 def _require_capture_allowed(actor: Actor, capture: str) -> None:
@@ -302,15 +325,17 @@ def note_remember(
     kind: str,
     notebook_id: uuid.UUID | str | None = None,
     task_id: str | None = None,
-    source_agent: str | None = None,
-    capture: str = Capture.EXPLICIT,
-    pinned: bool = False,
-    importance: float = 0.5,
+    source_agent: str | None | _Unset = UNSET,
+    capture: str | _Unset = UNSET,
+    pinned: bool | _Unset = UNSET,
+    importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
 ) -> RememberOut:
     """Save a note (`remember`). A handoff with the `task_id` of a live handoff in the same
     notebook updates that note instead (new revision; retention kept unless given).
 
+    Omitted fields take their defaults on a new note (capture explicit, not pinned,
+    importance 0.5, no source agent) and stay as they are on a handoff update.
     Retention defaults: handoffs 30 days, other kinds permanent. Writes the note and its
     revision in one transaction. Raises Invalid, NotFound (notebook), Conflict
     (`capture_paused`, `notebook_archived`, `operation_conflict`), Gone (replay of a
@@ -322,26 +347,29 @@ def note_remember(
     task_id = clean_task_id(task_id)
     if kind == Kind.HANDOFF and task_id is None:
         raise Invalid("A handoff needs a taskId.", code="task_id_required")
-    source_agent = clean_source_agent(source_agent)
-    capture = clean_capture(capture)
-    pinned = clean_bool(pinned, what="pinned")
-    importance = clean_importance(importance)
-    retention = UNSET if isinstance(retention_days, _Unset) else clean_retention(retention_days)
+    given: dict[str, Any] = {}
+    if not isinstance(source_agent, _Unset):
+        given["source_agent"] = clean_source_agent(source_agent)
+    if not isinstance(capture, _Unset):
+        given["capture"] = clean_capture(capture)
+    if not isinstance(pinned, _Unset):
+        given["pinned"] = clean_bool(pinned, what="pinned")
+    if not isinstance(importance, _Unset):
+        given["importance"] = clean_importance(importance)
+    if not isinstance(retention_days, _Unset):
+        given["retention_days"] = clean_retention(retention_days)
     notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id, what="notebook id")
 
-    arguments = {
-        "content": content, "kind": kind, "notebookId": notebook_uuid, "taskId": task_id,
-        "sourceAgent": source_agent, "capture": capture, "pinned": pinned,
-        "importance": importance,
-        **({} if isinstance(retention, _Unset) else {"retentionDays": retention}),
-    }
+    arguments = {"content": content, "kind": kind, "notebookId": notebook_uuid,
+                 "taskId": task_id, **given}
     with tenant(actor):
         actor.require(WRITE)
         existing = operations.claim(actor=actor, operation_id=op_id, action="note_remember",
                                     arguments=arguments)
         if existing:
-            return _replay(existing, RememberOut.model_validate, gone_if_deleted=True)
-        _require_capture_allowed(actor, capture)
+            return _replay(actor, existing, RememberOut.model_validate, gone_if_deleted=True,
+                           note_ids=lambda result: [result.note.id])
+        _require_capture_allowed(actor, given.get("capture", Capture.EXPLICIT))
         notebook = access_destination(actor, notebook_uuid)
         _require_open_notebook(notebook)
         now = timezone.now()
@@ -351,14 +379,15 @@ def note_remember(
             note = _live_handoff(actor, notebook_uuid, task_id)
         created = note is None
         if note is None:
-            days = (HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None) \
-                if isinstance(retention, _Unset) else retention
+            default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
+            days = given.get("retention_days", default_days)
             note = Note(
                 account_id=actor.account_id, notebook_id=notebook_uuid, content=content,
-                kind=kind, task_id=task_id, source_agent=source_agent, capture=capture,
-                pinned=pinned, importance=importance, retention_days=days,
-                expires_at=_expiry(days, now), created_by_id=actor.connection_id,
-                created_at=now, updated_at=now, version=1,
+                kind=kind, task_id=task_id, source_agent=given.get("source_agent"),
+                capture=given.get("capture", Capture.EXPLICIT),
+                pinned=given.get("pinned", False), importance=given.get("importance", 0.5),
+                retention_days=days, expires_at=_expiry(days, now),
+                created_by_id=actor.connection_id, created_at=now, updated_at=now, version=1,
             )
             try:
                 with transaction.atomic():
@@ -376,10 +405,13 @@ def note_remember(
         if not created:
             assert note is not None
             reactivate = not _effectively_active(note, now)
-            note.content, note.source_agent, note.capture = content, source_agent, capture
-            note.pinned, note.importance = pinned, importance
-            if not isinstance(retention, _Unset):
-                note.retention_days, note.expires_at = retention, _expiry(retention, now)
+            note.content = content
+            for field in ("source_agent", "capture", "pinned", "importance"):
+                if field in given:
+                    setattr(note, field, given[field])
+            if "retention_days" in given:
+                days = given["retention_days"]
+                note.retention_days, note.expires_at = days, _expiry(days, now)
             elif reactivate:
                 note.expires_at = _expiry(note.retention_days, now)
             if reactivate:
@@ -448,7 +480,8 @@ def note_update(
         existing = operations.claim(actor=actor, operation_id=op_id, action="note_update",
                                     arguments=arguments)
         if existing:
-            return _replay(existing, NoteOut.model_validate, gone_if_deleted=True)
+            return _replay(actor, existing, NoteOut.model_validate, gone_if_deleted=True,
+                           note_ids=lambda result: [result.id])
         note = access_note(actor, note_uuid, need=WRITE, for_update=True)
         _check_version(note, expected_version)
         now = timezone.now()
@@ -503,7 +536,7 @@ def _batch(
         existing = operations.claim(actor=actor, operation_id=op_id, action=action,
                                     arguments=arguments)
         if existing:
-            return _replay(existing, BatchOut.model_validate, gone_if_deleted=False)
+            return _replay(actor, existing, BatchOut.model_validate, gone_if_deleted=False)
         now = timezone.now()
         results: list[ItemResult] = []
         # Lock in id order so concurrent batches cannot deadlock.
@@ -565,8 +598,11 @@ def note_restore(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
     def apply(note: Note, now: datetime, op_id: uuid.UUID) -> str:
         if _effectively_active(note, now):
             return "restored"
-        if note.status == Status.EXPIRED and note.expired_at is not None and \
-                note.expired_at <= now - timedelta(days=EXPIRED_RESTORE_WINDOW_DAYS):
+        # Expired since: the job's record, or — if the job has not run yet — the expiry.
+        expired_since = note.expired_at if note.status == Status.EXPIRED else (
+            note.expires_at if note.status == Status.ACTIVE else None)
+        if expired_since is not None and \
+                expired_since <= now - timedelta(days=EXPIRED_RESTORE_WINDOW_DAYS):
             return "not_restorable"
         note.status, note.archived_at, note.expired_at = Status.ACTIVE, None, None
         note.expires_at = _expiry(note.retention_days, now)
@@ -602,7 +638,8 @@ def note_restore_revision(
         existing = operations.claim(actor=actor, operation_id=op_id,
                                     action="note_restore_revision", arguments=arguments)
         if existing:
-            return _replay(existing, NoteOut.model_validate, gone_if_deleted=True)
+            return _replay(actor, existing, NoteOut.model_validate, gone_if_deleted=True,
+                           note_ids=lambda result: [result.id])
         note = access_note(actor, note_uuid, need=WRITE, for_update=True)
         _check_version(note, expected_version)
         now = timezone.now()
@@ -641,8 +678,10 @@ def note_move(
         existing = operations.claim(actor=actor, operation_id=op_id, action="note_move",
                                     arguments=arguments)
         if existing:
-            return _replay(existing, lambda data: [NoteOut.model_validate(n) for n in data],
-                           gone_if_deleted=False)
+            return _replay(actor, existing,
+                           lambda data: [NoteOut.model_validate(n) for n in data],
+                           gone_if_deleted=False,
+                           note_ids=lambda result: [n.id for n in result])
         destination = access_destination(actor, destination_uuid)
         _require_open_notebook(destination)
         now = timezone.now()
@@ -708,10 +747,9 @@ def notebook_create(
         existing = operations.claim(actor=actor, operation_id=op_id, action="notebook_create",
                                     arguments=arguments)
         if existing:
-            return _replay(existing, NotebookOut.model_validate, gone_if_deleted=False)
+            return _replay(actor, existing, NotebookOut.model_validate, gone_if_deleted=False)
         if parent_uuid is not None:
-            parent = access_notebook(actor, parent_uuid, need=WRITE)
-            _require_open_notebook(parent)
+            _require_open_notebook(access_destination(actor, parent_uuid))
         now = timezone.now()
         notebook = Notebook.objects.create(
             account_id=actor.account_id, name=name, parent_id=parent_uuid, created_at=now,
@@ -753,14 +791,15 @@ def notebook_update(
         existing = operations.claim(actor=actor, operation_id=op_id, action="notebook_update",
                                     arguments=arguments)
         if existing:
-            return _replay(existing, NotebookOut.model_validate, gone_if_deleted=False)
+            return _replay(actor, existing, NotebookOut.model_validate, gone_if_deleted=False)
         if "parent_id" in changes:
             _tree_lock(actor)
         notebook = access_notebook(actor, notebook_uuid, need=WRITE, for_update=True)
         if "parent_id" in changes and changes["parent_id"] != notebook.parent_id:
             new_parent = changes["parent_id"]
             if new_parent is not None:
-                parent = access_notebook(actor, new_parent, need=WRITE)
+                parent = access_destination(actor, new_parent)
+                assert parent is not None
                 _require_open_notebook(parent)
                 if notebook.id in ancestor_ids(parent.id):
                     raise Conflict("A notebook cannot move inside itself or its descendants.",
@@ -791,10 +830,11 @@ def _subtree_action(
         existing = operations.claim(actor=actor, operation_id=op_id, action=action,
                                     arguments={"notebookId": notebook_uuid})
         if existing:
-            return _replay(existing, SubtreeCounts.model_validate, gone_if_deleted=False)
+            return _replay(actor, existing, SubtreeCounts.model_validate,
+                           gone_if_deleted=False)
         _tree_lock(actor)
         notebook = access_notebook(actor, notebook_uuid, need=WRITE, for_update=True)
-        ids = subtree_ids(notebook.id)
+        ids = lock_subtree(notebook.id)
         counts = count_subtree(ids)
         apply(notebook, ids, timezone.now(), op_id)
         operations.record(actor=actor, operation_id=op_id, result=counts.to_json(),

@@ -41,7 +41,7 @@ def embedded_server():
     server = EmbeddedPostgres(settings.GROVE_HOME)
     server.ensure_running()
     yield server
-    server.stop_if_owner()
+    server.release()
 
 
 @pytest.fixture(scope="session")

@@ -82,7 +82,7 @@ class Migration(migrations.Migration):
                 ('restored_from', models.PositiveIntegerField(blank=True, null=True)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('account', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('connection', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='grove.connection')),
+                ('connection', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='grove.connection')),
                 ('note', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='notebooks.note')),
                 ('notebook', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='notebooks.notebook')),
             ],

@@ -100,3 +100,23 @@ def test_postgres_without_pgvector_is_refused(tmp_path):
         pytest.skip("the PostgreSQL on 127.0.0.1:5432 has pgvector: nothing to refuse")
     result = run_grove("check", home=tmp_path / "home", DATABASE_URL=SYSTEM_POSTGRES)
     assert_one_line_refusal(result, "pgvector extension is not available")
+
+
+def test_migrating_needs_a_separate_owner_role(django_db_setup, tmp_path):
+    if not settings.GROVE_EMBEDDED_DB:
+        pytest.skip("needs the embedded test server")
+    home = tmp_path / "home"
+    runtime = _test_database_url("grove")
+    missing = run_grove("migrate", home=home, DATABASE_URL=runtime)
+    assert_one_line_refusal(missing, "GROVE_MIGRATE_DATABASE_URL: not set")
+    same = run_grove("migrate", home=home, DATABASE_URL=runtime,
+                     GROVE_MIGRATE_DATABASE_URL=runtime)
+    assert_one_line_refusal(same, "names the same role as DATABASE_URL")
+    serve = run_grove("serve", home=home, DATABASE_URL=runtime)
+    assert_one_line_refusal(serve, "GROVE_MIGRATE_DATABASE_URL: not set")
+    superuser = run_grove("migrate", home=home, DATABASE_URL=_test_database_url("postgres"),
+                          GROVE_MIGRATE_DATABASE_URL=_test_database_url("grove_owner"))
+    assert_one_line_refusal(superuser, "is a superuser")
+    ok = run_grove("migrate", home=home, DATABASE_URL=runtime,
+                   GROVE_MIGRATE_DATABASE_URL=_test_database_url("grove_owner"))
+    assert ok.returncode == 0, ok.stderr

@@ -89,9 +89,7 @@ def test_without_a_context_nothing_is_visible():
         set_context(None)
         for table in account_tables():
             assert count(table) == 0, table
-    # Autocommit, no setting ever made on this transaction.
-    for table in account_tables():
-        assert count(table) == 0, table
+
 
 
 def test_writes_to_another_account_are_refused_or_touch_nothing():

@@ -55,6 +55,10 @@ REMEMBER_CASES = [
     ({"pinned": "yes"}, "invalid_pinned"),
     ({"source_agent": "a" * 101}, "invalid_source_agent"),
     ({"notebook_id": "not-a-uuid"}, "invalid_id"),
+    ({"content": "lone \ud800 surrogate"}, "invalid_content"),
+    ({"kind": "handoff", "task_id": "nul\x00"}, "invalid_task_id"),
+    ({"source_agent": "nul\x00"}, "invalid_source_agent"),
+    ({"source_agent": "\udfff"}, "invalid_source_agent"),
 ]
 
 
@@ -126,6 +130,10 @@ def _bad_calls(actor, nb, note):
             actor=actor, operation_id=op(), name="x", parent_id="../etc"),
         "rename blank": lambda: services.notebook_update(actor=actor, operation_id=op(),
                                                          notebook_id=nb.id, name=""),
+        "notebook NUL name": lambda: services.notebook_create(actor=actor, operation_id=op(),
+                                                              name="a\x00b"),
+        "notebook surrogate name": lambda: services.notebook_create(
+            actor=actor, operation_id=op(), name="\ud83d"),
     }
 
 

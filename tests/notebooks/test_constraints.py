@@ -63,3 +63,23 @@ def test_notebook_constraints():
         with pytest.raises(IntegrityError, match="notebook_not_own_parent"), \
                 transaction.atomic():
             Notebook.objects.filter(id=nb.id).update(parent_id=nb.id)
+
+
+def test_references_never_cross_accounts():
+    """Foreign-key checks bypass row-level security; composite keys keep every reference
+    inside one account even for code that skips the services."""
+    mine, theirs = factories.owner(), factories.owner()
+    their_nb = factories.notebook(theirs, "Theirs")
+    their_note = factories.note(theirs, "theirs")
+    with pytest.raises(IntegrityError, match="note_notebook_same_account"):
+        _insert(mine, notebook_id=their_nb.id)
+    with factories.tenant(mine), transaction.atomic(), \
+            pytest.raises(IntegrityError, match="notebook_parent_same_account"):
+        Notebook.objects.create(account_id=mine.account_id, name="child",
+                                parent_id=their_nb.id)
+    from notebooks.models import Revision
+
+    with factories.tenant(mine), transaction.atomic(), \
+            pytest.raises(IntegrityError, match="revision_note_same_account"):
+        Revision.objects.create(account_id=mine.account_id, note_id=their_note.id, version=9,
+                                reason="update", content="x", kind="fact")

@@ -37,8 +37,14 @@ def test_move_refuses_cycles(actor):
             services.notebook_update(actor=actor, operation_id=op(), notebook_id=a.id,
                                      parent_id=target)
         assert err.value.code == "notebook_cycle"
-    # A sibling move is fine; and the tree is unchanged by the refusals.
-    assert selectors.notebook_list(actor=actor)[0].parent_id is None
+    # The refusals changed nothing.
+    parents = {nb.name: nb.parent_id for nb in selectors.notebook_list(actor=actor)}
+    assert parents == {"A": None, "B": a.id, "C": b.id}
+    # Moving into a sibling's subtree (not one's own) is fine.
+    d = factories.notebook(actor, "D")
+    moved = services.notebook_update(actor=actor, operation_id=op(), notebook_id=d.id,
+                                     parent_id=c.id)
+    assert moved.parent_id == c.id
 
 
 def test_update_needs_a_change(actor):

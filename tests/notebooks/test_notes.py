@@ -360,3 +360,48 @@ def test_replay_of_deleted_save_is_gone(actor):
         services.note_remember(actor=actor, operation_id=operation, content="x", kind="fact")
     assert err.value.code == "gone"
     assert factories.table_counts(actor.account_id)["notes"] == 1  # nothing resurrected
+
+
+def test_handoff_resave_keeps_what_it_does_not_mention(actor):
+    first = services.note_remember(actor=actor, operation_id=op(), content="state 1",
+                                   kind="handoff", task_id="t", pinned=True, importance=0.9,
+                                   source_agent="cursor")
+    again = services.note_remember(actor=actor, operation_id=op(), content="state 2",
+                                   kind="handoff", task_id="t")
+    assert again.note.id == first.note.id
+    assert (again.note.pinned, again.note.importance, again.note.source_agent) == (
+        True, 0.9, "cursor")
+    changed = services.note_remember(actor=actor, operation_id=op(), content="state 3",
+                                     kind="handoff", task_id="t", pinned=False,
+                                     source_agent="claude")
+    assert (changed.note.pinned, changed.note.source_agent) == (False, "claude")
+
+
+def test_restore_window_counts_from_expiry_even_before_the_job_ran(actor):
+    note = factories.note(actor, "long expired", retention_days=1)
+    with factories.tenant(actor):
+        # Still "active" in the row (no job ran), but expired 90 days ago.
+        Note.objects.filter(id=note.id).update(expires_at=timezone.now() - timedelta(days=90))
+    result = services.note_restore(actor=actor, operation_id=op(), items=[note.id])
+    assert result.items[0].status == "not_restorable"
+    recent = factories.note(actor, "recently expired", retention_days=1)
+    with factories.tenant(actor):
+        Note.objects.filter(id=recent.id).update(expires_at=timezone.now() - timedelta(days=2))
+    assert services.note_restore(actor=actor, operation_id=op(),
+                                 items=[recent.id]).items[0].status == "restored"
+
+
+def test_move_rolls_back_notes_already_moved_in_the_batch(actor):
+    a = factories.notebook(actor, "A")
+    factories.note(actor, "here", "handoff", task_id="t", notebook_id=a.id)
+    clash = factories.note(actor, "there", "handoff", task_id="t")
+    # Notes are moved in id order: make sure one plain note is moved before the clash.
+    plain = factories.note(actor, "plain")
+    while str(plain.id) > str(clash.id):
+        plain = factories.note(actor, "plain")
+    with pytest.raises(Conflict):
+        services.note_move(actor=actor, operation_id=op(), note_ids=[clash.id, plain.id],
+                           notebook_id=a.id)
+    row = factories.note_row(actor, plain.id)
+    assert (row.notebook_id, row.version) == (None, 1)
+    assert len(factories.revisions(actor, plain.id)) == 1

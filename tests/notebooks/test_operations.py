@@ -108,3 +108,38 @@ def test_failed_operation_can_be_retried_with_the_same_id(actor):
                                    kind="fact", notebook_id=nb.id)
     assert saved.created and saved.note.notebook_id == nb.id
     assert isinstance(saved.note.id, uuid.UUID)
+
+
+def test_an_operation_id_replays_only_for_the_same_caller(actor):
+    nb = factories.notebook(actor, "Shared")
+    key = factories.connection(actor, notebooks=[nb.id])
+    other_key = factories.connection(actor, all_notebooks=True)
+    operation = op()
+    first = services.note_remember(actor=key, operation_id=operation, content="agent note",
+                                   kind="fact", notebook_id=nb.id)
+    with pytest.raises(Conflict) as err:
+        services.note_remember(actor=other_key, operation_id=operation,
+                               content="agent note", kind="fact", notebook_id=nb.id)
+    assert err.value.code == "operation_conflict"
+    with pytest.raises(Conflict):
+        services.note_remember(actor=actor, operation_id=operation, content="agent note",
+                               kind="fact", notebook_id=nb.id)
+    assert services.note_remember(actor=key, operation_id=operation, content="agent note",
+                                  kind="fact", notebook_id=nb.id) == first
+
+
+def test_a_replay_rechecks_the_grant(actor):
+    from grove.errors import NotFound
+    from grove.models import Connection
+
+    nb = factories.notebook(actor, "Was granted")
+    key = factories.connection(actor, notebooks=[nb.id])
+    operation = op()
+    services.note_remember(actor=key, operation_id=operation, content="secret",
+                           kind="fact", notebook_id=nb.id)
+    with factories.tenant(actor):
+        Connection.objects.filter(id=key.connection_id).update(grant_notebooks=[])
+    narrowed = factories.refresh(key)
+    with pytest.raises(NotFound):
+        services.note_remember(actor=narrowed, operation_id=operation, content="secret",
+                               kind="fact", notebook_id=nb.id)
