@@ -206,7 +206,7 @@ class EmbeddedPostgres:
 
     def _owns(self) -> bool:
         owner = self._read_owner()
-        return bool(owner) and owner.get("pid") == os.getpid()
+        return owner is not None and owner.get("pid") == os.getpid()
 
     # -- server state ----------------------------------------------------------------
 

@@ -2,9 +2,24 @@
 
 from collections.abc import Callable
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
 from grove.actor import Actor
+
+
+class GroveRequest(HttpRequest):
+    """What views receive: a request with the resolved caller (None when anonymous)."""
+
+    actor: Actor | None
+
+
+def session_actor(request: HttpRequest) -> Actor:
+    """The signed-in owner's actor (views behind `login_required`)."""
+    actor = getattr(request, "actor", None)
+    if actor is None:
+        raise PermissionDenied("Sign in first.")
+    return actor
 
 
 class ActorMiddleware:

@@ -7,7 +7,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import login, logout
 from django.contrib.auth.views import LoginView
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -55,7 +55,7 @@ class GroveLoginView(LoginView):
     template_name = "grove/login.html"
     redirect_authenticated_user = True
 
-    def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         if not selectors.account_exists():
             return redirect("setup")
         return super().dispatch(request, *args, **kwargs)

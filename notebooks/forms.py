@@ -1,4 +1,5 @@
 import uuid
+from typing import cast
 
 from django import forms
 
@@ -16,7 +17,7 @@ class NoteForm(forms.Form):
 
     def __init__(self, *args, notebooks=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["notebook"].choices = [("", "Personal")] + [
+        cast(forms.ChoiceField, self.fields["notebook"]).choices = [("", "Personal")] + [
             (str(nb.id), nb.name) for nb in notebooks
         ]
 
@@ -28,6 +29,6 @@ class NotebookForm(forms.Form):
 
     def __init__(self, *args, notebooks=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["parent"].choices = [("", "(top level)")] + [
+        cast(forms.ChoiceField, self.fields["parent"]).choices = [("", "(top level)")] + [
             (str(nb.id), nb.name) for nb in notebooks
         ]

@@ -107,7 +107,7 @@ class NoteFields(models.Model):
 
     @classmethod
     def snapshot_field_names(cls) -> list[str]:
-        return [f.attname for f in NoteFields._meta.get_fields()]
+        return [f.attname for f in NoteFields._meta.concrete_fields]
 
 
 def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:

@@ -198,16 +198,26 @@ def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:
         return access_note(actor, note_id)
 
 
+class _Everywhere:
+    def __repr__(self) -> str:
+        return "EVERYWHERE"
+
+
+EVERYWHERE = _Everywhere()
+"""`note_list(notebook_id=EVERYWHERE)`: every granted notebook and Personal."""
+
+
 def note_list(
-    *, actor: Actor, notebook_id: uuid.UUID | str | None | type[...] = ..., limit: int = 100
+    *, actor: Actor, notebook_id: uuid.UUID | str | None | _Everywhere = EVERYWHERE,
+    limit: int = 100,
 ) -> list[Note]:
-    """Live notes, newest first; `notebook_id=None` means Personal, `...` means all."""
+    """Live notes, newest first; `notebook_id=None` means Personal."""
     with tenant(actor):
         actor.require(READ)
         notes = notes_live(actor)
         if notebook_id is None:
             notes = notes.filter(notebook__isnull=True)
-        elif notebook_id is not ...:
+        elif not isinstance(notebook_id, _Everywhere):
             notes = notes.filter(notebook_id=parse_uuid(notebook_id, what="notebook id"))
         return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from grove import operations
@@ -44,6 +45,7 @@ from notebooks.schemas import (
     BatchOut,
     ExpireOut,
     ItemResult,
+    ItemStatus,
     NotebookOut,
     NoteOut,
     RememberOut,
@@ -428,8 +430,8 @@ def note_remember(
 def _live_handoff(actor: Actor, notebook_id: uuid.UUID | None, task_id: str | None) -> Note | None:
     return (
         Note.objects.select_for_update()
-        .filter(account_id=actor.account_id, notebook_id=notebook_id, task_id=task_id,
-                kind=Kind.HANDOFF)
+        .filter(Q(notebook__isnull=True) if notebook_id is None else Q(notebook_id=notebook_id))
+        .filter(account_id=actor.account_id, task_id=task_id, kind=Kind.HANDOFF)
         .exclude(status=Status.DELETED)
         .first()
     )
@@ -525,7 +527,7 @@ def _batch(
     operation_id: uuid.UUID | str,
     items: Iterable[Any],
     action: str,
-    apply: Callable[[Note, datetime, uuid.UUID], str],
+    apply: Callable[[Note, datetime, uuid.UUID], ItemStatus],
 ) -> BatchOut:
     """Shared frame of forget / archive / restore: per-item results, one transaction."""
     op_id = operations.coerce_operation_id(operation_id)
@@ -564,7 +566,7 @@ def note_forget(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable[
     """Soft-delete notes (`forget`). Per item: deleted | not_found | version_conflict.
     Deleted notes stay in the database, hidden, and cannot be restored by tools."""
 
-    def apply(note: Note, now: datetime, op_id: uuid.UUID) -> str:
+    def apply(note: Note, now: datetime, op_id: uuid.UUID) -> ItemStatus:
         note.status, note.deleted_at = Status.DELETED, now
         _save_new_version(note, reason=RevisionReason.DELETE, actor=actor,
                           operation_id=op_id, now=now)
@@ -578,7 +580,7 @@ def note_archive(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
     """Archive notes (the reversible way out of recall). Per item: archived | not_found |
     version_conflict. An archived note stays archived (no new revision)."""
 
-    def apply(note: Note, now: datetime, op_id: uuid.UUID) -> str:
+    def apply(note: Note, now: datetime, op_id: uuid.UUID) -> ItemStatus:
         if note.status == Status.ARCHIVED:
             return "archived"
         note.status, note.archived_at = Status.ARCHIVED, now
@@ -595,7 +597,7 @@ def note_restore(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
     clock restarts). Expired notes are restorable for 60 days after expiry. Per item:
     restored | not_found | version_conflict | not_restorable."""
 
-    def apply(note: Note, now: datetime, op_id: uuid.UUID) -> str:
+    def apply(note: Note, now: datetime, op_id: uuid.UUID) -> ItemStatus:
         if _effectively_active(note, now):
             return "restored"
         # Expired since: the job's record, or — if the job has not run yet — the expiry.

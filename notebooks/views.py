@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from grove.errors import GroveError
+from grove.middleware import session_actor
 from notebooks import selectors, services
 from notebooks.forms import NotebookForm, NoteForm
 from notebooks.models import Notebook
@@ -35,7 +36,7 @@ def _tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:
 
 def _page(request: HttpRequest, *, note_form: NoteForm | None = None,
           notebook_form: NotebookForm | None = None, status: int = 200) -> HttpResponse:
-    actor = request.actor
+    actor = session_actor(request)
     notebooks = selectors.notebook_list(actor=actor)
     notes = selectors.note_list(actor=actor, limit=200)
     names = {nb.id: nb.name for nb in notebooks}
@@ -44,7 +45,10 @@ def _page(request: HttpRequest, *, note_form: NoteForm | None = None,
         "notebooks/home.html",
         {
             "notebooks": _tree(notebooks),
-            "notes": [(note, names.get(note.notebook_id, "Personal")) for note in notes],
+            "notes": [
+                (note, names.get(note.notebook_id, "") if note.notebook_id else "Personal")
+                for note in notes
+            ],
             "note_form": note_form or NoteForm(notebooks=notebooks),
             "notebook_form": notebook_form or NotebookForm(notebooks=notebooks),
         },
@@ -61,13 +65,14 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def note_create(request: HttpRequest) -> HttpResponse:
-    notebooks = selectors.notebook_list(actor=request.actor)
+    actor = session_actor(request)
+    notebooks = selectors.notebook_list(actor=actor)
     form = NoteForm(request.POST, notebooks=notebooks)
     if form.is_valid():
         data = form.cleaned_data
         try:
             services.note_remember(
-                actor=request.actor, operation_id=data["operation_id"], content=data["content"],
+                actor=actor, operation_id=data["operation_id"], content=data["content"],
                 kind=data["kind"], notebook_id=data["notebook"] or None,
                 task_id=data["task_id"] or None, source_agent="website",
             )
@@ -81,13 +86,14 @@ def note_create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def notebook_create(request: HttpRequest) -> HttpResponse:
-    notebooks = selectors.notebook_list(actor=request.actor)
+    actor = session_actor(request)
+    notebooks = selectors.notebook_list(actor=actor)
     form = NotebookForm(request.POST, notebooks=notebooks)
     if form.is_valid():
         data = form.cleaned_data
         try:
             services.notebook_create(
-                actor=request.actor, operation_id=data["operation_id"], name=data["name"],
+                actor=actor, operation_id=data["operation_id"], name=data["name"],
                 parent_id=data["parent"] or None,
             )
         except GroveError as exc:
