@@ -29,6 +29,16 @@ def require_program(name: str, path: str | None = None) -> str:
     return found
 
 
+@pytest.fixture
+def home():
+    """A fresh, empty Grove data folder (removed afterwards, its server stopped)."""
+    from tests.grove.processes import make_home, remove_home
+
+    path = make_home()
+    yield path
+    remove_home(path)
+
+
 @pytest.fixture(scope="session")
 def embedded_server():
     from django.conf import settings

@@ -1,0 +1,90 @@
+"""compose.yaml describes a deployment that can actually run: the file is valid for
+Compose, and every Grove service runs a real `grove` command with known settings."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import get_commands
+
+from grove import config
+from tests.conftest import require_program
+
+REPO = Path(__file__).resolve().parent.parent
+COMPOSE = REPO / "compose.yaml"
+GROVE_SERVICES = {"migrate", "web", "worker", "beat"}
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def test_services_of_the_scale_out_shape(compose):
+    assert set(compose["services"]) == {"db", "redis"} | GROVE_SERVICES
+    assert compose["services"]["db"]["image"].startswith("pgvector/pgvector:pg18")
+
+
+def test_grove_services_run_real_commands_with_known_settings(compose):
+    commands = set(get_commands()) | {"serve"}
+    known = set(config.SETTINGS)
+    for name in GROVE_SERVICES:
+        service = compose["services"][name]
+        program, subcommand, *_ = service["command"]
+        assert (program, subcommand in commands) == ("grove", True), name
+        assert set(service["environment"]) <= known, name
+    assert "GROVE_MIGRATE_DATABASE_URL" in compose["services"]["migrate"]["environment"]
+    assert "--no-migrate" in compose["services"]["web"]["command"]
+
+
+@pytest.mark.slow
+def test_init_script_creates_both_roles(home):
+    """Run deploy/postgres-init.sh as the postgres image would, on a bare PostgreSQL 18 +
+    pgvector cluster (the embedded wheel's, started without Grove's own bootstrap)."""
+    import os
+
+    import psycopg
+
+    from grove.embedded import EmbeddedPostgres
+
+    server = EmbeddedPostgres(home)
+    server._prepare()
+    with server._locked():
+        server._claim()
+        server._start_server()
+    try:
+        env = {**os.environ, "POSTGRES_USER": "postgres", "GROVE_DB_OWNER_PASSWORD": "o'wner",
+               "GROVE_DB_PASSWORD": "runtime", "PGHOST": str(server.socket_dir),
+               "PATH": f"{server._bin}:{os.environ['PATH']}"}
+        result = subprocess.run(["sh", str(REPO / "deploy" / "postgres-init.sh")], env=env,
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(host=str(server.socket_dir), user="postgres",
+                             dbname="grove") as conn:
+            rows = conn.execute(
+                "SELECT rolname, rolsuper, rolbypassrls, rolcanlogin, rolpassword IS NOT NULL "
+                "FROM pg_authid WHERE rolname IN ('grove', 'grove_owner')").fetchall()
+            roles = {name: tuple(flags) for name, *flags in rows}
+            assert roles == {"grove": (False, False, True, True),
+                             "grove_owner": (False, False, True, True)}
+            owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database "
+                                 "WHERE datname = 'grove'").fetchone()
+            assert owner == ("grove_owner",)
+            assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+    finally:
+        server.release()
+
+
+def test_compose_accepts_the_file():
+    env = {"GROVE_DB_OWNER_PASSWORD": "o", "GROVE_DB_PASSWORD": "r", "GROVE_SECRET_KEY": "s",
+           "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    if shutil.which("docker") and subprocess.run(
+            ["docker", "compose", "version"], capture_output=True, check=False).returncode == 0:
+        command = ["docker", "compose"]
+    else:
+        command = [require_program("docker-compose")]
+    result = subprocess.run([*command, "-f", str(COMPOSE), "config", "--quiet"], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
