@@ -1,5 +1,6 @@
 """The Celery application (workers: `grove worker`, periodic jobs: `grove beat`)."""
 
+import functools
 import os
 from pathlib import Path
 
@@ -12,6 +13,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@functools.cache
 def ensure_broker_folders() -> None:
     """The filesystem transport needs its folders to exist before anything is sent."""
     options = app.conf.broker_transport_options or {}

@@ -13,7 +13,7 @@ from types import FrameType
 
 # Commands that never touch the database: no embedded server is started for them.
 OFFLINE_COMMANDS = {
-    "help", "--help", "-h", "version", "--version", "makemigrations", "collectstatic",
+    "help", "--help", "-h", "version", "--version", "collectstatic",
     "diffsettings", "startapp", "startproject", "compilemessages", "makemessages",
     "squashmigrations", "optimizemigration",
 }
@@ -72,6 +72,10 @@ def main(argv: list[str] | None = None) -> None:
                     dbroles.check_reachable("owner")
                 else:
                     dbroles.check_runtime_role("default")
+                if command in ("worker", "beat"):
+                    from grove.embeddings.profile import check_embedding_profile
+
+                    check_embedding_profile()
             except ConfigError as exc:
                 fail(str(exc))
 

@@ -27,6 +27,9 @@ SETTINGS: dict[str, str] = {
     "GROVE_BASE_URL": "base_url",
     "GROVE_EMBEDDINGS": "embeddings",
     "GROVE_EMBEDDINGS_MODEL": "embeddings_model",
+    "GROVE_EMBEDDINGS_BASE_URL": "embeddings_base_url",
+    "GROVE_EMBEDDINGS_API_KEY": "embeddings_api_key",
+    "GROVE_EMBEDDINGS_DIMENSION": "embeddings_dimension",
     "GROVE_LLM_BASE_URL": "llm_base_url",
     "GROVE_LLM_API_KEY": "llm_api_key",
     "GROVE_LLM_MODEL": "llm_model",
@@ -56,6 +59,9 @@ class Config:
     redis_url: str | None
     embeddings: str
     embeddings_model: str | None
+    embeddings_base_url: str | None
+    embeddings_api_key: str | None
+    embeddings_dimension: int | None
     llm_base_url: str | None
     llm_api_key: str | None
     llm_model: str | None
@@ -210,6 +216,31 @@ def load(*, create_home: bool = True) -> Config:
             f"GROVE_EMBEDDINGS: {embeddings!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}"
         )
 
+    embeddings_model = values.get("GROVE_EMBEDDINGS_MODEL")
+    embeddings_base_url = values.get("GROVE_EMBEDDINGS_BASE_URL") or values.get(
+        "GROVE_LLM_BASE_URL")
+    embeddings_dimension: int | None = None
+    if embeddings == "local" and embeddings_model is not None:
+        from grove.embeddings.catalog import VARIANTS
+
+        if embeddings_model not in VARIANTS:
+            raise ConfigError(
+                f"GROVE_EMBEDDINGS_MODEL: {embeddings_model!r} is not a local model "
+                f"(one of {', '.join(VARIANTS)})"
+            )
+    if embeddings == "openai":
+        if not embeddings_base_url:
+            raise ConfigError("GROVE_EMBEDDINGS_BASE_URL: required with GROVE_EMBEDDINGS=openai "
+                              "(or set GROVE_LLM_BASE_URL)")
+        _check_url("GROVE_EMBEDDINGS_BASE_URL", embeddings_base_url, ("http", "https"))
+        if not embeddings_model:
+            raise ConfigError("GROVE_EMBEDDINGS_MODEL: required with GROVE_EMBEDDINGS=openai")
+        raw_dimension = values.get("GROVE_EMBEDDINGS_DIMENSION", "")
+        if not raw_dimension.isdigit() or not 1 <= int(raw_dimension) <= 16000:
+            raise ConfigError("GROVE_EMBEDDINGS_DIMENSION: required with GROVE_EMBEDDINGS=openai "
+                              "(a whole number of dimensions, 1–16000)")
+        embeddings_dimension = int(raw_dimension)
+
     base_url = _check_url(
         "GROVE_BASE_URL", values.get("GROVE_BASE_URL", "http://127.0.0.1:8000"), ("http", "https")
     ).rstrip("/")
@@ -257,7 +288,11 @@ def load(*, create_home: bool = True) -> Config:
         base_url=base_url,
         redis_url=redis_url,
         embeddings=embeddings,
-        embeddings_model=values.get("GROVE_EMBEDDINGS_MODEL"),
+        embeddings_model=embeddings_model,
+        embeddings_base_url=embeddings_base_url,
+        embeddings_api_key=values.get("GROVE_EMBEDDINGS_API_KEY") or values.get(
+            "GROVE_LLM_API_KEY"),
+        embeddings_dimension=embeddings_dimension,
         llm_base_url=llm_base_url,
         llm_api_key=values.get("GROVE_LLM_API_KEY"),
         llm_model=values.get("GROVE_LLM_MODEL"),

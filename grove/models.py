@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractUser
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 CAPABILITIES = ("memory:read", "memory:write")
 
@@ -120,3 +121,92 @@ class Operation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.operation_id}"
+
+
+class Job(models.Model):
+    """The record of one piece of background work (SPEC §6). Written in the same
+    transaction as the change that needs it; the Celery message is only a wake-up call
+    sent on commit, so a lost message or a dead worker loses nothing (`recover`)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        DISCARDED = "discarded"  # stale: its target changed or vanished meanwhile
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=32)
+    target_id = models.UUIDField()
+    # What the job was made for: the target's version and a fingerprint of its input.
+    target_version = models.PositiveIntegerField(default=0)
+    target_hash = models.CharField(max_length=64, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    max_attempts = models.PositiveSmallIntegerField(default=5)
+    run_after = models.DateTimeField(default=timezone.now)
+    lease_token = models.UUIDField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(default=timezone.now)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "grove_job"
+        indexes = [
+            models.Index(fields=["kind", "run_after"], condition=Q(status="queued"),
+                         name="job_ready"),
+            models.Index(fields=["lease_expires_at"], condition=Q(status="running"),
+                         name="job_leases"),
+            models.Index(fields=["account", "target_id"], name="job_target"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed", "discarded"]),
+                name="job_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="running")
+                | Q(lease_token__isnull=False, lease_expires_at__isnull=False),
+                name="job_running_has_lease",
+            ),
+            models.CheckConstraint(condition=Q(attempts__lte=models.F("max_attempts")),
+                                   name="job_attempts_bounded"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target_id}@{self.target_version} ({self.status})"
+
+
+class EmbeddingProfile(models.Model):
+    """Which embedding model (id + dimension) the stored vectors were made with.
+
+    Installation-wide, not account-owned. Start-up refuses a configured profile that is
+    neither the active one nor being built; `grove reindex` builds a new one in the
+    background and switches to it when every note has a vector.
+    """
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        BUILDING = "building"
+        RETIRED = "retired"
+
+    name = models.CharField(max_length=200, primary_key=True)
+    dimension = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "grove_embedding_profile"
+        constraints = [
+            models.UniqueConstraint(fields=["status"], condition=Q(status="active"),
+                                    name="one_active_embedding_profile"),
+            models.UniqueConstraint(fields=["status"], condition=Q(status="building"),
+                                    name="one_embedding_profile_building"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"

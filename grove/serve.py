@@ -12,6 +12,7 @@ import argparse
 import fcntl
 import os
 import signal
+import subprocess
 import sys
 import time
 from types import FrameType
@@ -63,6 +64,26 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop()
 
 
+def _start_worker(config: Config) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "grove", "worker", "--with-beat"],
+        env={**os.environ, "GROVE_HOME": str(config.home)},
+        # Its own process group: Ctrl-C in the terminal reaches only `grove serve`,
+        # which then stops the worker in order (jobs first, database last).
+        start_new_session=True,
+    )
+
+
+def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)  # Celery's warm shutdown: finish current jobs
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
 def _release_database(server: EmbeddedPostgres) -> None:
     """Stop the embedded server — after giving other grove commands still connected to
     it (a `grove shell`, a migration) a few seconds to finish; if they do not, leave it
@@ -91,6 +112,7 @@ def serve(config: Config, argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _raise_stop)
 
     server = None
+    worker: subprocess.Popen[bytes] | None = None
     try:
         if config.embedded:
             from grove.embedded import EmbeddedPostgres
@@ -112,6 +134,13 @@ def serve(config: Config, argv: list[str]) -> int:
             dbroles.check_reachable("owner")
             call_command("migrate", database="owner", interactive=False, verbosity=0)
         dbroles.check_runtime_role("default")
+        from grove.embeddings.profile import check_embedding_profile
+
+        check_embedding_profile()
+        if config.embedded:
+            # The embedded default runs its background jobs too: one worker process
+            # with the periodic scheduler built in (the filesystem broker needs no Redis).
+            worker = _start_worker(config)
 
         import uvicorn
 
@@ -146,6 +175,8 @@ def serve(config: Config, argv: list[str]) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if worker is not None:
+            _stop_worker(worker)
         if server is not None:
             from django.db import connections
 

@@ -20,6 +20,11 @@ GROVE_BASE_URL = CONFIG.base_url
 GROVE_EMBEDDED_DB = CONFIG.embedded
 GROVE_MIGRATE_CONFIGURED = CONFIG.migrate_configured
 OPENAI_APPS_CHALLENGE = CONFIG.openai_apps_challenge
+GROVE_EMBEDDINGS = CONFIG.embeddings
+GROVE_EMBEDDINGS_MODEL = CONFIG.embeddings_model
+GROVE_EMBEDDINGS_BASE_URL = CONFIG.embeddings_base_url
+GROVE_EMBEDDINGS_API_KEY = CONFIG.embeddings_api_key
+GROVE_EMBEDDINGS_DIMENSION = CONFIG.embeddings_dimension
 
 INSTALLED_APPS = [
     "grove",
@@ -136,6 +141,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     # Retention: expire notes past their expiry, soft-delete those expired > 60 days.
     "expire": {"task": "grove.expire", "schedule": 15 * 60},
+    # Jobs whose worker died (lease expired) or whose wake-up was lost.
+    "recover": {"task": "grove.recover", "schedule": 30},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

@@ -1,6 +1,27 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class NotebooksConfig(AppConfig):
     name = "notebooks"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from grove import jobs
+        from notebooks.indexing import HANDLER
+
+        jobs.register(HANDLER)
+        post_migrate.connect(_vector_index_for_profile, sender=self,
+                             dispatch_uid="grove-vector-index")
+
+
+def _vector_index_for_profile(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:
+    """Profiles other than the 384-d default get their HNSW index at migrate time."""
+    from grove.embeddings import configured_profile
+    from notebooks.vectors import ensure_vector_index
+
+    profile = configured_profile()
+    if profile is not None:
+        ensure_vector_index(profile[1], using=using)

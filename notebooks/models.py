@@ -9,10 +9,13 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Length
 from django.utils import timezone
+from pgvector.django import VectorField
 
 models.TextField.register_lookup(Length)
 
@@ -43,6 +46,19 @@ class Status(models.TextChoices):
     ARCHIVED = "archived"
     EXPIRED = "expired"
     DELETED = "deleted"
+
+
+class Indexing(models.TextChoices):
+    """Whether the note's current content has a vector (SPEC §3: never claim `ready`
+    before it is). With embeddings disabled notes are `ready` at once (lexical only)."""
+
+    PENDING = "pending"
+    READY = "ready"
+    FAILED = "failed"
+
+
+# Full-text configuration: English stemming and stop words.
+SEARCH_CONFIG = "english"
 
 
 class Notebook(models.Model):
@@ -165,6 +181,14 @@ class Note(NoteFields):
     deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # Fingerprint of `content` (sha256 hex): what embedding jobs are made for.
+    content_hash = models.CharField(max_length=64, default="")
+    indexing = models.CharField(max_length=16, choices=Indexing.choices,
+                                default=Indexing.PENDING)
+    search = models.GeneratedField(
+        expression=SearchVector("content", config=SEARCH_CONFIG),
+        output_field=SearchVectorField(), db_persist=True,
+    )
 
     class Meta:
         db_table = "notebooks_note"
@@ -179,10 +203,16 @@ class Note(NoteFields):
             models.Index(
                 fields=["expired_at"], condition=Q(status="expired"), name="note_expired_since"
             ),
+            GinIndex(fields=["search"], name="note_search"),
+            models.Index(fields=["account", "indexing"], condition=~Q(indexing="ready"),
+                         name="note_not_indexed"),
+            models.Index(fields=["account", "created_at", "id"], name="note_created"),
         ]
         constraints = [
             *_note_field_constraints("note"),
             models.CheckConstraint(condition=Q(version__gte=1), name="note_version_positive"),
+            models.CheckConstraint(condition=Q(indexing__in=Indexing.values),
+                                   name="note_indexing_valid"),
             models.CheckConstraint(
                 condition=~Q(status="deleted") | Q(deleted_at__isnull=False),
                 name="note_deleted_has_time",
@@ -262,3 +292,30 @@ class Revision(NoteFields):
     @property
     def versioned_id(self) -> str:
         return f"note:{self.note_id}@{self.version}"
+
+
+class NoteEmbedding(models.Model):
+    """The vector of a note's content under one embedding profile.
+
+    The column has no fixed dimension so profiles of different sizes can coexist during
+    `grove reindex`; each dimension gets its own partial HNSW index over
+    `embedding::vector(N)` (see migrations and `notebooks.vectors`)."""
+
+    id = models.BigAutoField(primary_key=True)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="embeddings")
+    profile = models.CharField(max_length=200)
+    dimension = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    embedding = VectorField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "notebooks_noteembedding"
+        constraints = [
+            models.UniqueConstraint(fields=["note", "profile"], name="one_vector_per_profile"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.note_id} {self.profile}"

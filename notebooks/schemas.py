@@ -13,6 +13,12 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 
+def _now() -> datetime:
+    from django.utils import timezone
+
+    return timezone.now()
+
+
 class Out(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, frozen=True
@@ -38,6 +44,7 @@ class NoteOut(Out):
     expires_at: datetime | None
     version: int
     status: str
+    indexing: str
     created_at: datetime
     updated_at: datetime
 
@@ -46,13 +53,16 @@ class NoteOut(Out):
         from notebooks.models import Note
 
         assert isinstance(note, Note)
+        status = note.status
+        if status == "active" and note.expires_at is not None and note.expires_at <= _now():
+            status = "expired"  # past expiry: expired at once, whether or not the job ran
         return cls(
             id=note.id, typed_id=note.typed_id, versioned_id=note.versioned_id,
             notebook_id=note.notebook_id, content=note.content, kind=note.kind,
             task_id=note.task_id, source_agent=note.source_agent, capture=note.capture,
             pinned=note.pinned, importance=note.importance, retention_days=note.retention_days,
-            expires_at=note.expires_at, version=note.version, status=note.status,
-            created_at=note.created_at, updated_at=note.updated_at,
+            expires_at=note.expires_at, version=note.version, status=status,
+            indexing=note.indexing, created_at=note.created_at, updated_at=note.updated_at,
         )
 
 

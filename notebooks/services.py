@@ -24,6 +24,7 @@ from grove.actor import WRITE, Actor
 from grove.errors import Conflict, Gone, Invalid, NotFound
 from grove.models import Account, Connection
 from grove.tenancy import tenant
+from notebooks.indexing import mark_for_indexing
 from notebooks.models import (
     CONTENT_MAX_CHARS,
     EXPIRED_RESTORE_WINDOW_DAYS,
@@ -33,6 +34,7 @@ from notebooks.models import (
     SOURCE_AGENT_MAX_CHARS,
     TASK_ID_MAX_CHARS,
     Capture,
+    Indexing,
     Kind,
     Note,
     Notebook,
@@ -404,9 +406,11 @@ def note_remember(
             else:
                 _write_revision(note, reason=RevisionReason.CREATE, actor=actor,
                                 operation_id=op_id)
+                mark_for_indexing(note)
         if not created:
             assert note is not None
             reactivate = not _effectively_active(note, now)
+            content_changed = note.content != content
             note.content = content
             for field in ("source_agent", "capture", "pinned", "importance"):
                 if field in given:
@@ -420,6 +424,8 @@ def note_remember(
                 note.status, note.archived_at, note.expired_at = Status.ACTIVE, None, None
             _save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
                               operation_id=op_id, now=now)
+            if content_changed:
+                mark_for_indexing(note)
 
         result = RememberOut(note=NoteOut.of(note), created=created)
         operations.record(actor=actor, operation_id=op_id, result=result.to_json(),
@@ -502,6 +508,8 @@ def note_update(
         if _snapshot(note) != before or "retention_days" in changes:
             _save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
                               operation_id=op_id, now=now)
+            if note.content != before["content"]:
+                mark_for_indexing(note)
         result = NoteOut.of(note)
         operations.record(actor=actor, operation_id=op_id, result=result.to_json(),
                           target_note_id=note.id)
@@ -649,12 +657,15 @@ def note_restore_revision(
         old = Revision.objects.filter(note=note, version=revision).first()
         if old is None:
             raise NotFound(f"The note has no revision {revision}.", code="revision_not_found")
+        previous_content = note.content
         for field in ("content", "kind", "task_id", "source_agent", "pinned", "importance"):
             setattr(note, field, getattr(old, field))
         if durable and note.kind == Kind.HANDOFF:
             note.kind, note.retention_days, note.expires_at = Kind.FACT, None, None
         _save_new_version(note, reason=RevisionReason.RESTORE_REVISION, actor=actor,
                           operation_id=op_id, now=now, restored_from=revision)
+        if note.content != previous_content:
+            mark_for_indexing(note)
         result = NoteOut.of(note)
         operations.record(actor=actor, operation_id=op_id, result=result.to_json(),
                           target_note_id=note.id)
@@ -895,3 +906,32 @@ def notebook_delete(
 
     return _subtree_action(actor=actor, operation_id=operation_id, notebook_id=notebook_id,
                            action="notebook_delete", apply=apply)
+
+
+def note_retry_indexing(*, actor: Actor, note_id: uuid.UUID | str) -> NoteOut:
+    """Queue semantic indexing again for a note whose indexing failed (the retry action
+    of the note page). Idempotent: a note that is not `failed` is returned unchanged."""
+    with tenant(actor):
+        note = access_note(actor, note_id, need=WRITE, for_update=True)
+        if note.indexing == Indexing.FAILED:
+            mark_for_indexing(note)
+        return NoteOut.of(note)
+
+
+def note_index_missing(*, actor: Actor) -> int:
+    """Queue indexing for notes that are `pending` without a live job (notes written
+    before embeddings were enabled, or by an older version). Returns how many."""
+    from grove.models import Job
+
+    with tenant(actor):
+        live_targets = Job.objects.filter(
+            kind="embed", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+        ).values("target_id")
+        waiting = (Note.objects.select_for_update(skip_locked=True)
+                   .filter(account_id=actor.account_id, indexing=Indexing.PENDING)
+                   .exclude(status=Status.DELETED).exclude(id__in=live_targets))
+        count = 0
+        for note in waiting:
+            mark_for_indexing(note)
+            count += 1
+        return count

@@ -6,7 +6,7 @@ import uuid
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from grove import dbroles
+from grove import dbroles, jobs
 from notebooks import services
 from tests import factories
 from tests.factories import op
@@ -14,8 +14,8 @@ from tests.factories import op
 pytestmark = pytest.mark.django_db
 
 EXPECTED_TABLES = {
-    "grove_connection", "grove_operation", "notebooks_notebook", "notebooks_note",
-    "notebooks_revision",
+    "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
+    "notebooks_note", "notebooks_revision", "notebooks_noteembedding",
 }
 
 
@@ -40,6 +40,7 @@ def populate(actor):
     note = factories.note(actor, "secret", notebook_id=nb.id)
     services.note_update(actor=actor, operation_id=op(), note_id=note.id, content="secret 2")
     factories.connection(actor, all_notebooks=True)
+    jobs.run_batch(account_id=actor.account_id, kind="embed")  # a vector row too
     return nb, note
 
 

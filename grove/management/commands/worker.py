@@ -10,13 +10,21 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--concurrency", type=int, default=2)
-        parser.add_argument("--loglevel", default="INFO")
+        parser.add_argument("--loglevel", default="WARNING")
+        parser.add_argument("--with-beat", action="store_true",
+                            help="also schedule periodic jobs (one process for small installs)")
 
-    def handle(self, *args: Any, concurrency: int, loglevel: str, **options: Any) -> None:
+    def handle(self, *args: Any, concurrency: int, loglevel: str, with_beat: bool,
+               **options: Any) -> None:
+        from django.conf import settings
+
         from grove.celery import app, ensure_broker_folders
 
         ensure_broker_folders()
+        argv = ["worker", "--pool=threads", f"--concurrency={concurrency}",
+                f"--loglevel={loglevel}", "--without-mingle", "--without-gossip"]
+        if with_beat:
+            argv += ["--beat", f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"]
         # Threads: jobs wait on the database and the network, and the embedded default
         # must run on two cores next to the web server.
-        app.worker_main(["worker", "--pool=threads", f"--concurrency={concurrency}",
-                         f"--loglevel={loglevel}", "--without-mingle", "--without-gossip"])
+        app.worker_main(argv)

@@ -1,0 +1,290 @@
+"""Background jobs (SPEC §6): the `Job` table is the record, Celery only delivers wake-ups.
+
+* `enqueue()` writes the job row inside the caller's transaction and sends the Celery
+  message on commit. A queued job for the same target and kind is superseded.
+* `run()` (the Celery task) claims ready jobs with `FOR UPDATE SKIP LOCKED` under a
+  120-second lease, loads their input in a tenant transaction, executes them outside
+  any transaction (CPU/network), then completes each in one transaction that rechecks
+  the lease, the account and — through the handler — that the target is still what
+  the job was made for. Stale work is discarded, never written.
+* Failures of a handler's declared transient errors are retried with exponential
+  backoff up to `max_attempts`; then (or at once, for any other error) the job is
+  `failed` and the handler marks its target (e.g. `indexing: failed`).
+* `recover()` (beat) re-queues jobs whose lease expired (a worker died) and re-sends
+  jobs whose message was lost.
+
+Feature apps register a `Handler` per job kind (core never imports them).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from grove.models import Account, Job
+from grove.tenancy import tenant
+
+logger = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=120)
+RESEND_AFTER = timedelta(seconds=60)
+BACKOFF_BASE_SECONDS = 2.0
+BACKOFF_MAX_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Handler:
+    """How to do one kind of job.
+
+    load(jobs) -> {job id: input}: in the job's tenant transaction; a job missing from
+        the result has lost its target and is discarded.
+    execute(inputs) -> outputs: outside any transaction, one output per input, in order.
+    complete(job, input, output) -> bool: in a tenant transaction with the job locked
+        and its lease verified; False means the target changed meanwhile (discard).
+    on_failed(job): in a tenant transaction, when the job has failed for good.
+    transient: exceptions worth retrying; anything else fails the job at once.
+    """
+
+    kind: str
+    load: Callable[[Sequence[Job]], dict[uuid.UUID, Any]]
+    execute: Callable[[list[Any]], list[Any]]
+    complete: Callable[[Job, Any, Any], bool]
+    on_failed: Callable[[Job], None] = lambda job: None
+    transient: tuple[type[BaseException], ...] = ()
+    batch_size: int = 1
+    max_attempts: int = 5
+
+
+_HANDLERS: dict[str, Handler] = {}
+
+
+def register(handler: Handler) -> None:
+    _HANDLERS[handler.kind] = handler
+
+
+def handler_for(kind: str) -> Handler:
+    return _HANDLERS[kind]
+
+
+def backoff(attempts: int) -> timedelta:
+    return timedelta(seconds=min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (attempts - 1)))
+
+
+# -- writing jobs (inside the caller's transaction) ----------------------------------------
+
+
+def enqueue(
+    *, account_id: uuid.UUID, kind: str, target_id: uuid.UUID, target_version: int = 0,
+    target_hash: str = "",
+) -> Job:
+    """Record a job in the caller's (tenant) transaction; the wake-up is sent on commit."""
+    now = timezone.now()
+    Job.objects.filter(account_id=account_id, kind=kind, target_id=target_id,
+                       status=Job.Status.QUEUED).update(
+        status=Job.Status.DISCARDED, finished_at=now, last_error="superseded by a newer job")
+    job = Job.objects.create(
+        account_id=account_id, kind=kind, target_id=target_id, target_version=target_version,
+        target_hash=target_hash, max_attempts=_HANDLERS[kind].max_attempts, run_after=now,
+        enqueued_at=now, created_at=now,
+    )
+    transaction.on_commit(lambda: send(job.id, account_id))
+    return job
+
+
+def send(job_id: uuid.UUID, account_id: uuid.UUID, *, countdown: float | None = None) -> None:
+    """Deliver a wake-up. A broker failure loses nothing: `recover` re-sends."""
+    from grove.celery import ensure_broker_folders
+    from grove.tasks import job_run_task
+
+    try:
+        ensure_broker_folders()
+        job_run_task.apply_async(args=[str(job_id), str(account_id)], countdown=countdown)
+    except Exception:  # noqa: BLE001 - any broker error; the job row is the record
+        logger.warning("could not send job %s; recover will re-send it", job_id, exc_info=True)
+
+
+# -- running jobs --------------------------------------------------------------------------
+
+
+@dataclass
+class _Claim:
+    token: uuid.UUID
+    jobs: list[Job] = field(default_factory=list)
+
+
+def claim(
+    *, account_id: uuid.UUID, kind: str, limit: int, prefer: uuid.UUID | None = None
+) -> _Claim:
+    """Lease up to `limit` ready jobs of one kind; concurrent claimers skip each other."""
+    token = uuid.uuid4()
+    with tenant(account_id):
+        ready = (
+            Job.objects.select_for_update(skip_locked=True)
+            .filter(account_id=account_id, kind=kind, status=Job.Status.QUEUED,
+                    run_after__lte=timezone.now())
+            .order_by("run_after", "id")
+        )
+        picked: list[Job] = []
+        if prefer is not None:
+            picked = list(ready.filter(id=prefer)[:1])
+        if len(picked) < limit:
+            picked += list(ready.exclude(id__in=[j.id for j in picked])[: limit - len(picked)])
+        now = timezone.now()
+        for job in picked:
+            job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
+            job.lease_token, job.lease_expires_at = token, now + LEASE
+        Job.objects.bulk_update(picked, ["status", "attempts", "lease_token", "lease_expires_at"])
+    return _Claim(token=token, jobs=picked)
+
+
+def run(job_id: uuid.UUID, account_id: uuid.UUID) -> int:
+    """Celery entry point: run this job, batched with other ready jobs of its kind."""
+    with tenant(account_id):
+        kind = Job.objects.filter(id=job_id).values_list("kind", flat=True).first()
+    if kind is None:
+        return 0
+    return run_batch(account_id=account_id, kind=kind, prefer=job_id)
+
+
+def run_batch(*, account_id: uuid.UUID, kind: str, prefer: uuid.UUID | None = None) -> int:
+    """Claim, execute and complete one batch. Returns how many jobs were completed."""
+    handler = _HANDLERS[kind]
+    leased = claim(account_id=account_id, kind=kind, limit=handler.batch_size, prefer=prefer)
+    if not leased.jobs:
+        return 0
+    with tenant(account_id):
+        inputs = handler.load(leased.jobs)
+    live = [job for job in leased.jobs if job.id in inputs]
+    gone = [job for job in leased.jobs if job.id not in inputs]
+    if gone:
+        _finish(account_id, leased.token, gone, status=Job.Status.DISCARDED,
+                error="the target no longer exists")
+    if not live:
+        return 0
+    try:
+        outputs = handler.execute([inputs[job.id] for job in live])
+    except handler.transient as exc:
+        _retry_or_fail(handler, account_id, leased.token, live, exc)
+        return 0
+    except Exception as exc:  # noqa: BLE001 - not declared transient: fail now, visibly
+        logger.exception("job kind %s failed", kind)
+        _retry_or_fail(handler, account_id, leased.token, live, exc, permanent=True)
+        return 0
+    return _complete(handler, account_id, leased.token, live, inputs, outputs)
+
+
+def _locked_if_leased(job: Job, token: uuid.UUID) -> Job | None:
+    return (
+        Job.objects.select_for_update()
+        .filter(id=job.id, status=Job.Status.RUNNING, lease_token=token,
+                lease_expires_at__gt=timezone.now())
+        .first()
+    )
+
+
+def _complete(
+    handler: Handler, account_id: uuid.UUID, token: uuid.UUID, jobs: list[Job],
+    inputs: dict[uuid.UUID, Any], outputs: list[Any],
+) -> int:
+    done = 0
+    with tenant(account_id):
+        active = Account.objects.filter(id=account_id, is_active=True).exists()
+        now = timezone.now()
+        for job, output in zip(jobs, outputs, strict=True):
+            locked = _locked_if_leased(job, token)
+            if locked is None:
+                continue  # the lease expired and another worker owns the job now
+            if not active:
+                ok, error = False, "the account is no longer active"
+            else:
+                ok = handler.complete(locked, inputs[job.id], output)
+                error = "" if ok else "stale: the target changed after the job was made"
+            locked.status = Job.Status.DONE if ok else Job.Status.DISCARDED
+            locked.finished_at, locked.last_error = now, error
+            locked.lease_token = locked.lease_expires_at = None
+            locked.save(update_fields=["status", "finished_at", "last_error", "lease_token",
+                                       "lease_expires_at"])
+            done += ok
+    return done
+
+
+def _finish(account_id: uuid.UUID, token: uuid.UUID, jobs: list[Job], *, status: str,
+            error: str) -> None:
+    with tenant(account_id):
+        Job.objects.filter(id__in=[j.id for j in jobs], lease_token=token,
+                           status=Job.Status.RUNNING).update(
+            status=status, last_error=error, finished_at=timezone.now(), lease_token=None,
+            lease_expires_at=None)
+
+
+def _retry_or_fail(
+    handler: Handler, account_id: uuid.UUID, token: uuid.UUID, jobs: list[Job],
+    exc: BaseException, *, permanent: bool = False,
+) -> None:
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    with tenant(account_id):
+        now = timezone.now()
+        for job in jobs:
+            locked = _locked_if_leased(job, token)
+            if locked is None:
+                continue
+            _requeue_or_fail(handler, locked, now, error, permanent=permanent)
+
+
+def _requeue_or_fail(handler: Handler, job: Job, now: datetime, error: str, *,
+                     permanent: bool = False) -> None:
+    """Caller holds the job's row lock in a tenant transaction."""
+    job.lease_token = job.lease_expires_at = None
+    job.last_error = error
+    if permanent or job.attempts >= job.max_attempts:
+        job.status, job.finished_at = Job.Status.FAILED, now
+        job.save()
+        handler.on_failed(job)
+        return
+    job.status = Job.Status.QUEUED
+    delay = backoff(job.attempts)
+    job.run_after = job.enqueued_at = now + delay
+    job.save()
+    job_id, account_id = job.id, job.account_id
+    transaction.on_commit(lambda: send(job_id, account_id, countdown=delay.total_seconds()))
+
+
+def retry(*, account_id: uuid.UUID, job: Job) -> None:
+    """Queue a failed job's target again (caller's tenant transaction)."""
+    enqueue(account_id=account_id, kind=job.kind, target_id=job.target_id,
+            target_version=job.target_version, target_hash=job.target_hash)
+
+
+def recover(*, now: datetime | None = None) -> dict[str, int]:
+    """Periodic: requeue expired leases (dead workers) and re-send lost wake-ups."""
+    from grove.selectors import active_account_ids
+
+    now = now or timezone.now()
+    counts = {"expired": 0, "failed": 0, "resent": 0}
+    for account_id in active_account_ids():
+        with tenant(account_id):
+            expired = Job.objects.select_for_update(skip_locked=True).filter(
+                status=Job.Status.RUNNING, lease_expires_at__lte=now)
+            for job in expired:
+                handler = _HANDLERS.get(job.kind)
+                if handler is None:
+                    continue
+                _requeue_or_fail(handler, job, now, "lease expired: the worker stopped")
+                counts["failed" if job.status == Job.Status.FAILED else "expired"] += 1
+            lost = Job.objects.select_for_update(skip_locked=True).filter(
+                status=Job.Status.QUEUED, enqueued_at__lte=now - RESEND_AFTER,
+                run_after__lte=now)
+            for job in lost:
+                job.enqueued_at = now
+                job.save(update_fields=["enqueued_at"])
+                job_id = job.id
+                transaction.on_commit(lambda job_id=job_id, a=account_id: send(job_id, a))
+                counts["resent"] += 1
+    return counts
