@@ -84,4 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         execute_from_command_line(argv)
     finally:
         if server is not None:
+            from django.db import connections
+
+            connections.close_all()  # ours must not count as "someone still connected"
             server.release()

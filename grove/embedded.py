@@ -430,6 +430,8 @@ class EmbeddedPostgres:
 
         try:
             self._prepare()
+            if restart_stale:
+                self._wait_for_orphans()
             with self._locked():
                 if self.is_running():
                     if not self._owner_alive():
@@ -465,6 +467,15 @@ class EmbeddedPostgres:
         except OSError as exc:
             raise ConfigError(f"embedded PostgreSQL in {self.data}: {exc}") from None
         return self.owned
+
+    def _wait_for_orphans(self, seconds: float = 30) -> None:
+        """A killed owner's helpers (its worker gets SIGTERM when `grove serve` dies) may
+        still be finishing; give them time to disconnect before deciding to restart.
+        Not under the lock: they need it to leave."""
+        deadline = time.monotonic() + seconds
+        while (time.monotonic() < deadline and self.is_running() and not self._owner_alive()
+               and self._client_backends()):
+            time.sleep(0.2)
 
     def release(self) -> None:
         """At exit: stop the server if we own it — or nobody alive does — and nobody else

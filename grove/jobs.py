@@ -18,6 +18,7 @@ Feature apps register a `Handler` per job kind (core never imports them).
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -284,7 +285,6 @@ def recover(*, now: datetime | None = None) -> dict[str, int]:
             for job in lost:
                 job.enqueued_at = now
                 job.save(update_fields=["enqueued_at"])
-                job_id = job.id
-                transaction.on_commit(lambda job_id=job_id, a=account_id: send(job_id, a))
+                transaction.on_commit(functools.partial(send, job.id, account_id))
                 counts["resent"] += 1
     return counts

@@ -64,6 +64,17 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop()
 
 
+def _die_with_parent() -> None:
+    """In the worker, before exec: get SIGTERM if `grove serve` dies, even by SIGKILL,
+    so no orphaned worker keeps the database busy (Linux prctl PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
 def _start_worker(config: Config) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "grove", "worker", "--with-beat"],
@@ -71,6 +82,7 @@ def _start_worker(config: Config) -> subprocess.Popen[bytes]:
         # Its own process group: Ctrl-C in the terminal reaches only `grove serve`,
         # which then stops the worker in order (jobs first, database last).
         start_new_session=True,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads exist yet at this point
     )
 
 

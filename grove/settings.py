@@ -143,6 +143,8 @@ CELERY_BEAT_SCHEDULE = {
     "expire": {"task": "grove.expire", "schedule": 15 * 60},
     # Jobs whose worker died (lease expired) or whose wake-up was lost.
     "recover": {"task": "grove.recover", "schedule": 30},
+    # Lexeme document frequencies that recall's lexical arm weighs terms with.
+    "term-stats": {"task": "grove.term_stats", "schedule": 10 * 60},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

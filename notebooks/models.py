@@ -319,3 +319,24 @@ class NoteEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.note_id} {self.profile}"
+
+
+class TermStat(models.Model):
+    """Document frequency of a lexeme among one account's active notes, refreshed
+    periodically from `ts_stat` (the lexical arm of recall weighs terms by rarity).
+    The row with the empty lexeme holds the number of notes counted."""
+
+    id = models.BigAutoField(primary_key=True)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    lexeme = models.TextField()
+    ndoc = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "notebooks_termstat"
+        constraints = [
+            models.UniqueConstraint(fields=["account", "lexeme"], name="termstat_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.ndoc}"

@@ -38,31 +38,45 @@ def grant_filter(actor: Actor, field: str = "notebook_id") -> Q:
     elif grant.notebooks:
         granted = Q(**{f"{field}__in": list(grant.notebooks)})
     else:
-        granted = Q(pk__in=[])
+        granted = Q(**{f"{field}__in": []})
     if grant.personal:
         granted |= Q(**{f"{field}__isnull": True})
     return granted
 
 
+def visible_filter(actor: Actor, *, prefix: str = "") -> Q:
+    """Notes the actor may reach by id: its account, granted, not deleted. `prefix`
+    applies the rule through a relation (e.g. "note__" from NoteEmbedding)."""
+    return (
+        grant_filter(actor, f"{prefix}notebook_id")
+        & Q(**{f"{prefix}account_id": actor.account_id})
+        & ~Q(**{f"{prefix}status": Status.DELETED})
+    )
+
+
+def live_filter(actor: Actor, *, now: datetime | None = None, prefix: str = "") -> Q:
+    """What lists and recall show: visible, active, not past expiry, and not in an
+    archived or deleted notebook."""
+    now = now or timezone.now()
+    return (
+        visible_filter(actor, prefix=prefix)
+        & Q(**{f"{prefix}status": Status.ACTIVE})
+        & (Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now}))
+        & (
+            Q(**{f"{prefix}notebook__isnull": True})
+            | Q(**{f"{prefix}notebook__archived_at__isnull": True,
+                   f"{prefix}notebook__deleted_at__isnull": True})
+        )
+    )
+
+
 def notes_visible_to(actor: Actor) -> QuerySet[Note]:
     """Every non-deleted note the actor may reach by id (any status but deleted)."""
-    return Note.objects.filter(grant_filter(actor), account_id=actor.account_id).exclude(
-        status=Status.DELETED
-    )
+    return Note.objects.filter(visible_filter(actor))
 
 
 def notes_live(actor: Actor, *, now: datetime | None = None) -> QuerySet[Note]:
-    """What lists and recall show: active, not past expiry, not in an archived notebook."""
-    now = now or timezone.now()
-    return (
-        notes_visible_to(actor)
-        .filter(status=Status.ACTIVE)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .filter(
-            Q(notebook__isnull=True)
-            | Q(notebook__archived_at__isnull=True, notebook__deleted_at__isnull=True)
-        )
-    )
+    return Note.objects.filter(live_filter(actor, now=now))
 
 
 def notebooks_visible_to(actor: Actor) -> QuerySet[Notebook]:

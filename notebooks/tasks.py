@@ -17,3 +17,11 @@ def note_expire_due_task() -> dict[str, int]:
         totals["expired"] += result.expired
         totals["deleted"] += result.deleted
     return totals
+
+
+@shared_task(name="grove.term_stats", ignore_result=True)
+def term_stats_refresh_task() -> int:
+    """Periodic: refresh every account's lexeme statistics for recall."""
+    from notebooks.services import term_stats_refresh
+
+    return sum(term_stats_refresh(actor=Actor.system(a)) for a in active_account_ids())

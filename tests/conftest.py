@@ -92,6 +92,48 @@ def committed(django_db_setup, django_db_blocker) -> Iterator[None]:
         connections["owner"].close()
 
 
+@pytest.fixture
+def celery_worker_on(tmp_path):
+    """Start a real Celery worker (threads) on the given broker for the test."""
+    from celery.contrib.testing.worker import start_worker
+
+    from grove.celery import app, ensure_broker_folders
+
+    previous = (app.conf.broker_url, dict(app.conf.broker_transport_options or {}))
+
+    def use_broker(url, options):
+        # Producers already connected keep their broker: drop them (Celery does the same
+        # after a fork).
+        if app._pool is not None:
+            app._pool.force_close_all()
+        app._after_fork()
+        app.conf.broker_url, app.conf.broker_transport_options = url, options
+        ensure_broker_folders.cache_clear()
+        ensure_broker_folders()
+
+    def start(url, options):
+        use_broker(url, options)
+        return start_worker(app, pool="threads", concurrency=2, perform_ping_check=False,
+                            shutdown_timeout=30)
+
+    yield start
+    use_broker(*previous)
+
+
+def redis_url_or_skip(default: str) -> str:
+    """REDIS_URL from the environment (or `default`); skip without Redis, fail in CI."""
+    import redis
+
+    url = os.environ.get("REDIS_URL", default)
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.exceptions.ConnectionError:
+        if IN_CI:
+            pytest.fail(f"CI=true: Redis must answer at {url}")
+        pytest.skip(f"no Redis at {url}")
+    return url
+
+
 # -- browser tests: real Chromium against a real ASGI server on the test database ------
 
 CHROMIUM = "/usr/bin/chromium"

@@ -21,14 +21,15 @@ class OpenAIEmbedder:
 
     @classmethod
     def from_settings(cls) -> OpenAIEmbedder:
-        profile, dimension = cls.configured_profile()
-        return cls(base_url=settings.GROVE_EMBEDDINGS_BASE_URL,
+        # grove.config guarantees all three are set when GROVE_EMBEDDINGS=openai.
+        _, dimension = cls.configured_profile()
+        return cls(base_url=str(settings.GROVE_EMBEDDINGS_BASE_URL),
                    api_key=settings.GROVE_EMBEDDINGS_API_KEY or "",
-                   model=settings.GROVE_EMBEDDINGS_MODEL, dimension=dimension)
+                   model=str(settings.GROVE_EMBEDDINGS_MODEL), dimension=dimension)
 
     @classmethod
     def configured_profile(cls) -> tuple[str, int]:
-        dimension = settings.GROVE_EMBEDDINGS_DIMENSION
+        dimension = int(settings.GROVE_EMBEDDINGS_DIMENSION or 0)
         return profile_name(f"openai:{settings.GROVE_EMBEDDINGS_MODEL}", dimension), dimension
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -13,8 +13,7 @@ ALTER TABLE notebooks_note FORCE ROW LEVEL SECURITY;
 
 class Migration(migrations.Migration):
     """Vectors are account-owned like everything else; each dimension in use gets an
-    HNSW index (384 for the default local model); the lexical arm reads PostgreSQL's
-    most-common-lexeme statistics, so keep more of them."""
+    HNSW index (384 for the default local model)."""
 
     dependencies = [
         ("notebooks", "0004_search_and_embeddings"),
@@ -30,9 +29,5 @@ class Migration(migrations.Migration):
             "ALTER TABLE notebooks_noteembedding DROP CONSTRAINT embedding_note_same_account",
         ),
         migrations.RunSQL(hnsw_index_sql(384), "DROP INDEX IF EXISTS note_embedding_hnsw_384"),
-        migrations.RunSQL(
-            "ALTER TABLE notebooks_note ALTER COLUMN search SET STATISTICS 2000",
-            "ALTER TABLE notebooks_note ALTER COLUMN search SET STATISTICS -1",
-        ),
         migrations.RunSQL(BACKFILL_HASHES, migrations.RunSQL.noop),
     ]

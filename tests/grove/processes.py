@@ -93,3 +93,22 @@ class Serve:
     def stop(self, signum: int, timeout: float = 30) -> int:
         self.proc.send_signal(signum)
         return self.proc.wait(timeout=timeout)
+
+
+def children(pid: int) -> list[int]:
+    """Direct child processes of pid (Linux /proc)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

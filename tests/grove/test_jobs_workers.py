@@ -10,12 +10,11 @@ import pytest
 from django.db import connections
 
 from grove import jobs
-from grove.celery import app
 from grove.models import Job
 from notebooks.indexing import EMBED
 from notebooks.models import Note, NoteEmbedding
 from tests import factories
-from tests.conftest import IN_CI
+from tests.conftest import redis_url_or_skip
 from tests.fake_embedder import FakeEmbedder
 
 pytestmark = pytest.mark.slow
@@ -73,34 +72,6 @@ def _wait_until_indexed(actor, note_id, seconds=30):
     return False
 
 
-@pytest.fixture
-def celery_worker_on(tmp_path):
-    """Start a real Celery worker (threads) on the given broker for the test."""
-    from celery.contrib.testing.worker import start_worker
-
-    from grove.celery import ensure_broker_folders
-
-    previous = (app.conf.broker_url, dict(app.conf.broker_transport_options or {}))
-
-    def use_broker(url, options):
-        # Producers already connected keep their broker: drop them (Celery does the same
-        # after a fork).
-        if app._pool is not None:
-            app._pool.force_close_all()
-        app._after_fork()
-        app.conf.broker_url, app.conf.broker_transport_options = url, options
-        ensure_broker_folders.cache_clear()
-        ensure_broker_folders()
-
-    def start(url, options):
-        use_broker(url, options)
-        return start_worker(app, pool="threads", concurrency=2, perform_ping_check=False,
-                            shutdown_timeout=30)
-
-    yield start
-    use_broker(*previous)
-
-
 def test_celery_end_to_end_with_the_filesystem_broker(committed, celery_worker_on, tmp_path):
     folder = tmp_path / "broker"
     options = {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
@@ -114,17 +85,7 @@ def test_celery_end_to_end_with_the_filesystem_broker(committed, celery_worker_o
 
 
 def test_celery_end_to_end_with_redis(committed, celery_worker_on):
-    import os
-
-    import redis
-
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14")
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.exceptions.ConnectionError:
-        if IN_CI:
-            pytest.fail(f"CI=true: Redis must answer at {url}")
-        pytest.skip(f"no Redis at {url}")
+    url = redis_url_or_skip("redis://127.0.0.1:6379/14")
     actor = factories.owner()
     with celery_worker_on(url, {}):
         notes = [factories.note(actor, f"through redis {i}") for i in range(5)]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
-    "notebooks_note", "notebooks_revision", "notebooks_noteembedding",
+    "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
 }
 
 
@@ -41,6 +41,7 @@ def populate(actor):
     services.note_update(actor=actor, operation_id=op(), note_id=note.id, content="secret 2")
     factories.connection(actor, all_notebooks=True)
     jobs.run_batch(account_id=actor.account_id, kind="embed")  # a vector row too
+    services.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
     return nb, note
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grove.embedded import EmbeddedPostgres
-from tests.grove.processes import Serve, run_grove
+from tests.grove.processes import Serve, alive, children, run_grove
 
 pytestmark = pytest.mark.slow
 
@@ -96,11 +96,30 @@ def test_serve_on_an_external_database_starts_nothing_embedded(django_db_setup, 
     assert "Traceback" not in serve.output()
 
 
-def test_a_server_left_by_a_killed_grove_is_restarted(home):
+def test_a_killed_serve_leaves_nothing_running(home):
+    """SIGKILL gives `grove serve` no chance to clean up; its worker is told by the
+    kernel (parent-death signal), finishes, and — the last grove process out — stops
+    the database."""
     first = Serve(home)
     first.wait_ready()
+    workers = children(first.proc.pid)
+    assert workers
     first.stop(signal.SIGKILL)
-    # SIGKILL leaves postgres running with no owner ...
+    deadline = time.monotonic() + 60
+    while (any(alive(w) for w in workers) or postgres_running(home)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(w) for w in workers)
+    assert not postgres_running(home)
+
+
+def test_a_server_left_by_killed_grove_processes_is_restarted(home):
+    first = Serve(home)
+    first.wait_ready()
+    for worker in children(first.proc.pid):
+        os.kill(worker, signal.SIGKILL)
+    first.stop(signal.SIGKILL)
+    # Nobody cleaned up: postgres runs on with no owner ...
     assert postgres_running(home)
     second = Serve(home)
     try:
@@ -147,3 +166,43 @@ def test_serve_reports_a_port_in_use(home):
     while postgres_running(home) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not postgres_running(home)
+
+
+def _csrf(html: str) -> str:
+    import re
+
+    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+    assert match, html[:500]
+    return match.group(1)
+
+
+def test_serve_embeds_a_new_note_within_seconds(home):
+    """The embedded default runs its own worker: a note saved in the browser gets its
+    vector from the real local model within a couple of seconds."""
+    import uuid
+
+    import httpx
+
+    serve = Serve(home)
+    try:
+        serve.wait_ready()
+        with httpx.Client(base_url=serve.url, timeout=10, follow_redirects=True) as web:
+            page = web.get("/setup/")
+            password = "a long enough passphrase 42"
+            web.post("/setup/", data={"csrfmiddlewaretoken": _csrf(page.text),
+                                      "username": "owner", "password": password,
+                                      "password_again": password})
+            home_page = web.get("/")
+            saved = web.post("/notes/new", data={
+                "csrfmiddlewaretoken": _csrf(home_page.text), "operation_id": str(uuid.uuid4()),
+                "content": "The staging database is rebuilt every Sunday night.",
+                "kind": "fact", "notebook": "", "task_id": ""})
+            assert saved.status_code == 200 and "rebuilt every Sunday" in saved.text
+            started = time.monotonic()
+            while 'data-indexing="ready"' not in web.get("/").text:
+                assert time.monotonic() - started < 20, "the note was not embedded"
+                time.sleep(0.1)
+            elapsed = time.monotonic() - started
+    finally:
+        assert serve.stop(signal.SIGTERM) == 0, serve.output()
+    assert elapsed < 5, f"embedding took {elapsed:.1f}s"

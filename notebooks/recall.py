@@ -1,0 +1,349 @@
+"""Recall (SPEC §4): what an agent asks Grove to remember, within a budget.
+
+Two ranked lists over the caller's live, granted notes, fused by reciprocal rank:
+
+* **lexical**: PostgreSQL full text. Natural-language questions rarely match with AND
+  semantics, and OR over every word matches half the corpus, so the query's lexemes are
+  weighted by rarity (a BM25-style idf from PostgreSQL's own most-common-lexeme
+  statistics for the `search` column), the most common ones are dropped, and each note
+  matching the OR of the rest scores the idf sum of the terms it contains.
+* **semantic**: pgvector cosine distance over the HNSW index of the active embedding
+  profile (iterative scan, so grant filters still fill the list); hits farther than a
+  threshold are dropped, so an unrelated query returns nothing rather than filler.
+
+Grant scoping happens inside both queries, before ranking. With embeddings disabled
+recall is lexical and `meta.mode` says so.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+from django.db.models import Case, F, IntegerField, Q, QuerySet, When
+from django.db.models.functions import Cast
+from pgvector.django import CosineDistance, VectorField
+
+from grove.actor import READ, Actor
+from grove.embeddings import Embedder, get_embedder
+from grove.embeddings.profile import active_profile_name
+from grove.errors import Invalid
+from grove.tenancy import tenant
+from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding, TermStat
+from notebooks.schemas import NoteOut, Out
+from notebooks.selectors import access_notebook, live_filter, parse_uuid
+
+DEFAULT_LIMIT, MAX_LIMIT = 8, 50
+DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
+QUERY_MAX_CHARS = 2000
+CANDIDATES = 50  # per arm
+RRF_K = 60
+# Cosine distance beyond which a semantic hit is unrelated (similarity below 0.25).
+DEFAULT_MAX_DISTANCE = 0.75
+# Lexemes in more than this share of notes carry no signal for recall.
+COMMON_TERM_SHARE = 0.2
+PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
+
+
+class RecallItem(Out):
+    note: NoteOut
+    score: float
+    matched: list[str]  # "lexical", "semantic"
+    distance: float | None = None
+
+
+class RecallMeta(Out):
+    returned: int
+    available: int
+    truncated: bool
+    limit: int
+    max_chars: int
+    mode: str  # hybrid | lexical | profile
+    pending: int
+
+
+class RecallOut(Out):
+    data: list[RecallItem]
+    meta: RecallMeta
+
+
+@dataclass(frozen=True)
+class Weights:
+    """idf per query lexeme, from PostgreSQL's column statistics."""
+
+    terms: dict[str, float]
+
+
+# -- term statistics -------------------------------------------------------------------------
+
+
+def _query_lexemes(query: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tsvector_to_array(to_tsvector(%s::regconfig, %s))",
+                       [SEARCH_CONFIG, query])
+        return list(cursor.fetchone()[0] or [])
+
+
+def term_weights(query: str) -> Weights:
+    """idf for each informative lexeme of the query, from the account's term statistics
+    (`TermStat`, refreshed periodically); the most common lexemes are dropped. Lexemes
+    the statistics do not know yet count as rare. Caller holds a tenant transaction."""
+    lexemes = _query_lexemes(query)
+    if not lexemes:
+        return Weights(terms={})
+    counts = dict(TermStat.objects.filter(lexeme__in=[*lexemes, ""])
+                  .values_list("lexeme", "ndoc"))
+    total = counts.pop("", 0)
+    if total < 1:
+        return Weights(terms={lex: 1.0 for lex in lexemes})
+    shares = {lex: max(counts.get(lex, 0), 0.5) / total for lex in lexemes}
+    kept = {lex: f for lex, f in shares.items() if f <= COMMON_TERM_SHARE}
+    if not kept:  # only common words: keep the rarest two rather than nothing
+        kept = dict(sorted(shares.items(), key=lambda item: item[1])[:2])
+    return Weights(terms={lex: math.log(1 + (1 - min(f, 0.999)) / f)
+                          for lex, f in kept.items()})
+
+
+def _tsquery_literal(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+# -- the two arms ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which notes recall may return: the caller's live, granted notes, optionally
+    narrowed to some notebooks. One rule (`selectors.live_filter`), applied through
+    whichever table a query starts from."""
+
+    actor: Actor
+    notebook_ids: list[uuid.UUID] | None
+    personal: bool
+
+    def q(self, prefix: str = "") -> Q:
+        condition = live_filter(self.actor, prefix=prefix)
+        place = Q()
+        if self.notebook_ids is not None:
+            place = Q(**{f"{prefix}notebook_id__in": self.notebook_ids})
+            if self.personal:
+                place |= Q(**{f"{prefix}notebook__isnull": True})
+        elif not self.personal:
+            place = Q(**{f"{prefix}notebook__isnull": False})
+        return condition & place
+
+    def notes(self) -> QuerySet[Note]:
+        return Note.objects.filter(self.q())
+
+
+def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, float]], int]:
+    """Top notes by the idf sum of the informative query terms they contain, and how
+    many notes contain any of them."""
+    if not weights.terms:
+        return [], 0
+    lexemes = list(weights.terms)
+    or_query = " | ".join(_tsquery_literal(lex) for lex in lexemes)
+    matched = scope.notes().filter(
+        search=SearchQuery(or_query, search_type="raw", config="simple")
+    ).values("id", "search")
+    matched_sql, matched_params = matched.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH matched AS MATERIALIZED ({matched_sql}),
+            terms AS (
+                SELECT lex::tsquery AS q, w FROM unnest(%s::text[], %s::float8[]) AS t(lex, w)
+            ), scored AS (
+                SELECT m.id, sum(t.w) AS score FROM matched m JOIN terms t ON m.search @@ t.q
+                GROUP BY m.id
+            )
+            SELECT id, score, (SELECT count(*) FROM matched) FROM scored
+            ORDER BY score DESC, id LIMIT %s
+            """,  # noqa: S608 - the CTE is the ORM's own parameterised SQL
+            [*matched_params, [_tsquery_literal(lex) for lex in lexemes],
+             [weights.terms[lex] for lex in lexemes], CANDIDATES],
+        )
+        rows = cursor.fetchall()
+    total = rows[0][2] if rows else 0
+    return [(row[0], float(row[1])) for row in rows], total
+
+
+def _semantic(embedder: Embedder, profile: str, query: str, scope: Scope,
+              max_distance: float) -> list[tuple[uuid.UUID, float]]:
+    """Nearest vectors of the active profile among the notes in scope (HNSW with
+    iterative scan, so grant filters still fill the list), within `max_distance`."""
+    vector = embedder.embed([query])[0].tolist()
+    dim = int(embedder.dimension)
+    # Must be the HNSW index's expression: (embedding)::vector(dim).
+    distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
+    nearest = (
+        NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile,
+                                     dimension=dim, content_hash=F("note__content_hash"))
+        .annotate(distance=distance)
+        .order_by("distance")
+        .values_list("note_id", "distance")[:CANDIDATES]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    return [(note_id, float(d)) for note_id, d in nearest if d <= max_distance]
+
+
+def _also_lexical(ids: list[uuid.UUID], weights: Weights) -> set[uuid.UUID]:
+    if not ids or not weights.terms:
+        return set()
+    or_query = " | ".join(_tsquery_literal(lex) for lex in weights.terms)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM notebooks_note WHERE id = ANY(%s) AND search @@ %s::tsquery",
+                       [ids, or_query])
+        return {row[0] for row in cursor.fetchall()}
+
+
+# -- the service -----------------------------------------------------------------------------
+
+
+def clean_budget(limit: Any, max_chars: Any) -> tuple[int, int]:
+    limit = DEFAULT_LIMIT if limit is None else limit
+    max_chars = DEFAULT_MAX_CHARS if max_chars is None else max_chars
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.",
+                      code="invalid_limit")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) \
+            or not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS:
+        raise Invalid(f"maxChars must be a whole number from {MIN_MAX_CHARS} to "
+                      f"{MAX_MAX_CHARS}.", code="invalid_max_chars")
+    return limit, max_chars
+
+
+def item_chars(note: NoteOut) -> int:
+    """What an item costs against the budget: its content and its metadata."""
+    return len(note.content) + sum(len(str(v)) for v in (
+        note.versioned_id, note.kind, note.task_id or "", note.source_agent or "",
+        note.notebook_id or "", note.updated_at.isoformat()))
+
+
+def recall(
+    *,
+    actor: Actor,
+    query: str | None = None,
+    notebook_ids: list[uuid.UUID | str] | None = None,
+    include_personal: bool = True,
+    task_id: str | None = None,
+    limit: int | None = None,
+    max_chars: int | None = None,
+    max_distance: float = DEFAULT_MAX_DISTANCE,
+) -> RecallOut:
+    """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
+
+    `notebook_ids=None` searches every granted notebook (and Personal when
+    `include_personal`); a list restricts to those notebooks, each of which must be
+    granted (NotFound otherwise). Without a query, returns the compact profile:
+    pinned and important preferences, facts and decisions, plus the handoff of
+    `task_id` when given. Read-only.
+    """
+    limit, max_chars = clean_budget(limit, max_chars)
+    if query is not None:
+        if not isinstance(query, str):
+            raise Invalid("query must be text.", code="invalid_query")
+        query = query.strip()
+        if len(query) > QUERY_MAX_CHARS:
+            raise Invalid(f"query is longer than {QUERY_MAX_CHARS} characters.",
+                          code="query_too_long")
+        query = query or None
+    if not 0 < max_distance <= 2:
+        raise Invalid("maxDistance must be in (0, 2].", code="invalid_max_distance")
+
+    embedder = get_embedder() if query else None
+    with tenant(actor):
+        actor.require(READ)
+        scope_ids = None
+        if notebook_ids is not None:
+            scope_ids = [access_notebook(actor, parse_uuid(nb, what="notebook id")).id
+                         for nb in notebook_ids]
+        scope = Scope(actor=actor, notebook_ids=scope_ids,
+                      personal=include_personal and actor.grant.personal)
+        pending = _pending(scope) if get_embedder() is not None else 0
+        if query is None:
+            return _profile(scope, task_id, limit, max_chars, pending)
+
+        weights = term_weights(query)
+        lexical, lexical_total = _lexical(weights, scope)
+        semantic: list[tuple[uuid.UUID, float]] = []
+        profile = active_profile_name()
+        hybrid = embedder is not None and profile is not None
+        if hybrid:
+            assert embedder is not None and profile is not None
+            semantic = _semantic(embedder, profile, query, scope, max_distance)
+        fused: dict[uuid.UUID, float] = {}
+        matched: dict[uuid.UUID, list[str]] = {}
+        for arm, hits in (("lexical", lexical), ("semantic", semantic)):
+            for rank, (note_id, _) in enumerate(hits):
+                fused[note_id] = fused.get(note_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+                matched.setdefault(note_id, []).append(arm)
+        distances = dict(semantic)
+        semantic_only = [i for i in distances if "lexical" not in matched[i]]
+        # Everything that matched: all lexical matches, plus semantic hits that did not
+        # also match lexically (counted exactly, not just the ones in the top list).
+        available = lexical_total + len(set(semantic_only) - _also_lexical(semantic_only,
+                                                                            weights))
+        ranked_ids = sorted(fused, key=lambda i: (-fused[i], str(i)))
+        head = ranked_ids[: limit * 3 + 10]
+        notes = {n.id: n for n in Note.objects.filter(id__in=head)}
+        items = _within_budget(
+            [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
+            limit, max_chars)
+        available = max(available, len(items))
+        meta = RecallMeta(returned=len(items), available=available,
+                          truncated=len(items) < available, limit=limit, max_chars=max_chars,
+                          mode="hybrid" if hybrid else "lexical", pending=pending)
+        return RecallOut(data=items, meta=meta)
+
+
+def _pending(scope: Scope) -> int:
+    """In-scope notes whose current content has no vector yet."""
+    return scope.notes().exclude(indexing=Indexing.READY).count()
+
+
+def _profile(scope: Scope, task_id: str | None, limit: int, max_chars: int,
+             pending: int) -> RecallOut:
+    """Query-free recall: who the user is and what was decided (pinned and important
+    first), and the handoff of `task_id` when one is given."""
+    wanted = Q(kind__in=[str(k) for k in PROFILE_KINDS])
+    if task_id:
+        wanted |= Q(kind=Kind.HANDOFF, task_id=task_id)
+    candidates = scope.notes().filter(wanted)
+    ordered = candidates.annotate(
+        is_handoff=Case(When(kind=Kind.HANDOFF, then=1), default=0,
+                        output_field=IntegerField())
+    ).order_by("-is_handoff", "-pinned", "-importance", "-updated_at", "id")
+    notes = list(ordered[: limit * 3 + 10])
+    items = _within_budget([(n, 1.0 / (RRF_K + rank + 1), ["profile"], None)
+                            for rank, n in enumerate(notes)], limit, max_chars)
+    available = candidates.count()
+    meta = RecallMeta(returned=len(items), available=available,
+                      truncated=len(items) < available, limit=limit, max_chars=max_chars,
+                      mode="profile", pending=pending)
+    return RecallOut(data=items, meta=meta)
+
+
+def _within_budget(ranked: list[tuple[Note, float, list[str], float | None]], limit: int,
+                   max_chars: int) -> list[RecallItem]:
+    """Items in rank order until the item or character budget is spent (the first item
+    is always returned, even if it alone is larger than the budget)."""
+    items: list[RecallItem] = []
+    spent = 0
+    for note, score, matched, distance in ranked:
+        if len(items) >= limit:
+            break
+        out = NoteOut.of(note)
+        cost = item_chars(out)
+        if items and spent + cost > max_chars:
+            break
+        spent += cost
+        items.append(RecallItem(note=out, score=round(score, 6), matched=matched,
+                                distance=None if distance is None else round(distance, 6)))
+    return items
