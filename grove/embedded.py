@@ -388,7 +388,8 @@ class EmbeddedPostgres:
             )
 
     def _client_backends(self) -> int:
-        """Client connections to the server other than the one asking."""
+        """Client connections from other processes (this process's own connections —
+        any thread's — carry application_name grove-<pid>, see settings)."""
         import psycopg
 
         try:
@@ -396,7 +397,9 @@ class EmbeddedPostgres:
                                  dbname="postgres", autocommit=True, connect_timeout=5) as conn:
                 row = conn.execute(
                     "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+                    "AND application_name IS DISTINCT FROM %s",
+                    [f"grove-{os.getpid()}"],
                 ).fetchone()
         except psycopg.Error:
             return 0

@@ -1,5 +1,6 @@
 """Django settings, derived from `grove.config` (environment + `$GROVE_HOME/grove.toml`)."""
 
+import os
 from pathlib import Path
 
 from grove.config import load
@@ -77,9 +78,12 @@ TEMPLATES = [
 
 # `default` is the runtime role: no superuser, no BYPASSRLS, owns nothing, so row-level
 # security applies to every query. `owner` owns the schema and is used only to migrate.
+# Connections name their process, so the embedded server's "last one out" rule can tell
+# this process's own (e.g. worker threads') connections from other grove commands'.
+_APPLICATION = {"application_name": f"grove-{os.getpid()}"}
 DATABASES = {
-    "default": {**CONFIG.database, "CONN_MAX_AGE": 0},
-    "owner": {**CONFIG.migrate_database, "CONN_MAX_AGE": 0},
+    "default": {**CONFIG.database, "CONN_MAX_AGE": 0, "OPTIONS": _APPLICATION},
+    "owner": {**CONFIG.migrate_database, "CONN_MAX_AGE": 0, "OPTIONS": _APPLICATION},
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -104,6 +104,7 @@ def test_a_killed_serve_leaves_nothing_running(home):
     first.wait_ready()
     workers = children(first.proc.pid)
     assert workers
+    _wait_until_connected(home, workers[0])  # a worker killed mid-start cleans nothing
     first.stop(signal.SIGKILL)
     deadline = time.monotonic() + 60
     while (any(alive(w) for w in workers) or postgres_running(home)) \
@@ -111,6 +112,22 @@ def test_a_killed_serve_leaves_nothing_running(home):
         time.sleep(0.2)
     assert not any(alive(w) for w in workers)
     assert not postgres_running(home)
+
+
+def _wait_until_connected(home: Path, pid: int, seconds: float = 60) -> None:
+    """Until the process has a database connection (grove names them grove-<pid>)."""
+    import psycopg
+
+    server = EmbeddedPostgres(home)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with psycopg.connect(host=str(server.socket_dir), user="postgres",
+                             dbname="postgres") as conn:
+            if conn.execute("SELECT 1 FROM pg_stat_activity WHERE application_name = %s",
+                            [f"grove-{pid}"]).fetchone():
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"process {pid} never connected")
 
 
 def test_a_server_left_by_killed_grove_processes_is_restarted(home):

@@ -22,7 +22,8 @@ class Command(BaseCommand):
 
         ensure_broker_folders()
         argv = ["worker", "--pool=threads", f"--concurrency={concurrency}",
-                f"--loglevel={loglevel}", "--without-mingle", "--without-gossip", "--without-heartbeat"]
+                f"--loglevel={loglevel}", "--without-mingle", "--without-gossip",
+                "--without-heartbeat"]
         if with_beat:
             argv += ["--beat", f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"]
         # Threads: jobs wait on the database and the network, and the embedded default
