@@ -82,8 +82,8 @@ TEMPLATES = [
 # this process's own (e.g. worker threads') connections from other grove commands'.
 _APPLICATION = {"application_name": f"grove-{os.getpid()}"}
 DATABASES = {
-    "default": {**CONFIG.database, "CONN_MAX_AGE": 0, "OPTIONS": _APPLICATION},
-    "owner": {**CONFIG.migrate_database, "CONN_MAX_AGE": 0, "OPTIONS": _APPLICATION},
+    alias: {**db, "CONN_MAX_AGE": 0, "OPTIONS": {**db.get("OPTIONS", {}), **_APPLICATION}}
+    for alias, db in (("default", CONFIG.database), ("owner", CONFIG.migrate_database))
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
