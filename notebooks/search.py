@@ -1,0 +1,265 @@
+"""Library search (SPEC §4): the website's search box and `POST /v1/notes/search`.
+
+Keyword search with filters and sorts, paged by **signed cursors**: opaque, HMAC-signed
+(Django's signing, keyed by the secret key), bound to the account, the connection, the
+query + filters + sort, and a creation-time ceiling fixed by the first page — so paging
+is stable under concurrent inserts (new notes wait for a new search; nothing older than
+the ceiling is skipped or repeated). A tampered or foreign cursor is `Invalid`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
+from django.core import signing
+from django.db.models import F, FloatField, Q, QuerySet
+from django.db.models.functions import Cast
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from grove.actor import READ, Actor
+from grove.errors import Invalid
+from grove.tenancy import tenant
+from notebooks.models import SEARCH_CONFIG, Kind, Note, Status
+from notebooks.schemas import NoteOut, Out
+from notebooks.selectors import live_filter, notes_visible_to, parse_uuid
+
+SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
+LIFETIMES = ("permanent", "ephemeral")
+STATUSES = ("active", "archived", "expired")
+DEFAULT_LIMIT, MAX_LIMIT = 20, 100
+QUERY_MAX_CHARS = 500
+CURSOR_SALT = "grove.notes.search"
+
+
+class Matches(Out):
+    """Why a note matched: bound to the query and to the note version it describes."""
+
+    query: str
+    note_version: int
+    terms: list[str]
+    snippet: str
+
+
+class SearchItem(Out):
+    note: NoteOut
+    matches: Matches | None = None
+
+
+class SearchMeta(Out):
+    returned: int
+    available: int
+    truncated: bool
+    limit: int
+    next_cursor: str | None = None
+
+
+class SearchPage(Out):
+    data: list[SearchItem]
+    meta: SearchMeta
+
+
+class _Everywhere:
+    pass
+
+
+EVERYWHERE = _Everywhere()
+
+
+def _clean(value: Any, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise Invalid(f"{what} must be one of {', '.join(allowed)}.", code=f"invalid_{what}")
+    return str(value)
+
+
+def _filters_fingerprint(spec: dict[str, Any]) -> str:
+    canonical = json.dumps(spec, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def _scope(actor: Actor, *, status: str, now: datetime) -> QuerySet[Note]:
+    if status == "active":
+        return Note.objects.filter(live_filter(actor, now=now))
+    visible = notes_visible_to(actor)
+    if status == "archived":
+        return visible.filter(Q(status=Status.ARCHIVED)
+                              | Q(status=Status.ACTIVE, notebook__archived_at__isnull=False))
+    return visible.filter(Q(status=Status.EXPIRED)
+                          | Q(status=Status.ACTIVE, expires_at__lte=now))
+
+
+def note_search(
+    *,
+    actor: Actor,
+    query: str | None = None,
+    notebook_id: uuid.UUID | str | None | _Everywhere = EVERYWHERE,
+    kinds: list[str] | None = None,
+    source_agent: str | None = None,
+    updated_after: datetime | str | None = None,
+    lifetime: str | None = None,
+    status: str = "active",
+    sort: str | None = None,
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    matches: bool = False,
+) -> SearchPage:
+    """One page of the caller's notes matching the query and filters. Read-only.
+
+    `notebook_id`: a notebook, None for Personal, omitted for everything granted.
+    `sort` defaults to relevance with a query, else updated_desc. Raises Invalid
+    (bad filters, tampered/foreign/mismatched cursor) and NotFound (notebook)."""
+    if query is not None:
+        if not isinstance(query, str) or len(query) > QUERY_MAX_CHARS:
+            raise Invalid(f"query must be text of at most {QUERY_MAX_CHARS} characters.",
+                          code="invalid_query")
+        query = query.strip() or None
+    sort = _clean(sort or ("relevance" if query else "updated_desc"), SORTS, "sort")
+    if sort == "relevance" and not query:
+        raise Invalid("Sorting by relevance needs a query.", code="invalid_sort")
+    status = _clean(status, STATUSES, "status")
+    if lifetime is not None:
+        lifetime = _clean(lifetime, LIFETIMES, "lifetime")
+    if kinds is not None:
+        kinds = [_clean(k, tuple(Kind.values), "kind") for k in kinds]
+    if isinstance(updated_after, str):
+        parsed = parse_datetime(updated_after)
+        if parsed is None or parsed.tzinfo is None:
+            raise Invalid("updatedAfter must be an ISO 8601 time with a zone.",
+                          code="invalid_updated_after")
+        updated_after = parsed
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.",
+                      code="invalid_limit")
+    if source_agent is not None and not isinstance(source_agent, str):
+        raise Invalid("sourceAgent must be text.", code="invalid_source_agent")
+    place: str | None
+    if isinstance(notebook_id, _Everywhere):
+        place = "*"
+    elif notebook_id is None:
+        place = None
+    else:
+        place = str(parse_uuid(notebook_id, what="notebook id"))
+
+    spec = {"q": query, "place": place, "kinds": kinds, "agent": source_agent,
+            "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
+    fingerprint = _filters_fingerprint(spec)
+    ceiling, after_key = _read_cursor(actor, cursor, fingerprint)
+
+    with tenant(actor):
+        actor.require(READ)
+        now = timezone.now()
+        ceiling = ceiling or now
+        notes = _scope(actor, status=status, now=now).filter(created_at__lte=ceiling)
+        if place is None:
+            notes = notes.filter(notebook__isnull=True)
+        elif place != "*":
+            from notebooks.selectors import access_notebook
+
+            notes = notes.filter(notebook_id=access_notebook(actor, place).id)
+        if kinds:
+            notes = notes.filter(kind__in=kinds)
+        if source_agent is not None:
+            notes = notes.filter(source_agent=source_agent)
+        if updated_after is not None:
+            notes = notes.filter(updated_at__gt=updated_after)
+        if lifetime == "permanent":
+            notes = notes.filter(retention_days__isnull=True)
+        elif lifetime == "ephemeral":
+            notes = notes.filter(retention_days__isnull=False)
+        search_query = None
+        if query:
+            search_query = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
+            notes = notes.filter(search=search_query)
+        available = notes.count()
+
+        page = _order_and_seek(notes, sort, search_query, after_key)
+        if matches and search_query is not None:
+            page = page.annotate(
+                headline=SearchHeadline("content", search_query, config=SEARCH_CONFIG,
+                                        start_sel="«", stop_sel="»", max_fragments=2,
+                                        max_words=24, min_words=8),
+                matched_terms=RawSQL(
+                    "ARRAY(SELECT unnest(tsvector_to_array(notebooks_note.search)) "
+                    "INTERSECT SELECT unnest(tsvector_to_array("
+                    "to_tsvector(%s::regconfig, %s))))",
+                    [SEARCH_CONFIG, query]),
+            )
+        rows = list(page[: limit + 1])
+        more, rows = len(rows) > limit, rows[:limit]
+        items = []
+        for note in rows:
+            evidence = None
+            if matches and query is not None and search_query is not None:
+                evidence = Matches(query=query, note_version=note.version,
+                                   terms=sorted(note.matched_terms or []),
+                                   snippet=note.headline)
+            items.append(SearchItem(note=NoteOut.of(note), matches=evidence))
+        next_cursor = None
+        if more and rows:
+            next_cursor = _write_cursor(actor, fingerprint, ceiling, _key(rows[-1], sort))
+        # Counted before paging: notes before this page are included, so "truncated"
+        # means "there is more than this page".
+        return SearchPage(data=items, meta=SearchMeta(
+            returned=len(items), available=available, truncated=len(items) < available,
+            limit=limit, next_cursor=next_cursor))
+
+
+def _order_and_seek(notes: QuerySet[Note], sort: str, search_query: SearchQuery | None,
+                    after: list[Any] | None) -> QuerySet[Note]:
+    if sort == "relevance":
+        assert search_query is not None
+        # float8, not ts_rank's float4: the cursor round-trips the value exactly.
+        notes = notes.annotate(rank=Cast(SearchRank(F("search"), search_query,
+                                                    cover_density=True), FloatField()))
+        if after:
+            rank, last_id = float(after[0]), uuid.UUID(after[1])
+            notes = notes.filter(Q(rank__lt=rank) | Q(rank=rank, id__lt=last_id))
+        return notes.order_by("-rank", "-id")
+    field, descending = {"updated_desc": ("updated_at", True), "updated_asc": ("updated_at", False),
+                         "created_desc": ("created_at", True)}[sort]
+    if after:
+        value, last_id = parse_datetime(after[0]), uuid.UUID(after[1])
+        op = "lt" if descending else "gt"
+        notes = notes.filter(Q(**{f"{field}__{op}": value})
+                             | Q(**{field: value, f"id__{op}": last_id}))
+    prefix = "-" if descending else ""
+    return notes.order_by(f"{prefix}{field}", f"{prefix}id")
+
+
+def _key(note: Note, sort: str) -> list[Any]:
+    if sort == "relevance":
+        return [note.rank, str(note.id)]  # type: ignore[attr-defined]
+    field = "created_at" if sort == "created_desc" else "updated_at"
+    return [getattr(note, field).isoformat(), str(note.id)]
+
+
+def _write_cursor(actor: Actor, fingerprint: str, ceiling: datetime, key: list[Any]) -> str:
+    payload = {"a": str(actor.account_id), "c": str(actor.connection_id or ""),
+               "f": fingerprint, "t": ceiling.isoformat(), "k": key}
+    return signing.dumps(payload, salt=CURSOR_SALT, compress=True)
+
+
+def _read_cursor(actor: Actor, cursor: str | None,
+                 fingerprint: str) -> tuple[datetime | None, list[Any] | None]:
+    if cursor is None:
+        return None, None
+    if not isinstance(cursor, str) or len(cursor) > 2000:
+        raise Invalid("The cursor is not valid.", code="invalid_cursor")
+    try:
+        payload = signing.loads(cursor, salt=CURSOR_SALT)
+    except signing.BadSignature:
+        raise Invalid("The cursor is not valid.", code="invalid_cursor") from None
+    if payload.get("a") != str(actor.account_id) or \
+            payload.get("c") != str(actor.connection_id or ""):
+        raise Invalid("The cursor is not valid.", code="invalid_cursor")
+    if payload.get("f") != fingerprint:
+        raise Invalid("The cursor belongs to a search with other filters.",
+                      code="cursor_mismatch")
+    ceiling = parse_datetime(payload["t"])
+    return ceiling, list(payload["k"])
