@@ -18,8 +18,8 @@ from typing import Any
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.core import signing
 from django.db.models import F, FloatField, Q, QuerySet
-from django.db.models.functions import Cast
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -197,8 +197,8 @@ def note_search(
             evidence = None
             if matches and query is not None and search_query is not None:
                 evidence = Matches(query=query, note_version=note.version,
-                                   terms=sorted(note.matched_terms or []),
-                                   snippet=note.headline)
+                                   terms=sorted(getattr(note, "matched_terms", None) or []),
+                                   snippet=getattr(note, "headline", ""))
             items.append(SearchItem(note=NoteOut.of(note), matches=evidence))
         next_cursor = None
         if more and rows:
