@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import OperationalError
+from django.db.models import F
 from django.utils import timezone
 
 from grove import jobs
@@ -90,3 +91,67 @@ HANDLER = jobs.Handler(
     transient=(EmbeddingUnavailable, OperationalError, TimeoutError, ConnectionError),
     batch_size=BATCH,
 )
+
+
+# -- rebuilding every vector for a new embedding profile ------------------------------------
+
+
+def _notes_without_vector(profile: str) -> Any:
+    return (Note.objects.exclude(status=Status.DELETED)
+            .exclude(embeddings__profile=profile, embeddings__content_hash=F("content_hash")))
+
+
+def reindex_progress(profile: str) -> tuple[int, int]:
+    """(notes with a current vector for `profile`, all notes) over every account."""
+    from grove.selectors import active_account_ids
+    from grove.tenancy import tenant
+
+    done = total = 0
+    for account_id in active_account_ids():
+        with tenant(account_id):
+            all_notes = Note.objects.exclude(status=Status.DELETED).count()
+            total += all_notes
+            done += all_notes - _notes_without_vector(profile).count()
+    return done, total
+
+
+def reindex_start(profile: str, dimension: int) -> int:
+    """Mark `profile` as being built and queue an embed job for every note that has no
+    current vector for it. Returns how many were queued."""
+    from grove.models import EmbeddingProfile
+    from grove.selectors import active_account_ids
+    from grove.tenancy import tenant
+
+    active = EmbeddingProfile.objects.filter(status=EmbeddingProfile.Status.ACTIVE).first()
+    if active is None or active.name != profile:
+        EmbeddingProfile.objects.filter(status=EmbeddingProfile.Status.BUILDING).exclude(
+            name=profile).update(status=EmbeddingProfile.Status.RETIRED)
+        EmbeddingProfile.objects.update_or_create(
+            name=profile, defaults={"dimension": dimension, "activated_at": None,
+                                    "status": EmbeddingProfile.Status.BUILDING})
+    queued = 0
+    for account_id in active_account_ids():
+        with tenant(account_id):
+            for note in _notes_without_vector(profile).select_for_update(skip_locked=True):
+                mark_for_indexing(note)
+                queued += 1
+    return queued
+
+
+def reindex_finish(profile: str) -> None:
+    """Every note has a vector for `profile`: make it the active profile and drop the
+    vectors of any other profile."""
+    from django.db import transaction
+
+    from grove.models import EmbeddingProfile
+    from grove.selectors import active_account_ids
+    from grove.tenancy import tenant
+
+    with transaction.atomic():
+        EmbeddingProfile.objects.filter(status=EmbeddingProfile.Status.ACTIVE).exclude(
+            name=profile).update(status=EmbeddingProfile.Status.RETIRED)
+        EmbeddingProfile.objects.filter(name=profile).update(
+            status=EmbeddingProfile.Status.ACTIVE, activated_at=timezone.now())
+    for account_id in active_account_ids():
+        with tenant(account_id):
+            NoteEmbedding.objects.exclude(profile=profile).delete()

@@ -18,7 +18,16 @@ def hnsw_index_sql(dimension: int) -> str:
     )
 
 
+def vector_index_exists(dimension: int, *, using: str = "default") -> bool:
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s",
+                       [f"note_embedding_hnsw_{int(dimension)}"])
+        return cursor.fetchone() is not None
+
+
 def ensure_vector_index(dimension: int, *, using: str = "owner") -> None:
     """Create the HNSW index for a dimension if missing (needs the owner role)."""
+    if vector_index_exists(dimension, using=using):
+        return
     with connections[using].cursor() as cursor:
         cursor.execute(hnsw_index_sql(int(dimension)))

@@ -46,3 +46,9 @@ class FakeEmbedder:
             if norm:
                 out[row] /= norm
         return out
+
+
+class OtherFakeEmbedder(FakeEmbedder):
+    """Another "model": a different profile with the same dimension (for reindex)."""
+
+    profile = "fake-other/384"

@@ -1,0 +1,224 @@
+"""Shared plumbing for the benchmarks: a fresh private embedded PostgreSQL per run, a
+Django environment on it, an account, bulk helpers and percentile/table printing.
+
+    from bench.common import Env
+    env = Env.fresh("quality")        # /tmp/grove-bench-quality, wiped first
+    ...                               # Django is set up; env.actor acts as the account
+    env.close()                       # also registered with atexit
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+CACHE = Path("/tmp/grove-bench-cache")  # noqa: S108 - derived data only (doc vectors)
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": cpu, "mem_gb": mem_gb,
+            "python": platform.python_version(), "platform": platform.platform()}
+
+
+def _stop_stale(home: Path) -> None:
+    """A previous run that was killed may have left its server running in `home`."""
+    from grove.embedded import EmbeddedPostgres
+
+    server = EmbeddedPostgres(home)
+    if server.is_running():
+        server._prepare()  # noqa: SLF001 - bench-only cleanup of our own scratch server
+        server._stop_server()  # noqa: SLF001
+
+
+@dataclass
+class Env:
+    home: Path
+    server: Any
+    account_id: uuid.UUID
+    actor: Any
+    closed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def fresh(cls, name: str, *, username: str = "bench") -> Env:
+        home = Path(f"/tmp/grove-bench-{name}")  # noqa: S108 - private scratch folder
+        if home.exists():
+            _stop_stale(home)
+            shutil.rmtree(home)
+        home.mkdir(mode=0o711)
+        home.chmod(0o711)
+        os.environ["GROVE_HOME"] = str(home)
+        os.environ["DJANGO_SETTINGS_MODULE"] = "grove.settings"
+        os.environ.pop("REDIS_URL", None)  # the filesystem broker under GROVE_HOME
+        from grove.embedded import EmbeddedPostgres
+
+        server = EmbeddedPostgres(home)
+        server.ensure_running()
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", database="owner", verbosity=0)
+        from grove.embeddings.profile import check_embedding_profile
+
+        check_embedding_profile()
+        from grove.actor import Actor
+        from grove.models import Account
+
+        account = Account.objects.create_user(username=username,
+                                              password=uuid.uuid4().hex)  # noqa: S106
+        env = cls(home=home, server=server, account_id=account.id,
+                  actor=Actor.for_session(account.id))
+        atexit.register(env.close)
+        return env
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        from django.db import connections
+
+        connections.close_all()
+        self.server.release()
+
+    # -- database helpers --------------------------------------------------------------
+
+    def owner_sql(self, *statements: str, autocommit: bool = True) -> None:
+        """Run statements as the schema owner (ANALYZE, VACUUM, index builds)."""
+        from django.db import connections
+
+        conn = connections["owner"]
+        conn.ensure_connection()
+        raw = conn.connection
+        previous = raw.autocommit
+        if autocommit and not previous:
+            raw.autocommit = True
+        try:
+            with raw.cursor() as cursor:
+                for statement in statements:
+                    cursor.execute(statement)
+        finally:
+            if autocommit and not previous:
+                raw.autocommit = previous
+
+    def refresh_stats(self) -> int:
+        """Lexeme statistics for recall's lexical arm, then planner statistics."""
+        from grove.actor import Actor
+        from notebooks.services import term_stats_refresh
+
+        counted = term_stats_refresh(actor=Actor.system(self.account_id))
+        self.owner_sql("VACUUM ANALYZE notebooks_note", "VACUUM ANALYZE notebooks_noteembedding",
+                       "VACUUM ANALYZE notebooks_termstat", "ANALYZE")
+        return counted
+
+    def drain_jobs(self, kind: str = "embed") -> tuple[int, float]:
+        """Run embedding jobs in-process until none is left: (jobs done, seconds)."""
+        from grove import jobs
+
+        started = time.perf_counter()
+        done = 0
+        while True:
+            n = jobs.run_batch(account_id=self.account_id, kind=kind)
+            if n == 0 and not self.queued_jobs(kind):
+                break
+            done += n
+        return done, time.perf_counter() - started
+
+    def queued_jobs(self, kind: str = "embed") -> int:
+        from grove.models import Job
+        from grove.tenancy import tenant
+
+        with tenant(self.account_id):
+            return Job.objects.filter(kind=kind, status=Job.Status.QUEUED).count()
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def truncate_words(text: str, limit: int = 6000) -> str:
+    """At most `limit` characters, cut at a word boundary, trimmed (note content rules)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.strip()
+
+
+# -- statistics and output -------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Linear-interpolated percentile (numpy's default), values in any order."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summary_ms(seconds: Iterable[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in seconds]
+    return {"n": len(ms), "p50": round(percentile(ms, 50), 2), "p95": round(percentile(ms, 95), 2),
+            "p99": round(percentile(ms, 99), 2), "mean": round(statistics.fmean(ms), 2),
+            "max": round(max(ms), 2)}
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - started
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"
+            for r in cells]
+    return "\n".join([line, rule, *body])
+
+
+def write_result(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    payload = {"benchmark": name, "machine": machine(),
+               "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **payload}
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    return path

@@ -1,0 +1,399 @@
+"""Recall latency through the service at 10k and 100k notes, beside the SQL floor.
+
+Data: notes are bulk-loaded as the runtime role inside a tenant transaction (services
+would take too long at 100k; COPY cannot target a table under row-level security, so
+rows are COPied into temporary tables and moved with INSERT … SELECT): note i is SciFact document i mod 5,183 — the
+original for the first copy, later copies with their sentences shuffled, one dropped and
+one sentence of another document appended (cut to 6,000 characters). Vectors: the real
+int8 MiniLM embedding of the base document for the first copy; later copies get that
+vector plus Gaussian noise (cosine ≈ 0.9 to it), renormalised — realistic clusters, but
+not the embedding of the varied text. The HNSW index is dropped before each load and
+rebuilt after it (as the owner, maintenance_work_mem 1 GB); then term_stats_refresh,
+VACUUM ANALYZE.
+
+Queries: 200 SciFact test claims. Per scale, each mode has 25 warm-up runs, then
+`--passes` measured passes over all queries (default 1 → 200 samples):
+
+* service (cached vector): `recall()` with `notebooks.recall.get_embedder` patched so
+  embed() returns the precomputed query vector — everything but query encoding;
+* service (real model): `recall()` as is, query embedded by the local model;
+* SQL floor (2 arms): the lexical and semantic arm statements recall issued for that
+  query (captured from a service call: Django binds client-side, so the captured text
+  is exactly what was sent), replayed over a plain psycopg connection as the runtime
+  role in a transaction with the tenant setting and the same SET LOCALs;
+* SQL replay (all statements): every statement recall issued, replayed the same way —
+  the gap to the service is Python/ORM/pydantic time.
+
+Budget: the default (limit 8, max_chars 6,000) for every path; limit 50 / max_chars
+50,000 for the service with cached vectors only (the arm SQL does not depend on it).
+
+    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import re
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import CACHE, Env, summary_ms, table, truncate_words, write_result  # noqa: E402
+from bench.scifact import load  # noqa: E402
+
+NOISE_COSINE = 0.9
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+# -- data -------------------------------------------------------------------------------------
+
+
+def doc_vectors(embedder: Any, ids: list[str], texts: list[str]) -> np.ndarray:
+    digest = hashlib.sha256(("\0".join(ids) + embedder.profile).encode()).hexdigest()[:16]
+    path = CACHE / f"scifact-docs-{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    started = time.perf_counter()
+    vectors = embedder.embed(texts)
+    print(f"embedded {len(texts)} documents in {time.perf_counter() - started:.1f} s", flush=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def variant_text(base: str, other: str, rng: random.Random) -> str:
+    title, _, body = base.partition("\n\n")
+    sentences = [s for s in SENTENCE.split(body or title) if s.strip()]
+    rng.shuffle(sentences)
+    if len(sentences) > 2:
+        sentences.pop(rng.randrange(len(sentences)))
+    extra = [s for s in SENTENCE.split(other.partition("\n\n")[2] or other) if s.strip()]
+    if extra:
+        sentences.append(rng.choice(extra))
+    text = (title + "\n\n" + " ".join(sentences)) if body else " ".join(sentences)
+    return truncate_words(text, 6000)
+
+
+def noisy(vector: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    dim = vector.shape[0]
+    sigma = np.sqrt((1 / NOISE_COSINE**2 - 1) / dim)
+    out = vector + rng.normal(0.0, sigma, dim).astype(np.float32)
+    return (out / np.linalg.norm(out)).astype(np.float32)
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.6g}" for x in vector.tolist()) + "]"
+
+
+def bulk_load(env: Env, start: int, stop: int, doc_ids: list[str], docs: list[str],
+              vectors: np.ndarray, profile: str, chunk: int = 10_000) -> dict[str, float]:
+    """Notes start..stop-1 (and their vectors) with COPY + INSERT … SELECT, as the
+    runtime role in a tenant transaction."""
+    from django.db import connection
+
+    from grove.tenancy import tenant
+
+    py_rng = random.Random(start)
+    np_rng = np.random.default_rng(start)
+    copy_seconds = 0.0
+    n_docs = len(docs)
+    now = datetime.now(UTC)
+    for lo in range(start, stop, chunk):
+        hi = min(stop, lo + chunk)
+        notes, embeddings = [], []
+        for i in range(lo, hi):
+            base = i % n_docs
+            if i < n_docs:
+                content, vec = truncate_words(docs[base], 6000), vectors[base]
+            else:
+                content = variant_text(docs[base], docs[py_rng.randrange(n_docs)], py_rng)
+                vec = noisy(vectors[base], np_rng)
+            note_id = uuid.uuid4()
+            digest = hashlib.sha256(content.encode()).hexdigest()
+            notes.append((note_id, env.account_id, content, "fact", None, "explicit", False,
+                          0.5, "active", 1, digest, "ready", now, now))
+            embeddings.append((env.account_id, note_id, profile, 384, digest,
+                               vector_literal(vec), now))
+        started = time.perf_counter()
+        with tenant(env.actor):
+            raw = connection.connection
+            with raw.cursor() as cur:
+                # COPY cannot write to a table under row-level security: copy into
+                # temporary tables, then INSERT … SELECT (the policy checks every row).
+                cur.execute(
+                    "CREATE TEMP TABLE bench_note (id uuid, account_id uuid, content text, "
+                    "kind text, notebook_id uuid, capture text, pinned boolean, "
+                    "importance float8, status text, version integer, content_hash text, "
+                    "indexing text, created_at timestamptz, updated_at timestamptz) "
+                    "ON COMMIT DROP")
+                cur.execute(
+                    "CREATE TEMP TABLE bench_embedding (account_id uuid, note_id uuid, "
+                    "profile text, dimension integer, content_hash text, embedding vector, "
+                    "created_at timestamptz) ON COMMIT DROP")
+                with cur.copy("COPY bench_note FROM STDIN") as copy:
+                    for row in notes:
+                        copy.write_row(row)
+                with cur.copy("COPY bench_embedding FROM STDIN") as copy:
+                    for row in embeddings:
+                        copy.write_row(row)
+                cur.execute(
+                    "INSERT INTO notebooks_note (id, account_id, content, kind, notebook_id, "
+                    "capture, pinned, importance, status, version, content_hash, indexing, "
+                    "created_at, updated_at) SELECT * FROM bench_note")
+                cur.execute(
+                    "INSERT INTO notebooks_noteembedding (account_id, note_id, profile, "
+                    "dimension, content_hash, embedding, created_at) "
+                    "SELECT * FROM bench_embedding")
+        copy_seconds += time.perf_counter() - started
+    return {"copy_seconds": round(copy_seconds, 1)}
+
+
+def rebuild_hnsw(env: Env, *, drop_only: bool = False) -> float:
+    from notebooks.vectors import hnsw_index_sql
+
+    started = time.perf_counter()
+    env.owner_sql("DROP INDEX IF EXISTS note_embedding_hnsw_384")
+    if not drop_only:
+        env.owner_sql("SET maintenance_work_mem = '1GB'", hnsw_index_sql(384),
+                      "RESET maintenance_work_mem")
+    return time.perf_counter() - started
+
+
+# -- measurement ------------------------------------------------------------------------------
+
+
+class CachedEmbedder:
+    def __init__(self, real: Any, cache: dict[str, np.ndarray]):
+        self.profile, self.dimension, self.cache = real.profile, real.dimension, cache
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.cache[t] for t in texts])
+
+
+def capture(env: Env, query: str, limit: int, max_chars: int) -> list[str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from notebooks.recall import recall
+
+    with CaptureQueriesContext(connection) as ctx:
+        recall(actor=env.actor, query=query, limit=limit, max_chars=max_chars)
+    return [q["sql"] for q in ctx.captured_queries]
+
+
+def arm_statements(statements: list[str]) -> list[str]:
+    keep = []
+    for sql in statements:
+        s = sql.lstrip()
+        if s.startswith("WITH matched") or s.startswith("SET LOCAL hnsw") or "<=>" in s:
+            keep.append(sql)
+    return keep
+
+
+def replay(conn: Any, account_id: uuid.UUID, statements: list[str]) -> None:
+    with conn.transaction():
+        with conn.cursor() as cur:
+            cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(account_id)])
+            for sql in statements:
+                if sql in ("BEGIN", "COMMIT") or "set_config('grove.account_id'" in sql:
+                    continue
+                cur.execute(sql)
+                if cur.description is not None:
+                    cur.fetchall()
+
+
+WARMUP = 25
+
+
+def measure(fn: Any, queries: list[str], passes: int) -> list[float]:
+    for q in queries[-WARMUP:]:  # warm-up runs
+        fn(q)
+    seconds = []
+    for _ in range(passes):
+        for q in queries:
+            started = time.perf_counter()
+            fn(q)
+            seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def explain(conn: Any, account_id: uuid.UUID, statements: list[str]) -> dict[str, str]:
+    plans = {}
+    with conn.transaction():
+        with conn.cursor() as cur:
+            cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(account_id)])
+            for sql in statements:
+                s = sql.lstrip()
+                if s.startswith("SET LOCAL"):
+                    cur.execute(sql)
+                    continue
+                name = "lexical" if s.startswith("WITH matched") else "semantic"
+                cur.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql)
+                plans[name] = "\n".join(row[0] for row in cur.fetchall())
+    return plans
+
+
+def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarray],
+              real: Any, passes: int, limits: list[tuple[int, int]]) -> dict[str, Any]:
+    import psycopg
+    from django.conf import settings
+
+    import notebooks.recall as r
+
+    db = settings.DATABASES["default"]
+    conn = psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"],
+                           application_name="grove-bench-floor")
+    cached = CachedEmbedder(real, qvecs)
+    out: dict[str, Any] = {"notes": size}
+    for limit, max_chars in limits:
+        key = f"limit={limit}"
+        res: dict[str, Any] = {"max_chars": max_chars}
+        saved = r.get_embedder
+        r.get_embedder = lambda: cached
+        try:
+            if limit == limits[0][0]:
+                captured = {q: capture(env, q, limit, max_chars) for q in queries}
+            res["service_cached_vector"] = summary_ms(measure(
+                lambda q: r.recall(actor=env.actor, query=q, limit=limit, max_chars=max_chars),
+                queries, passes))
+            lexical_hits = []
+            for q in queries[:50]:
+                out_ = r.recall(actor=env.actor, query=q, limit=limit, max_chars=max_chars)
+                lexical_hits.append(out_.meta.available)
+            res["mean_available"] = round(sum(lexical_hits) / len(lexical_hits), 1)
+        finally:
+            r.get_embedder = saved
+        if limit != limits[0][0]:
+            # The arms fetch CANDIDATES rows whatever the budget: the SQL floor and the
+            # query encoding are the same as for the first budget.
+            out[key] = res
+            print(size, key, res, flush=True)
+            continue
+        res["service_real_model"] = summary_ms(measure(
+            lambda q: r.recall(actor=env.actor, query=q, limit=limit, max_chars=max_chars),
+            queries, passes))
+        res["sql_floor_two_arms"] = summary_ms(measure(
+            lambda q: replay(conn, env.account_id, arm_statements(captured[q])), queries, passes))
+        res["sql_replay_all_statements"] = summary_ms(measure(
+            lambda q: replay(conn, env.account_id, captured[q]), queries, passes))
+        lexical_only = {q: [s for s in arm_statements(v) if s.lstrip().startswith("WITH")]
+                        for q, v in captured.items()}
+        semantic_only = {q: [s for s in arm_statements(v) if not s.lstrip().startswith("WITH")]
+                         for q, v in captured.items()}
+        res["sql_lexical_arm"] = summary_ms(measure(
+            lambda q: replay(conn, env.account_id, lexical_only[q]), queries, passes))
+        res["sql_semantic_arm"] = summary_ms(measure(
+            lambda q: replay(conn, env.account_id, semantic_only[q]), queries, passes))
+        res["statements_per_recall"] = round(
+            sum(len(v) for v in captured.values()) / len(captured), 1)
+        res["explain_first_query"] = explain(conn, env.account_id,
+                                             arm_statements(captured[queries[0]]))
+        # How many notes the lexical arm matches (and ranks) per query.
+        sizes = []
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(env.account_id)])
+            for q in queries:
+                if lexical_only[q]:
+                    cur.execute(lexical_only[q][0])
+                    rows = cur.fetchall()
+                    sizes.append(rows[0][2] if rows else 0)
+                else:
+                    sizes.append(0)
+        res["lexical_matched_notes"] = {
+            "mean": round(sum(sizes) / len(sizes), 1),
+            "max": max(sizes), "share_mean": round(sum(sizes) / len(sizes) / size, 4)}
+        out[key] = res
+        print(size, key, {k: v for k, v in res.items() if k != "explain_first_query"},
+              flush=True)
+    conn.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--passes", type=int, default=1)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", default="latency")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    started_all = time.perf_counter()
+
+    data = load("test")
+    doc_ids = list(data.corpus)
+    docs = [data.corpus[d] for d in doc_ids]
+    queries = list(data.queries.values())[: args.queries]
+
+    env = Env.fresh("latency")
+    from grove.embeddings import configured_profile, get_embedder
+
+    real = get_embedder()
+    profile = configured_profile()[0]
+    vectors = doc_vectors(real, doc_ids, [truncate_words(d, 6000) for d in docs])
+    qvecs = dict(zip(queries, real.embed(queries), strict=True))
+    encode = []
+    for q in queries * 2:
+        t = time.perf_counter()
+        real.embed([q])
+        encode.append(time.perf_counter() - t)
+
+    results: dict[str, Any] = {
+        "profile": profile, "queries": len(queries), "passes": args.passes,
+        "query_encode_ms": summary_ms(encode[len(queries):]),
+        "data": "SciFact documents with variations (see module docstring); vectors = real "
+                "base-document embeddings + Gaussian noise (cosine ~0.9)",
+        "scales": {},
+    }
+    loaded = 0
+    for size in sizes:
+        t0 = time.perf_counter()
+        rebuild_hnsw(env, drop_only=True)
+        info = bulk_load(env, loaded, size, doc_ids, docs, vectors, profile)
+        hnsw = rebuild_hnsw(env)
+        t1 = time.perf_counter()
+        counted = env.refresh_stats()
+        stats = time.perf_counter() - t1
+        loaded = size
+        info.update({"hnsw_build_seconds": round(hnsw, 1),
+                     "stats_and_vacuum_seconds": round(stats, 1),
+                     "load_total_seconds": round(time.perf_counter() - t0, 1),
+                     "term_stats_notes": counted})
+        print(size, info, flush=True)
+        scale = run_scale(env, size, queries, qvecs, real, args.passes,
+                          [(8, 6000), (50, 50_000)])
+        scale["load"] = info
+        results["scales"][str(size)] = scale
+
+    results["seconds"] = round(time.perf_counter() - started_all, 1)
+    path = write_result(args.out, results)
+    rows = []
+    for size, scale in results["scales"].items():
+        for key in ("limit=8", "limit=50"):
+            res = scale[key]
+            for label, name in (("service, cached query vector", "service_cached_vector"),
+                                ("service, real query embedding", "service_real_model"),
+                                ("SQL replay, all statements", "sql_replay_all_statements"),
+                                ("SQL floor, two arms", "sql_floor_two_arms"),
+                                ("  of which lexical arm alone", "sql_lexical_arm"),
+                                ("  of which semantic arm alone", "sql_semantic_arm")):
+                if name not in res:
+                    continue
+                s = res[name]
+                rows.append([size, key, label, s["p50"], s["p95"], s["p99"]])
+    print()
+    print(table(["notes", "budget", "path", "p50 ms", "p95 ms", "p99 ms"], rows))
+    print(f"query encode alone: {results['query_encode_ms']}")
+    print(f"\nwrote {path} in {results['seconds']} s")
+    env.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Save latency and embedding throughput of the write path.
+
+1. Save latency: 1,000 `note_remember` calls of ~1 KB notes (SciFact documents cut to
+   1,000 characters at a word boundary), one at a time, after 20 warm-up saves. Each
+   save includes its revision, operation record, `embed` job row and the on-commit
+   Celery wake-up written to the filesystem broker under $GROVE_HOME/broker (no worker
+   runs). A further 300 saves with `grove.jobs.send` patched to a no-op show what the
+   wake-up costs.
+2. Raw model: `get_embedder().embed(texts)` over the same 1,000 texts (best of 2).
+3. Pipeline in-process: `grove.jobs.run_batch` until all 1,000 jobs are done; the
+   handler's `execute` is wrapped to time the model share.
+4. Pipeline with a real worker: 1,000 new notes are saved with no worker running, then
+   `python -m grove worker --concurrency N` is started on the same GROVE_HOME (it joins
+   the embedded server this process owns) and timed until every note is `ready`, for
+   N = 2 (the default) and N = 1. Throughput is reported both from the worker's start
+   (includes Celery start and model load) and in steady state (jobs finished after the
+   first batch / time between first and last finish).
+
+    .venv/bin/python bench/pipeline.py [--n 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import ROOT, Env, summary_ms, table, truncate_words, write_result  # noqa: E402
+from bench.scifact import load  # noqa: E402
+
+
+def texts_of(corpus: dict[str, str], n: int, skip: int = 0) -> list[str]:
+    long_docs = [truncate_words(t.replace("\n\n", " "), 1000) for t in corpus.values()
+                 if len(t) >= 1100]
+    return long_docs[skip:skip + n]
+
+
+def save_all(env: Env, texts: list[str]) -> tuple[list[float], list[uuid.UUID]]:
+    from notebooks.services import note_remember
+
+    seconds, ids = [], []
+    for text in texts:
+        started = time.perf_counter()
+        out = note_remember(actor=env.actor, operation_id=uuid.uuid4(), content=text,
+                            kind="fact")
+        seconds.append(time.perf_counter() - started)
+        ids.append(out.note.id)
+    return seconds, ids
+
+
+def ready_count(env: Env, ids: list[uuid.UUID]) -> int:
+    from grove.tenancy import tenant
+    from notebooks.models import Note
+
+    with tenant(env.actor):
+        return Note.objects.filter(id__in=ids, indexing="ready").count()
+
+
+def finish_times(env: Env, ids: list[uuid.UUID]) -> list[float]:
+    from grove.models import Job
+    from grove.tenancy import tenant
+
+    with tenant(env.actor):
+        stamps = list(Job.objects.filter(target_id__in=ids, kind="embed", status="done")
+                      .values_list("finished_at", flat=True))
+    return sorted(s.timestamp() for s in stamps)
+
+
+def clear_broker(env: Env) -> None:
+    queue = env.home / "broker" / "queue"
+    if queue.is_dir():
+        shutil.rmtree(queue)
+        queue.mkdir(mode=0o700)
+
+
+def run_worker(env: Env, ids: list[uuid.UUID], concurrency: int,
+               timeout: float = 300) -> dict[str, Any]:
+    log = env.home / f"worker-{concurrency}.log"
+    environ = {**os.environ, "GROVE_HOME": str(env.home),
+               "DJANGO_SETTINGS_MODULE": "grove.settings"}
+    environ.pop("REDIS_URL", None)
+    started = time.time()
+    t0 = time.perf_counter()
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "grove", "worker", f"--concurrency={concurrency}"],
+            cwd=ROOT, env=environ, stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        while True:
+            done = ready_count(env, ids)
+            if done >= len(ids):
+                break
+            if proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {proc.returncode}; see {log}")
+            if time.perf_counter() - t0 > timeout:
+                raise TimeoutError(f"only {done}/{len(ids)} ready after {timeout} s")
+            time.sleep(0.05)
+        wall = time.perf_counter() - t0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    stamps = finish_times(env, ids)
+    first, last = stamps[0], stamps[-1]
+    batch = 32
+    steady = (len(stamps) - batch) / (last - first) if last > first else float("nan")
+    return {"concurrency": concurrency, "notes": len(ids), "wall_seconds": round(wall, 2),
+            "first_job_done_after_s": round(first - started, 2),
+            "notes_per_second_from_start": round(len(ids) / wall, 1),
+            "notes_per_second_steady": round(steady, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--out", default="pipeline")
+    args = parser.parse_args()
+    n = args.n
+    started_all = time.perf_counter()
+    corpus = load("test").corpus
+    texts = texts_of(corpus, n)
+    warm = texts_of(corpus, 20, skip=n)
+    nosend = texts_of(corpus, 300, skip=n + 20)
+    worker_sets = [texts_of(corpus, n, skip=n + 320 + k * n) for k in range(2)]
+    assert len(texts) == n and all(len(s) == n for s in worker_sets), "not enough long docs"
+
+    env = Env.fresh("pipeline")
+    from grove import jobs
+    from grove.embeddings import get_embedder
+
+    embedder = get_embedder()
+    results: dict[str, Any] = {"profile": embedder.profile, "n": n,
+                               "mean_chars": round(sum(map(len, texts)) / n)}
+    tokens = [len(e.ids) for e in embedder.tokenizer.encode_batch(texts)]
+    results["mean_tokens"] = round(sum(tokens) / n, 1)
+
+    # 1. save latency
+    save_all(env, warm)
+    env.drain_jobs()
+    seconds, ids = save_all(env, texts)
+    results["save"] = summary_ms(seconds)
+    print("save", results["save"], flush=True)
+    saved_send = jobs.send
+    jobs.send = lambda *a, **k: None
+    try:
+        nosend_seconds, nosend_ids = save_all(env, nosend)
+    finally:
+        jobs.send = saved_send
+    results["save_without_wakeup"] = summary_ms(nosend_seconds)
+    print("save without wake-up", results["save_without_wakeup"], flush=True)
+
+    # 2. raw model
+    raw_runs = []
+    for _ in range(2):
+        t = time.perf_counter()
+        embedder.embed(texts)
+        raw_runs.append(time.perf_counter() - t)
+    raw_rate = n / min(raw_runs)
+    results["raw_model"] = {"seconds": [round(s, 2) for s in raw_runs],
+                            "notes_per_second": round(raw_rate, 1)}
+    # Same texts in the order the pipeline claims them, in batches of 32 (no global sort).
+    t = time.perf_counter()
+    for lo in range(0, n, 32):
+        embedder.embed(texts[lo:lo + 32])
+    results["raw_model_unsorted_batches_of_32"] = {
+        "notes_per_second": round(n / (time.perf_counter() - t), 1)}
+    print("raw", results["raw_model"], results["raw_model_unsorted_batches_of_32"], flush=True)
+
+    # 3. in-process pipeline (the 1,000 jobs queued by step 1, plus the 300)
+    handler = jobs.handler_for("embed")
+    model_seconds = [0.0]
+
+    def timed_execute(inputs: list[Any]) -> list[Any]:
+        t = time.perf_counter()
+        try:
+            return handler.execute(inputs)
+        finally:
+            model_seconds[0] += time.perf_counter() - t
+
+    jobs.register(dataclasses.replace(handler, execute=timed_execute))
+    try:
+        done, secs = env.drain_jobs()
+    finally:
+        jobs.register(handler)
+    assert ready_count(env, ids) == n and ready_count(env, nosend_ids) == len(nosend_ids)
+    results["pipeline_in_process"] = {
+        "jobs": done, "seconds": round(secs, 2), "notes_per_second": round(done / secs, 1),
+        "model_seconds": round(model_seconds[0], 2),
+        "db_and_overhead_seconds": round(secs - model_seconds[0], 2),
+        "ratio_to_raw": round(done / secs / raw_rate, 3)}
+    print("in-process", results["pipeline_in_process"], flush=True)
+
+    # 4. real worker
+    clear_broker(env)
+    worker_results = []
+    for concurrency, batch in zip((2, 1), worker_sets, strict=True):
+        _, wids = save_all(env, batch)
+        res = run_worker(env, wids, concurrency)
+        res["ratio_to_raw_from_start"] = round(res["notes_per_second_from_start"] / raw_rate, 3)
+        res["ratio_to_raw_steady"] = round(res["notes_per_second_steady"] / raw_rate, 3)
+        worker_results.append(res)
+        print("worker", res, flush=True)
+        clear_broker(env)
+    results["pipeline_worker"] = worker_results
+
+    results["seconds"] = round(time.perf_counter() - started_all, 1)
+    path = write_result(args.out, results)
+    print()
+    print(table(["measure", "p50 ms", "p95 ms", "p99 ms", "max ms"], [
+        ["note_remember (with wake-up)", *(results["save"][k] for k in ("p50", "p95", "p99", "max"))],
+        ["note_remember (wake-up patched out)",
+         *(results["save_without_wakeup"][k] for k in ("p50", "p95", "p99", "max"))],
+    ]))
+    print()
+    rows = [["raw model (embed over all, length-sorted)", results["raw_model"]["notes_per_second"],
+             "1.00"],
+            ["raw model (claim order, batches of 32)",
+             results["raw_model_unsorted_batches_of_32"]["notes_per_second"],
+             round(results["raw_model_unsorted_batches_of_32"]["notes_per_second"] / raw_rate, 2)],
+            ["pipeline in-process (run_batch loop)",
+             results["pipeline_in_process"]["notes_per_second"],
+             results["pipeline_in_process"]["ratio_to_raw"]]]
+    for res in worker_results:
+        rows.append([f"worker --concurrency={res['concurrency']} (from start)",
+                     res["notes_per_second_from_start"], res["ratio_to_raw_from_start"]])
+        rows.append([f"worker --concurrency={res['concurrency']} (steady)",
+                     res["notes_per_second_steady"], res["ratio_to_raw_steady"]])
+    print(table(["embedding path", "notes/s", "÷ raw"], rows))
+    print(f"\nwrote {path} in {results['seconds']} s")
+    env.close()
+
+
+if __name__ == "__main__":
+    main()
