@@ -18,7 +18,6 @@ from grove.embeddings import configured_profile
 from grove.selectors import active_account_ids
 from notebooks import indexing
 
-
 STALL_SECONDS = 600.0
 
 
