@@ -25,6 +25,8 @@ def test_installed_wheel_serves_pages_and_static_files(home, tmp_path):
     assert built.returncode == 0, built.stderr
     assert (target / "grove" / "_site" / "templates" / "base.html").is_file()
     assert (target / "grove" / "_site" / "static" / "grove" / "grove.css").is_file()
+    assert (target / "grove" / "embedding_model" / "model.int8.onnx").is_file()
+    assert (target / "grove" / "embedding_model" / "LICENSE").is_file()
 
     # Run from an unrelated folder with the installed copy first on the path.
     from tests.grove.processes import grove_env
