@@ -46,6 +46,7 @@ RRF_K = 60
 DEFAULT_MAX_DISTANCE = 0.75
 # Lexemes in more than this share of notes carry no signal for recall.
 COMMON_TERM_SHARE = 0.2
+MAX_TERMS = 12
 PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
 
 
@@ -104,6 +105,8 @@ def term_weights(query: str) -> Weights:
     kept = {lex: f for lex, f in shares.items() if f <= COMMON_TERM_SHARE}
     if not kept:  # only common words: keep the rarest two rather than nothing
         kept = dict(sorted(shares.items(), key=lambda item: item[1])[:2])
+    # The rarest terms carry the signal; more terms only cost posting-list reads.
+    kept = dict(sorted(kept.items(), key=lambda item: item[1])[:MAX_TERMS])
     return Weights(terms={lex: math.log(1 + (1 - min(f, 0.999)) / f)
                           for lex, f in kept.items()})
 
@@ -142,30 +145,31 @@ class Scope:
 
 def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, float]], int]:
     """Top notes by the idf sum of the informative query terms they contain, and how
-    many notes contain any of them."""
+    many notes contain any of them.
+
+    One GIN lookup per term (UNION ALL, each tagged with the term's weight), grouped by
+    note: the cost follows the terms' posting lists, and no tsvector is re-read."""
     if not weights.terms:
         return [], 0
-    lexemes = list(weights.terms)
-    or_query = " | ".join(_tsquery_literal(lex) for lex in lexemes)
-    matched = scope.notes().filter(
-        search=SearchQuery(or_query, search_type="raw", config="simple")
-    ).values("id", "search")
-    matched_sql, matched_params = matched.query.sql_with_params()
+    parts: list[str] = []
+    params: list[Any] = []
+    for lexeme, weight in weights.terms.items():
+        hits = scope.notes().filter(
+            search=SearchQuery(_tsquery_literal(lexeme), search_type="raw", config="simple")
+        ).values("id")
+        sql, sql_params = hits.query.sql_with_params()
+        parts.append(f"SELECT id, %s::float8 AS w FROM ({sql}) t")
+        params += [weight, *sql_params]
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            WITH matched AS MATERIALIZED ({matched_sql}),
-            terms AS (
-                SELECT lex::tsquery AS q, w FROM unnest(%s::text[], %s::float8[]) AS t(lex, w)
-            ), scored AS (
-                SELECT m.id, sum(t.w) AS score FROM matched m JOIN terms t ON m.search @@ t.q
-                GROUP BY m.id
-            )
-            SELECT id, score, (SELECT count(*) FROM matched) FROM scored
+            SELECT id, score, count(*) OVER () FROM (
+                SELECT id, sum(w) AS score FROM ({" UNION ALL ".join(parts)}) hits
+                GROUP BY id
+            ) scored
             ORDER BY score DESC, id LIMIT %s
-            """,  # noqa: S608 - the CTE is the ORM's own parameterised SQL
-            [*matched_params, [_tsquery_literal(lex) for lex in lexemes],
-             [weights.terms[lex] for lex in lexemes], CANDIDATES],
+            """,  # noqa: S608 - the parts are the ORM's own parameterised SQL
+            [*params, CANDIDATES],
         )
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0

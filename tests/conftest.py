@@ -71,6 +71,21 @@ def django_db_setup(django_test_environment, django_db_blocker, embedded_server)
         owner.creation.destroy_test_db(original_name, verbosity=0)
 
 
+@pytest.fixture
+def vacuumed_vectors(django_db_setup):
+    """Earlier tests roll back vector inserts; inside a test's own transaction pgvector's
+    HNSW scan can then miss live rows until VACUUM repairs the graph (autovacuum does
+    this in production). Start each recall test from a clean index."""
+    import psycopg
+    from django.conf import settings
+
+    owner, test_db = settings.DATABASES["owner"], settings.DATABASES["default"]["NAME"]
+    with psycopg.connect(host=owner["HOST"], port=owner["PORT"], user=owner["USER"],
+                         password=owner["PASSWORD"] or None, dbname=test_db,
+                         autocommit=True) as conn:
+        conn.execute("VACUUM notebooks_noteembedding")
+
+
 def _truncate_all() -> None:
     with connections["owner"].cursor() as cursor:
         cursor.execute(

@@ -39,18 +39,8 @@ def actor():
 
 
 @pytest.fixture(autouse=True)
-def vacuumed_vectors(django_db_setup):
-    """Earlier tests roll back vector inserts; inside a test's own transaction pgvector's
-    HNSW scan can then miss live rows until VACUUM repairs the graph (autovacuum does
-    this in production). Start each recall test from a clean index."""
-    import psycopg
-    from django.conf import settings
-
-    owner, test_db = settings.DATABASES["owner"], settings.DATABASES["default"]["NAME"]
-    with psycopg.connect(host=owner["HOST"], port=owner["PORT"], user=owner["USER"],
-                         password=owner["PASSWORD"] or None, dbname=test_db,
-                         autocommit=True) as conn:
-        conn.execute("VACUUM notebooks_noteembedding")
+def _clean_vector_index(vacuumed_vectors):
+    pass
 
 
 def index_all(actor):

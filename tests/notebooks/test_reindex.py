@@ -32,7 +32,7 @@ def profiles():
     return dict(EmbeddingProfile.objects.values_list("name", "status"))
 
 
-def test_reindex_rebuilds_every_vector_then_switches(other_model, capsys):
+def test_reindex_rebuilds_every_vector_then_switches(vacuumed_vectors, other_model, capsys):
     check_embedding_profile()
     assert profiles() == {"fake-hash/384": "active"}
     alice, bob = factories.owner(), factories.owner()
