@@ -67,10 +67,12 @@ class Env:
     account_id: uuid.UUID
     actor: Any
     closed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    quiet: dict[str, float] = field(default_factory=dict)
+    contention: Contention | None = None
 
     @classmethod
     def fresh(cls, name: str, *, username: str = "bench") -> Env:
+        quiet = wait_for_quiet()
         home = Path(f"/tmp/grove-bench-{name}")  # noqa: S108 - private scratch folder
         if home.exists():
             _stop_stale(home)
@@ -99,7 +101,8 @@ class Env:
         account = Account.objects.create_user(username=username,
                                               password=uuid.uuid4().hex)  # noqa: S106
         env = cls(home=home, server=server, account_id=account.id,
-                  actor=Actor.for_session(account.id))
+                  actor=Actor.for_session(account.id), quiet=quiet)
+        env.contention = Contention(server.server_pid)
         atexit.register(env.close)
         return env
 
@@ -163,6 +166,107 @@ class Env:
             return Job.objects.filter(kind=kind, status=Job.Status.QUEUED).count()
 
 
+# -- other load on the machine ---------------------------------------------------------------
+
+
+def _proc_table() -> dict[int, tuple[int, float]]:
+    """pid → (parent pid, CPU seconds used so far)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    table: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        table[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    return table
+
+
+def _cpu_busy(seconds: float = 2.0) -> float:
+    def snap() -> tuple[int, int]:
+        with open("/proc/stat") as fh:
+            values = [int(v) for v in fh.readline().split()[1:]]
+        idle = values[3] + values[4]
+        return sum(values) - idle, sum(values)
+
+    busy0, total0 = snap()
+    time.sleep(seconds)
+    busy1, total1 = snap()
+    return (busy1 - busy0) / max(total1 - total0, 1)
+
+
+class Contention:
+    """CPU time used during a run by processes that are neither this process (and its
+    children, e.g. a worker) nor the benchmark's PostgreSQL server and its backends —
+    other work sharing the cores, which the numbers then include."""
+
+    def __init__(self, server_pid: Callable[[], int | None]):
+        import threading
+
+        self._server_pid = server_pid
+        self._seen: dict[int, float] = {}
+        self._first: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self.started = time.perf_counter()
+        self._sample()
+        self._thread.start()
+
+    def _ours(self, pid: int, table: dict[int, tuple[int, float]], roots: set[int]) -> bool:
+        for _ in range(64):
+            if pid in roots:
+                return True
+            if pid not in table or pid <= 1:
+                return False
+            pid = table[pid][0]
+        return False
+
+    def _sample(self) -> None:
+        table = _proc_table()
+        roots = {os.getpid()}
+        server = self._server_pid()
+        if server:
+            roots.add(server)
+        initial = not self._first
+        for pid, (_, cpu) in table.items():
+            if self._ours(pid, table, roots):
+                continue
+            # Present at the start: count from now on; started later: count all of it.
+            self._first.setdefault(pid, cpu if initial else 0.0)
+            self._seen[pid] = cpu
+        if initial and not self._first:
+            self._first[-1] = 0.0  # nothing foreign at the start: mark the first sample
+            self._seen[-1] = 0.0
+
+    def _loop(self) -> None:
+        while not self._stop.wait(1.0):
+            self._sample()
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        wall = time.perf_counter() - self.started
+        foreign = sum(max(self._seen[p] - self._first[p], 0.0) for p in self._seen)
+        return {"wall_seconds": round(wall, 1), "foreign_cpu_seconds": round(foreign, 1),
+                "foreign_cores_mean": round(foreign / wall, 3) if wall else 0.0}
+
+
+def wait_for_quiet(*, threshold: float = 0.15, max_wait: float = 600) -> dict[str, float]:
+    """Wait (up to max_wait) until the machine's CPUs are mostly idle; report what we saw."""
+    started = time.perf_counter()
+    busy = _cpu_busy()
+    while busy > threshold and time.perf_counter() - started < max_wait:
+        print(f"waiting for a quiet machine: CPUs {busy:.0%} busy", flush=True)
+        time.sleep(10)
+        busy = _cpu_busy()
+    return {"cpu_busy_at_start": round(busy, 3),
+            "waited_seconds": round(time.perf_counter() - started, 1)}
+
+
 # -- text ------------------------------------------------------------------------------------
 
 
@@ -215,10 +319,35 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join([line, rule, *body])
 
 
-def write_result(name: str, payload: dict[str, Any]) -> Path:
+def code_version() -> dict[str, Any]:
+    """Which Grove code was measured: HEAD, uncommitted changes, the recall module's hash."""
+    import hashlib
+    import subprocess
+
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,  # noqa: S603,S607
+                                check=False)
+        return result.stdout.strip()
+
+    recall = ROOT / "notebooks" / "recall.py"
+    return {
+        "head": git("rev-parse", "--short", "HEAD"),
+        "uncommitted": [line for line in git("status", "--porcelain", "--", "grove",
+                                             "notebooks").splitlines() if line],
+        "recall_py_sha256": hashlib.sha256(recall.read_bytes()).hexdigest()[:12],
+    }
+
+
+CODE_AT_START = code_version()
+
+
+def write_result(name: str, payload: dict[str, Any], env: Env | None = None) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    payload = {"benchmark": name, "machine": machine(),
+    payload = {"benchmark": name, "machine": machine(), "code_at_start": CODE_AT_START,
+               "code_at_end": code_version(),
+               "other_load": {**(env.quiet if env else {}),
+                              **(env.contention.stop() if env and env.contention else {})},
                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **payload}
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     return path

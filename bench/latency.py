@@ -2,32 +2,37 @@
 
 Data: notes are bulk-loaded as the runtime role inside a tenant transaction (services
 would take too long at 100k; COPY cannot target a table under row-level security, so
-rows are COPied into temporary tables and moved with INSERT … SELECT): note i is SciFact document i mod 5,183 — the
-original for the first copy, later copies with their sentences shuffled, one dropped and
-one sentence of another document appended (cut to 6,000 characters). Vectors: the real
+rows are COPied into temporary tables and moved with INSERT … SELECT): note i is
+SciFact document i mod 5,183 — the original for the first copy, later copies with their
+sentences shuffled, one dropped and one sentence of another document appended (cut to
+6,000 characters). Vectors: the real
 int8 MiniLM embedding of the base document for the first copy; later copies get that
 vector plus Gaussian noise (cosine ≈ 0.9 to it), renormalised — realistic clusters, but
 not the embedding of the varied text. The HNSW index is dropped before each load and
 rebuilt after it (as the owner, maintenance_work_mem 1 GB); then term_stats_refresh,
 VACUUM ANALYZE.
 
-Queries: 200 SciFact test claims. Per scale, each mode has 25 warm-up runs, then
-`--passes` measured passes over all queries (default 1 → 200 samples):
+Queries: 200 SciFact test claims. Per scale, a first full pass through the service
+(cached vectors) is the warm-up and captures each query's statements; every other path
+gets 25 warm-up runs; then `--passes` measured passes over all queries (default 1 → 200
+samples per path). Budget: the default (limit 8, max_chars 6,000).
 
 * service (cached vector): `recall()` with `notebooks.recall.get_embedder` patched so
   embed() returns the precomputed query vector — everything but query encoding;
 * service (real model): `recall()` as is, query embedded by the local model;
-* SQL floor (2 arms): the lexical and semantic arm statements recall issued for that
-  query (captured from a service call: Django binds client-side, so the captured text
-  is exactly what was sent), replayed over a plain psycopg connection as the runtime
-  role in a transaction with the tenant setting and the same SET LOCALs;
-* SQL replay (all statements): every statement recall issued, replayed the same way —
-  the gap to the service is Python/ORM/pydantic time.
+* SQL floor (two arms): the lexical and semantic arm statements recall issued for that
+  query (captured from the warm-up call: Django binds parameters client-side, so the
+  captured text is exactly what was sent), replayed over a plain psycopg connection as
+  the runtime role in one transaction with the tenant setting and the same SET LOCALs;
+  also the semantic arm alone;
+* up to `--full-up-to` notes (default 10k) also: the lexical arm alone, every statement
+  recall issued replayed the same way (the gap to the service is Python/ORM/pydantic),
+  and the service at limit 50 / max_chars 50,000;
+* at the largest size also the service with COMMON_TERM_SHARE patched (`--share-variants`),
+  to show what a smaller lexical candidate set buys (its quality cost is in quality.py's
+  train sweep).
 
-Budget: the default (limit 8, max_chars 6,000) for every path; limit 50 / max_chars
-50,000 for the service with cached vectors only (the arm SQL does not depend on it).
-
-    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1]
+    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1] [--share-variants 0.05]
 """
 
 from __future__ import annotations
@@ -101,7 +106,7 @@ def bulk_load(env: Env, start: int, stop: int, doc_ids: list[str], docs: list[st
 
     from grove.tenancy import tenant
 
-    py_rng = random.Random(start)
+    py_rng = random.Random(start)  # noqa: S311 - test data, not secrets
     np_rng = np.random.default_rng(start)
     copy_seconds = 0.0
     n_docs = len(docs)
@@ -178,27 +183,37 @@ class CachedEmbedder:
         return np.stack([self.cache[t] for t in texts])
 
 
-def capture(env: Env, query: str, limit: int, max_chars: int) -> list[str]:
+WARMUP = 25
+
+
+def recall_call(env: Env, query: str, limit: int, max_chars: int) -> Any:
+    from notebooks.recall import recall
+
+    return recall(actor=env.actor, query=query, limit=limit, max_chars=max_chars)
+
+
+def capture(env: Env, query: str, limit: int, max_chars: int) -> tuple[list[str], Any]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from notebooks.recall import recall
-
     with CaptureQueriesContext(connection) as ctx:
-        recall(actor=env.actor, query=query, limit=limit, max_chars=max_chars)
-    return [q["sql"] for q in ctx.captured_queries]
+        out = recall_call(env, query, limit, max_chars)
+    return [q["sql"] for q in ctx.captured_queries], out
 
 
-def arm_statements(statements: list[str]) -> list[str]:
-    keep = []
-    for sql in statements:
-        s = sql.lstrip()
-        if s.startswith("WITH matched") or s.startswith("SET LOCAL hnsw") or "<=>" in s:
-            keep.append(sql)
-    return keep
+def is_lexical(sql: str) -> bool:
+    """recall's lexical arm (whatever its SQL shape: it filters the ORM's `search` column)."""
+    return '"notebooks_note"."search" @@' in sql
 
 
-def replay(conn: Any, account_id: uuid.UUID, statements: list[str]) -> None:
+def is_semantic(sql: str) -> bool:
+    return sql.lstrip().startswith("SET LOCAL hnsw") or "<=>" in sql
+
+
+def replay(conn: Any, account_id: uuid.UUID, statements: list[str]) -> list[Any]:
+    """Run captured statements in one transaction with the tenant setting; returns the
+    rows of the last statement that returned any."""
+    last: list[Any] = []
     with conn.transaction():
         with conn.cursor() as cur:
             cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(account_id)])
@@ -207,15 +222,14 @@ def replay(conn: Any, account_id: uuid.UUID, statements: list[str]) -> None:
                     continue
                 cur.execute(sql)
                 if cur.description is not None:
-                    cur.fetchall()
+                    last = cur.fetchall()
+    return last
 
 
-WARMUP = 25
-
-
-def measure(fn: Any, queries: list[str], passes: int) -> list[float]:
-    for q in queries[-WARMUP:]:  # warm-up runs
-        fn(q)
+def measure(fn: Any, queries: list[str], passes: int, *, warmup: bool = True) -> list[float]:
+    if warmup:
+        for q in queries[-WARMUP:]:
+            fn(q)
     seconds = []
     for _ in range(passes):
         for q in queries:
@@ -231,18 +245,19 @@ def explain(conn: Any, account_id: uuid.UUID, statements: list[str]) -> dict[str
         with conn.cursor() as cur:
             cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(account_id)])
             for sql in statements:
-                s = sql.lstrip()
-                if s.startswith("SET LOCAL"):
+                if sql.lstrip().startswith("SET LOCAL"):
                     cur.execute(sql)
                     continue
-                name = "lexical" if s.startswith("WITH matched") else "semantic"
+                name = "lexical" if is_lexical(sql) else "semantic"
                 cur.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql)
                 plans[name] = "\n".join(row[0] for row in cur.fetchall())
     return plans
 
 
 def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarray],
-              real: Any, passes: int, limits: list[tuple[int, int]]) -> dict[str, Any]:
+              real: Any, passes: int, *, full: bool,
+              share_variants: list[float]) -> dict[str, Any]:
+    """full: also the statement-replay path, each arm alone and the limit-50 budget."""
     import psycopg
     from django.conf import settings
 
@@ -252,69 +267,64 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
     conn = psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"],
                            application_name="grove-bench-floor")
     cached = CachedEmbedder(real, qvecs)
-    out: dict[str, Any] = {"notes": size}
-    for limit, max_chars in limits:
-        key = f"limit={limit}"
-        res: dict[str, Any] = {"max_chars": max_chars}
-        saved = r.get_embedder
-        r.get_embedder = lambda: cached
-        try:
-            if limit == limits[0][0]:
-                captured = {q: capture(env, q, limit, max_chars) for q in queries}
-            res["service_cached_vector"] = summary_ms(measure(
-                lambda q: r.recall(actor=env.actor, query=q, limit=limit, max_chars=max_chars),
-                queries, passes))
-            lexical_hits = []
-            for q in queries[:50]:
-                out_ = r.recall(actor=env.actor, query=q, limit=limit, max_chars=max_chars)
-                lexical_hits.append(out_.meta.available)
-            res["mean_available"] = round(sum(lexical_hits) / len(lexical_hits), 1)
-        finally:
-            r.get_embedder = saved
-        if limit != limits[0][0]:
-            # The arms fetch CANDIDATES rows whatever the budget: the SQL floor and the
-            # query encoding are the same as for the first budget.
-            out[key] = res
-            print(size, key, res, flush=True)
-            continue
-        res["service_real_model"] = summary_ms(measure(
-            lambda q: r.recall(actor=env.actor, query=q, limit=limit, max_chars=max_chars),
-            queries, passes))
-        res["sql_floor_two_arms"] = summary_ms(measure(
-            lambda q: replay(conn, env.account_id, arm_statements(captured[q])), queries, passes))
+    res: dict[str, Any] = {"notes": size}
+    saved = r.get_embedder
+    r.get_embedder = lambda: cached
+    try:
+        # Warm-up: one full pass that also captures each query's statements.
+        captured, available = {}, []
+        for q in queries:
+            captured[q], out = capture(env, q, 8, 6000)
+            available.append(out.meta.available)
+        res["mean_available"] = round(sum(available) / len(available), 1)
+        res["service_cached_vector"] = summary_ms(measure(
+            lambda q: recall_call(env, q, 8, 6000), queries, passes, warmup=False))
+        print(size, "service (cached vector)", res["service_cached_vector"], flush=True)
+        if full:
+            res["service_cached_vector_limit50"] = summary_ms(measure(
+                lambda q: recall_call(env, q, 50, 50_000), queries, passes))
+        for share in share_variants:
+            with_share = r.COMMON_TERM_SHARE
+            r.COMMON_TERM_SHARE = share
+            try:
+                res[f"service_cached_vector_share_{share}"] = summary_ms(measure(
+                    lambda q: recall_call(env, q, 8, 6000), queries, passes))
+            finally:
+                r.COMMON_TERM_SHARE = with_share
+            print(size, f"service (cached vector, COMMON_TERM_SHARE={share})",
+                  res[f"service_cached_vector_share_{share}"], flush=True)
+    finally:
+        r.get_embedder = saved
+    res["service_real_model"] = summary_ms(measure(
+        lambda q: recall_call(env, q, 8, 6000), queries, passes))
+    print(size, "service (real model)", res["service_real_model"], flush=True)
+
+    arms = {q: [s for s in v if is_lexical(s) or is_semantic(s)] for q, v in captured.items()}
+    lexical_sql = {q: [s for s in v if is_lexical(s)] for q, v in captured.items()}
+    semantic_sql = {q: [s for s in v if is_semantic(s)] for q, v in captured.items()}
+    res["sql_floor_two_arms"] = summary_ms(measure(
+        lambda q: replay(conn, env.account_id, arms[q]), queries, passes))
+    print(size, "SQL floor (two arms)", res["sql_floor_two_arms"], flush=True)
+    res["sql_semantic_arm"] = summary_ms(measure(
+        lambda q: replay(conn, env.account_id, semantic_sql[q]), queries, passes))
+    if full:
+        res["sql_lexical_arm"] = summary_ms(measure(
+            lambda q: replay(conn, env.account_id, lexical_sql[q]), queries, passes))
         res["sql_replay_all_statements"] = summary_ms(measure(
             lambda q: replay(conn, env.account_id, captured[q]), queries, passes))
-        lexical_only = {q: [s for s in arm_statements(v) if s.lstrip().startswith("WITH")]
-                        for q, v in captured.items()}
-        semantic_only = {q: [s for s in arm_statements(v) if not s.lstrip().startswith("WITH")]
-                         for q, v in captured.items()}
-        res["sql_lexical_arm"] = summary_ms(measure(
-            lambda q: replay(conn, env.account_id, lexical_only[q]), queries, passes))
-        res["sql_semantic_arm"] = summary_ms(measure(
-            lambda q: replay(conn, env.account_id, semantic_only[q]), queries, passes))
-        res["statements_per_recall"] = round(
-            sum(len(v) for v in captured.values()) / len(captured), 1)
-        res["explain_first_query"] = explain(conn, env.account_id,
-                                             arm_statements(captured[queries[0]]))
-        # How many notes the lexical arm matches (and ranks) per query.
-        sizes = []
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(env.account_id)])
-            for q in queries:
-                if lexical_only[q]:
-                    cur.execute(lexical_only[q][0])
-                    rows = cur.fetchall()
-                    sizes.append(rows[0][2] if rows else 0)
-                else:
-                    sizes.append(0)
-        res["lexical_matched_notes"] = {
-            "mean": round(sum(sizes) / len(sizes), 1),
-            "max": max(sizes), "share_mean": round(sum(sizes) / len(sizes) / size, 4)}
-        out[key] = res
-        print(size, key, {k: v for k, v in res.items() if k != "explain_first_query"},
-              flush=True)
+    res["statements_per_recall"] = round(sum(len(v) for v in captured.values()) / len(captured), 1)
+    res["explain_first_query"] = explain(conn, env.account_id, arms[queries[0]])
+    # How many notes the lexical arm matched and ranked (its third column), per query.
+    sizes = []
+    for q in queries[:50]:
+        rows = replay(conn, env.account_id, lexical_sql[q]) if lexical_sql[q] else []
+        sizes.append(rows[0][2] if rows else 0)
+    res["lexical_matched_notes_first_50_queries"] = {
+        "mean": round(sum(sizes) / len(sizes), 1), "max": max(sizes),
+        "share_mean": round(sum(sizes) / len(sizes) / size, 4)}
+    print(size, {k: v for k, v in res.items() if k != "explain_first_query"}, flush=True)
     conn.close()
-    return out
+    return res
 
 
 def main() -> None:
@@ -323,6 +333,10 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=1)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", default="latency")
+    parser.add_argument("--full-up-to", type=int, default=10_000,
+                        help="sizes up to this also measure replay-all, each arm alone, limit 50")
+    parser.add_argument("--share-variants", default="0.05",
+                        help="COMMON_TERM_SHARE values to also try at the largest size")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     started_all = time.perf_counter()
@@ -367,29 +381,32 @@ def main() -> None:
                      "load_total_seconds": round(time.perf_counter() - t0, 1),
                      "term_stats_notes": counted})
         print(size, info, flush=True)
+        variants = [float(v) for v in args.share_variants.split(",") if v] \
+            if size == sizes[-1] else []
         scale = run_scale(env, size, queries, qvecs, real, args.passes,
-                          [(8, 6000), (50, 50_000)])
+                          full=size <= args.full_up_to, share_variants=variants)
         scale["load"] = info
         results["scales"][str(size)] = scale
 
     results["seconds"] = round(time.perf_counter() - started_all, 1)
-    path = write_result(args.out, results)
+    path = write_result(args.out, results, env)
     rows = []
+    labels = [("service, cached query vector", "service_cached_vector"),
+              ("service, real query embedding", "service_real_model"),
+              ("service, cached vector, limit 50 / 50k chars", "service_cached_vector_limit50"),
+              ("SQL replay, all statements", "sql_replay_all_statements"),
+              ("SQL floor, two arms", "sql_floor_two_arms"),
+              ("  lexical arm alone", "sql_lexical_arm"),
+              ("  semantic arm alone", "sql_semantic_arm")]
     for size, scale in results["scales"].items():
-        for key in ("limit=8", "limit=50"):
-            res = scale[key]
-            for label, name in (("service, cached query vector", "service_cached_vector"),
-                                ("service, real query embedding", "service_real_model"),
-                                ("SQL replay, all statements", "sql_replay_all_statements"),
-                                ("SQL floor, two arms", "sql_floor_two_arms"),
-                                ("  of which lexical arm alone", "sql_lexical_arm"),
-                                ("  of which semantic arm alone", "sql_semantic_arm")):
-                if name not in res:
-                    continue
-                s = res[name]
-                rows.append([size, key, label, s["p50"], s["p95"], s["p99"]])
+        extra = [(f"service, cached vector, COMMON_TERM_SHARE={k.rsplit('_', 1)[1]}", k)
+                 for k in scale if k.startswith("service_cached_vector_share_")]
+        for label, name in labels + extra:
+            if name in scale:
+                s = scale[name]
+                rows.append([size, label, s["p50"], s["p95"], s["p99"]])
     print()
-    print(table(["notes", "budget", "path", "p50 ms", "p95 ms", "p99 ms"], rows))
+    print(table(["notes", "path", "p50 ms", "p95 ms", "p99 ms"], rows))
     print(f"query encode alone: {results['query_encode_ms']}")
     print(f"\nwrote {path} in {results['seconds']} s")
     env.close()

@@ -216,10 +216,11 @@ def main() -> None:
     results["pipeline_worker"] = worker_results
 
     results["seconds"] = round(time.perf_counter() - started_all, 1)
-    path = write_result(args.out, results)
+    path = write_result(args.out, results, env)
     print()
     print(table(["measure", "p50 ms", "p95 ms", "p99 ms", "max ms"], [
-        ["note_remember (with wake-up)", *(results["save"][k] for k in ("p50", "p95", "p99", "max"))],
+        ["note_remember (with wake-up)",
+         *(results["save"][k] for k in ("p50", "p95", "p99", "max"))],
         ["note_remember (wake-up patched out)",
          *(results["save_without_wakeup"][k] for k in ("p50", "p95", "p99", "max"))],
     ]))

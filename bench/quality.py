@@ -253,7 +253,7 @@ def main() -> None:
                                 combo_test["recall@50"], combo_test["recall@50_budget_lifted"]])
 
     results["seconds"] = round(time.perf_counter() - started, 1)
-    path = write_result(args.out, results)
+    path = write_result(args.out, results, env)
     print()
     print(table(["split", "mode", "nDCG@10", "recall@50 (50k chars)", "recall@50 (depth 50)",
                  "items served", "recall p50 ms"], rows))

@@ -158,7 +158,7 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
             search=SearchQuery(_tsquery_literal(lexeme), search_type="raw", config="simple")
         ).values("id")
         sql, sql_params = hits.query.sql_with_params()
-        parts.append(f"SELECT id, %s::float8 AS w FROM ({sql}) t")
+        parts.append(f"SELECT id, %s::float8 AS w FROM ({sql}) t")  # noqa: S608 - ORM SQL
         params += [weight, *sql_params]
     with connection.cursor() as cursor:
         cursor.execute(
