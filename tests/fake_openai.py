@@ -1,0 +1,66 @@
+"""A local server that speaks enough of the OpenAI wire protocol for Grove's tests:
+`POST /v1/embeddings`. The real `openai` client talks to it over HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+
+class FakeOpenAI:
+    def __init__(self, dimension: int = 8):
+        self.dimension = dimension
+        self.requests: list[dict] = []
+        self.fail_with: int | None = None  # HTTP status to answer with, if set
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append({"path": self.path, "body": body,
+                                        "auth": self.headers.get("Authorization")})
+                if server.fail_with:
+                    self._send(server.fail_with, {"error": {"message": "down",
+                                                            "type": "server_error"}})
+                    return
+                if self.path != "/v1/embeddings":
+                    self._send(404, {"error": {"message": "no such route"}})
+                    return
+                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                size = body.get("dimensions") or server.dimension
+                data = [{"object": "embedding", "index": i,
+                         "embedding": server.vector(text, size).tolist()}
+                        for i, text in enumerate(inputs)]
+                self._send(200, {"object": "list", "data": data, "model": body["model"],
+                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+            def _send(self, status: int, payload: dict) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @staticmethod
+    def vector(text: str, size: int) -> np.ndarray:
+        rng = np.random.default_rng(abs(hash(text)) % (2**32))
+        return rng.normal(size=size) * 3  # not normalised: the client must normalise
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
