@@ -47,8 +47,9 @@ class Handler:
     load(jobs) -> {job id: input}: in the job's tenant transaction; a job missing from
         the result has lost its target and is discarded.
     execute(inputs) -> outputs: outside any transaction, one output per input, in order.
-    complete(job, input, output) -> bool: in a tenant transaction with the job locked
-        and its lease verified; False means the target changed meanwhile (discard).
+    complete(jobs, inputs, outputs) -> ids of the jobs whose result was stored: in a
+        tenant transaction with the jobs locked and their leases verified; a job left
+        out had a target that changed meanwhile (it is discarded).
     on_failed(job): in a tenant transaction, when the job has failed for good.
     transient: exceptions worth retrying; anything else fails the job at once.
     """
@@ -56,7 +57,7 @@ class Handler:
     kind: str
     load: Callable[[Sequence[Job]], dict[uuid.UUID, Any]]
     execute: Callable[[list[Any]], list[Any]]
-    complete: Callable[[Job, Any, Any], bool]
+    complete: Callable[[list[Job], dict[uuid.UUID, Any], dict[uuid.UUID, Any]], set[uuid.UUID]]
     on_failed: Callable[[Job], None] = lambda job: None
     transient: tuple[type[BaseException], ...] = ()
     batch_size: int = 1
@@ -182,6 +183,7 @@ def run_batch(*, account_id: uuid.UUID, kind: str, prefer: uuid.UUID | None = No
 
 
 def _locked_if_leased(job: Job, token: uuid.UUID) -> Job | None:
+    """The job row, locked, if its lease is still ours."""
     return (
         Job.objects.select_for_update()
         .filter(id=job.id, status=Job.Status.RUNNING, lease_token=token,
@@ -194,26 +196,35 @@ def _complete(
     handler: Handler, account_id: uuid.UUID, token: uuid.UUID, jobs: list[Job],
     inputs: dict[uuid.UUID, Any], outputs: list[Any],
 ) -> int:
-    done = 0
+    """Complete a batch in one transaction, with a handful of statements per batch (not
+    per job): lock the jobs still leased to us, let the handler store what is still
+    current, then mark each job done or discarded."""
+    output_of = {job.id: output for job, output in zip(jobs, outputs, strict=True)}
     with tenant(account_id):
-        active = Account.objects.filter(id=account_id, is_active=True).exists()
         now = timezone.now()
-        for job, output in zip(jobs, outputs, strict=True):
-            locked = _locked_if_leased(job, token)
-            if locked is None:
-                continue  # the lease expired and another worker owns the job now
-            if not active:
-                ok, error = False, "the account is no longer active"
-            else:
-                ok = handler.complete(locked, inputs[job.id], output)
-                error = "" if ok else "stale: the target changed after the job was made"
-            locked.status = Job.Status.DONE if ok else Job.Status.DISCARDED
-            locked.finished_at, locked.last_error = now, error
-            locked.lease_token = locked.lease_expires_at = None
-            locked.save(update_fields=["status", "finished_at", "last_error", "lease_token",
-                                       "lease_expires_at"])
-            done += ok
-    return done
+        leased = list(
+            Job.objects.select_for_update()
+            .filter(id__in=list(output_of), status=Job.Status.RUNNING, lease_token=token,
+                    lease_expires_at__gt=now)
+            .order_by("id")
+        )  # jobs whose lease expired belong to another worker now: left alone
+        if not leased:
+            return 0
+        if Account.objects.filter(id=account_id, is_active=True).exists():
+            accepted = handler.complete(leased, inputs, output_of)
+        else:
+            accepted = set()
+        done = [job.id for job in leased if job.id in accepted]
+        stale = [job.id for job in leased if job.id not in accepted]
+        Job.objects.filter(id__in=done).update(
+            status=Job.Status.DONE, finished_at=now, last_error="", lease_token=None,
+            lease_expires_at=None)
+        Job.objects.filter(id__in=stale).update(
+            status=Job.Status.DISCARDED, finished_at=now, lease_token=None,
+            lease_expires_at=None,
+            last_error="stale: the target changed after the job was made, or the account "
+                       "is no longer active")
+        return len(done)
 
 
 def _finish(account_id: uuid.UUID, token: uuid.UUID, jobs: list[Job], *, status: str,

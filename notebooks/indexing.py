@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -64,21 +64,39 @@ def _execute(texts: list[str]) -> list[Any]:
     return [(embedder.profile, embedder.dimension, vector) for vector in embedder.embed(texts)]
 
 
-def _complete(job: Job, content: str, output: Any) -> bool:
-    profile, dimension, vector = output
-    note = (Note.objects.select_for_update(of=("self",)).filter(id=job.target_id)
-            .exclude(status=Status.DELETED).only("id", "account_id", "content_hash").first())
-    if note is None or note.content_hash != job.target_hash:
-        return False
-    NoteEmbedding.objects.update_or_create(
-        note_id=note.id, profile=profile,
-        defaults={"account_id": note.account_id, "dimension": dimension,
-                  "content_hash": job.target_hash, "embedding": vector.tolist(),
-                  "created_at": timezone.now()},
-    )
-    Note.objects.filter(id=note.id, content_hash=job.target_hash).update(
-        indexing=Indexing.READY)
-    return True
+def _complete(batch: list[Job], inputs: dict[uuid.UUID, Any],
+              outputs: dict[uuid.UUID, Any]) -> set[uuid.UUID]:
+    """Store the vectors whose note still has the content they were made from."""
+    current = dict(
+        Note.objects.select_for_update(of=("self",))
+        .filter(id__in=[job.target_id for job in batch]).exclude(status=Status.DELETED)
+        .order_by("id").values_list("id", "content_hash"))
+    fresh = [job for job in batch if current.get(job.target_id) == job.target_hash]
+    if not fresh:
+        return set()
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        rows = []
+        for job in fresh:
+            profile, dimension, vector = outputs[job.id]
+            rows += [job.account_id, job.target_id, profile, dimension, job.target_hash,
+                     "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]", now]
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s::vector, %s)"] * len(fresh))
+        cursor.execute(
+            "INSERT INTO notebooks_noteembedding (account_id, note_id, profile, dimension, "
+            f"content_hash, embedding, created_at) VALUES {values} "  # noqa: S608 - placeholders
+            "ON CONFLICT (note_id, profile) DO UPDATE SET dimension = EXCLUDED.dimension, "
+            "content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, "
+            "created_at = EXCLUDED.created_at",
+            rows,
+        )
+        cursor.execute(
+            "UPDATE notebooks_note AS n SET indexing = 'ready' "
+            "FROM unnest(%s::uuid[], %s::text[]) AS done(id, hash) "
+            "WHERE n.id = done.id AND n.content_hash = done.hash",
+            [[job.target_id for job in fresh], [job.target_hash for job in fresh]],
+        )
+    return {job.id for job in fresh}
 
 
 def _failed(job: Job) -> None:
