@@ -82,14 +82,14 @@ def _complete(batch: list[Job], inputs: dict[uuid.UUID, Any],
             rows += [job.account_id, job.target_id, profile, dimension, job.target_hash,
                      "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]", now]
         values = ", ".join(["(%s, %s, %s, %s, %s, %s::vector, %s)"] * len(fresh))
-        cursor.execute(
-            "INSERT INTO notebooks_noteembedding (account_id, note_id, profile, dimension, "
-            f"content_hash, embedding, created_at) VALUES {values} "  # noqa: S608 - placeholders
+        upsert = (
+            "INSERT INTO notebooks_noteembedding (account_id, note_id, profile, dimension, "  # noqa: S608 - placeholders only
+            f"content_hash, embedding, created_at) VALUES {values} "
             "ON CONFLICT (note_id, profile) DO UPDATE SET dimension = EXCLUDED.dimension, "
             "content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, "
-            "created_at = EXCLUDED.created_at",
-            rows,
+            "created_at = EXCLUDED.created_at"
         )
+        cursor.execute(upsert, rows)
         cursor.execute(
             "UPDATE notebooks_note AS n SET indexing = 'ready' "
             "FROM unnest(%s::uuid[], %s::text[]) AS done(id, hash) "
