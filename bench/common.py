@@ -255,8 +255,11 @@ class Contention:
                 "foreign_cores_mean": round(foreign / wall, 3) if wall else 0.0}
 
 
-def wait_for_quiet(*, threshold: float = 0.15, max_wait: float = 600) -> dict[str, float]:
-    """Wait (up to max_wait) until the machine's CPUs are mostly idle; report what we saw."""
+def wait_for_quiet(*, threshold: float = 0.15, max_wait: float | None = None) -> dict[str, float]:
+    """Wait (up to max_wait, default $BENCH_QUIET_WAIT or 600 s) until the machine's CPUs
+    are mostly idle; report what we saw."""
+    if max_wait is None:
+        max_wait = float(os.environ.get("BENCH_QUIET_WAIT", "600"))
     started = time.perf_counter()
     busy = _cpu_busy()
     while busy > threshold and time.perf_counter() - started < max_wait:
