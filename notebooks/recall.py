@@ -24,7 +24,7 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Case, F, IntegerField, Q, QuerySet, When
+from django.db.models import Case, IntegerField, Q, QuerySet, When
 from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
@@ -184,17 +184,21 @@ def _semantic(embedder: Embedder, profile: str, query: str, scope: Scope,
     dim = int(embedder.dimension)
     # Must be the HNSW index's expression: (embedding)::vector(dim).
     distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
+    # The content-hash check (a vector for the note's *current* content) is done on the
+    # rows returned, not in SQL: a cross-table equality there makes the planner expect
+    # one row and sort every vector exactly instead of walking the HNSW index.
     nearest = (
         NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile,
-                                     dimension=dim, content_hash=F("note__content_hash"))
+                                     dimension=dim)
         .annotate(distance=distance)
         .order_by("distance")
-        .values_list("note_id", "distance")[:CANDIDATES]
+        .values_list("note_id", "distance", "content_hash", "note__content_hash")[:CANDIDATES]
     )
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = 100")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    return [(note_id, float(d)) for note_id, d in nearest if d <= max_distance]
+    return [(note_id, float(d)) for note_id, d, made_from, current in nearest
+            if made_from == current and d <= max_distance]
 
 
 def _also_lexical(ids: list[uuid.UUID], weights: Weights) -> set[uuid.UUID]:
