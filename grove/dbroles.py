@@ -18,6 +18,11 @@ from grove.config import ConfigError
 PGVECTOR_MIN = (0, 8, 0)
 # History is never rewritten: the runtime role may add revisions, not change them.
 APPEND_ONLY_TABLES = ("notebooks_revision",)
+# Security-definer functions (each applies the account rule itself); EXECUTE is revoked
+# from PUBLIC by their migration and granted to the runtime role only.
+DEFINER_FUNCTIONS = (
+    "grove_lexical_matches(tsquery[], float8[], uuid[], boolean, integer)",
+)
 
 
 def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:
@@ -40,6 +45,12 @@ def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) 
                 role
             )
         )
+        for signature in DEFINER_FUNCTIONS:
+            raw.execute("SELECT to_regprocedure(%s)", [signature])
+            if raw.fetchone()[0] is None:  # not migrated that far
+                continue
+            raw.execute(sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}").format(
+                sql.SQL(signature), role))
         for table in APPEND_ONLY_TABLES:
             raw.execute(
                 sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {} FROM {}").format(

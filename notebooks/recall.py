@@ -22,7 +22,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.models import Case, IntegerField, Q, QuerySet, When
 from django.db.models.functions import Cast
@@ -35,7 +34,7 @@ from grove.errors import Invalid
 from grove.tenancy import tenant
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding, TermStat
 from notebooks.schemas import NoteOut, Out
-from notebooks.selectors import access_notebook, live_filter, parse_uuid
+from notebooks.selectors import access_notebook, live_filter, live_notebooks, parse_uuid
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 50
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
@@ -142,34 +141,33 @@ class Scope:
     def notes(self) -> QuerySet[Note]:
         return Note.objects.filter(self.q())
 
+    def live_notebook_ids(self) -> list[uuid.UUID]:
+        """The granted, live notebooks in scope, as ids (for `_lexical`); whether
+        Personal is in scope is `personal`."""
+        notebooks = live_notebooks(self.actor)
+        if self.notebook_ids is not None:
+            notebooks = notebooks.filter(id__in=self.notebook_ids)
+        return list(notebooks.values_list("id", flat=True))
+
 
 def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, float]], int]:
     """Top notes by the idf sum of the informative query terms they contain, and how
     many notes contain any of them.
 
-    One GIN lookup per term (UNION ALL, each tagged with the term's weight), grouped by
-    note: the cost follows the terms' posting lists, and no tsvector is re-read."""
+    One GIN lookup per term, grouped by note, in `grove_lexical_matches` (migration
+    notebooks 0007): a security-definer function, because under row-level security the
+    runtime role cannot use the GIN index for `@@` at all. It applies the account rule
+    and the live-note conditions itself; which notebooks are in scope is decided here,
+    by the selectors."""
     if not weights.terms:
         return [], 0
-    parts: list[str] = []
-    params: list[Any] = []
-    for lexeme, weight in weights.terms.items():
-        hits = scope.notes().filter(
-            search=SearchQuery(_tsquery_literal(lexeme), search_type="raw", config="simple")
-        ).values("id")
-        sql, sql_params = hits.query.sql_with_params()
-        parts.append(f"SELECT id, %s::float8 AS w FROM ({sql}) t")  # noqa: S608 - ORM SQL
-        params += [weight, *sql_params]
+    queries = [_tsquery_literal(lexeme) for lexeme in weights.terms]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""
-            SELECT id, score, count(*) OVER () FROM (
-                SELECT id, sum(w) AS score FROM ({" UNION ALL ".join(parts)}) hits
-                GROUP BY id
-            ) scored
-            ORDER BY score DESC, id LIMIT %s
-            """,  # noqa: S608 - the parts are the ORM's own parameterised SQL
-            [*params, CANDIDATES],
+            "SELECT note_id, score, total FROM grove_lexical_matches("
+            "%s::tsquery[], %s::float8[], %s::uuid[], %s, %s)",
+            [queries, list(weights.terms.values()), scope.live_notebook_ids(),
+             scope.personal, CANDIDATES],
         )
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0

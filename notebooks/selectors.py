@@ -64,10 +64,19 @@ def live_filter(actor: Actor, *, now: datetime | None = None, prefix: str = "") 
         & (Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now}))
         & (
             Q(**{f"{prefix}notebook__isnull": True})
-            | Q(**{f"{prefix}notebook__archived_at__isnull": True,
-                   f"{prefix}notebook__deleted_at__isnull": True})
+            | Q(**{f"{prefix}notebook__{field}": value
+                   for field, value in LIVE_NOTEBOOK.items()})
         )
     )
+
+
+# A notebook whose notes are live: neither archived nor deleted.
+LIVE_NOTEBOOK = {"archived_at__isnull": True, "deleted_at__isnull": True}
+
+
+def live_notebooks(actor: Actor) -> QuerySet[Notebook]:
+    """Granted notebooks whose notes lists and recall show."""
+    return notebooks_visible_to(actor).filter(**LIVE_NOTEBOOK)
 
 
 def notes_visible_to(actor: Actor) -> QuerySet[Note]:

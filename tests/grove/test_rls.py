@@ -4,6 +4,7 @@ account named by the transaction-local setting, and nothing without one."""
 import uuid
 
 import pytest
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from grove import dbroles, jobs
@@ -64,10 +65,24 @@ def test_every_account_table_has_forced_rls_and_a_policy():
     with connection.cursor() as cursor:
         for table in tables:
             cursor.execute(
-                "SELECT relrowsecurity, relforcerowsecurity, "
-                "(SELECT count(*) FROM pg_policy WHERE polrelid = c.oid) "
-                "FROM pg_class c WHERE relname = %s", [table])
-            assert cursor.fetchone() == (True, True, 1), table
+                "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE relname = %s",
+                [table])
+            assert cursor.fetchone() == (True, True), table
+            cursor.execute(
+                "SELECT polname, polcmd, polpermissive, "
+                "ARRAY(SELECT CASE WHEN r = 0 THEN 'public' ELSE r::regrole::text END "
+                "      FROM unnest(polroles) r) "
+                "FROM pg_policy WHERE polrelid = %s::regclass ORDER BY polname", [table])
+            policies = cursor.fetchall()
+            assert ("account_isolation", "*", True, ["public"]) in policies, table
+            # The only other policy: the owner's read path for recall's lexical
+            # security-definer function (notebooks 0007) — never the runtime role.
+            others = [p for p in policies if p[0] != "account_isolation"]
+            if table == "notebooks_note":
+                owner = settings.DATABASES["owner"]["USER"]
+                assert others == [("lexical_lookup", "r", True, [owner])]
+            else:
+                assert others == [], table
 
 
 def test_raw_sql_sees_only_the_context_account():

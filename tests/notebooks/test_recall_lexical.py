@@ -1,0 +1,133 @@
+"""Recall's lexical arm runs in a security-definer function (migration notebooks 0007)
+so the GIN index is usable under row-level security. It applies the account rule and
+the live-note conditions itself, so these tests hold it to the selectors' answer for
+every note state and scope, and check it cannot reach past the tenant setting."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+from django.utils import timezone
+
+from notebooks import services
+from notebooks.models import Note
+from notebooks.recall import Scope, Weights, _lexical, _query_lexemes, _tsquery_literal
+from tests import factories
+from tests.factories import op
+
+pytestmark = pytest.mark.django_db
+
+WORDS = ("glacier", "morain")  # the english stems of "glacier moraine"
+
+
+def reference(scope: Scope, weights: Weights) -> dict:
+    """The same ranking computed through the ORM and `live_filter`."""
+    scores: dict = {}
+    for lexeme, weight in weights.terms.items():
+        query = SearchQuery(_tsquery_literal(lexeme), search_type="raw", config="simple")
+        for note_id in scope.notes().filter(search=query).values_list("id", flat=True):
+            scores[note_id] = scores.get(note_id, 0.0) + weight
+    return scores
+
+
+@pytest.fixture
+def world():
+    """One account's notes in every state, plus another account's matching note."""
+    actor = factories.owner()
+    live_book = factories.notebook(actor, "Live")
+    other_book = factories.notebook(actor, "Other")
+    child = factories.notebook(actor, "Child", parent=live_book.id)
+    shelved = factories.notebook(actor, "Shelved")
+    doomed = factories.notebook(actor, "Doomed")
+    notes = {
+        "personal": factories.note(actor, "glacier moraine in Personal"),
+        "live": factories.note(actor, "glacier moraine", notebook_id=live_book.id),
+        "one word": factories.note(actor, "a glacier only", notebook_id=live_book.id),
+        "other": factories.note(actor, "moraine elsewhere", notebook_id=other_book.id),
+        "child": factories.note(actor, "glacier in a child", notebook_id=child.id),
+        "archived": factories.note(actor, "glacier archived", notebook_id=live_book.id),
+        "deleted": factories.note(actor, "glacier deleted", notebook_id=live_book.id),
+        "expired": factories.note(actor, "glacier expired", notebook_id=live_book.id,
+                                  retention_days=1),
+        "shelved": factories.note(actor, "glacier shelved", notebook_id=shelved.id),
+        "doomed": factories.note(actor, "glacier doomed", notebook_id=doomed.id),
+        "unrelated": factories.note(actor, "tidal flats", notebook_id=live_book.id),
+    }
+    services.note_archive(actor=actor, operation_id=op(), items=[notes["archived"].id])
+    services.note_forget(actor=actor, operation_id=op(), items=[notes["deleted"].id])
+    services.notebook_archive(actor=actor, operation_id=op(), notebook_id=shelved.id)
+    services.notebook_delete(actor=actor, operation_id=op(), notebook_id=doomed.id)
+    with factories.tenant(actor):
+        # Past expiry but not yet swept by the expire job: still not live.
+        Note.objects.filter(id=notes["expired"].id).update(
+            expires_at=timezone.now() - timedelta(minutes=1))
+    stranger = factories.owner()
+    factories.note(stranger, "glacier moraine of a stranger")
+    return actor, notes, {"live": live_book, "other": other_book, "child": child,
+                          "shelved": shelved}
+
+
+def scopes(actor, books):
+    key_live = factories.connection(actor, notebooks=[books["live"].id])
+    key_personal = factories.connection(actor, personal=True, notebooks=[books["child"].id])
+    key_all = factories.connection(actor, all_notebooks=True)
+    yield "owner, everything", Scope(actor=actor, notebook_ids=None, personal=True)
+    yield "owner, notebooks only", Scope(actor=actor, notebook_ids=None, personal=False)
+    yield "owner, one notebook", Scope(actor=actor, notebook_ids=[books["live"].id],
+                                       personal=False)
+    yield "owner, archived notebook", Scope(actor=actor, notebook_ids=[books["shelved"].id],
+                                            personal=False)
+    yield "key granted one notebook", Scope(actor=key_live, notebook_ids=None, personal=False)
+    yield "key with Personal", Scope(actor=key_personal, notebook_ids=None, personal=True)
+    yield "key with all notebooks", Scope(actor=key_all, notebook_ids=None, personal=False)
+
+
+def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
+    actor, notes, books = world
+    with factories.tenant(actor):
+        assert sorted(_query_lexemes("glacier moraine")) == sorted(WORDS)
+    weights = Weights(terms=dict(zip(WORDS, (2.0, 0.5), strict=True)))
+    checked = 0
+    for label, scope in scopes(actor, books):
+        with factories.tenant(scope.actor):
+            expected = reference(scope, weights)
+            ranked, total = _lexical(weights, scope)
+        assert {i: s for i, s in ranked} == pytest.approx(expected), label
+        assert total == len(expected), label
+        scores = [s for _, s in ranked]
+        assert scores == sorted(scores, reverse=True), label
+        checked += len(expected)
+    # The owner's full scope sees exactly the live notes that match.
+    with factories.tenant(actor):
+        everything, _ = _lexical(weights, Scope(actor=actor, notebook_ids=None, personal=True))
+    names = {n.id: name for name, n in notes.items()}
+    assert {names[i] for i, _ in everything} == {"personal", "live", "one word", "other",
+                                                 "child"}
+    assert checked > 10
+
+
+def test_lexical_function_sees_nothing_without_a_tenant():
+    actor = factories.owner()
+    factories.note(actor, "glacier moraine")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM grove_lexical_matches("
+                       "ARRAY['glacier'::tsquery], ARRAY[1.0::float8], ARRAY[]::uuid[], true, 50)")
+        assert cursor.fetchone()[0] == 0
+    with factories.tenant(actor), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM grove_lexical_matches("
+                       "ARRAY['glacier'::tsquery], ARRAY[1.0::float8], ARRAY[]::uuid[], true, 50)")
+        assert cursor.fetchone()[0] == 1
+
+
+def test_lexical_function_is_not_executable_by_public():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT a.grantee, a.privilege_type FROM pg_proc p, aclexplode(p.proacl) a "
+            "WHERE p.oid = to_regprocedure("
+            "'grove_lexical_matches(tsquery[], float8[], uuid[], boolean, integer)')")
+        grantees = {row[0] for row in cursor.fetchall()}
+        cursor.execute("SELECT oid FROM pg_roles WHERE rolname = current_user")
+        runtime = cursor.fetchone()[0]
+    assert runtime in grantees
+    assert 0 not in grantees  # 0 = PUBLIC
