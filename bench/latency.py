@@ -202,8 +202,9 @@ def capture(env: Env, query: str, limit: int, max_chars: int) -> tuple[list[str]
 
 
 def is_lexical(sql: str) -> bool:
-    """recall's lexical arm (whatever its SQL shape: it filters the ORM's `search` column)."""
-    return '"notebooks_note"."search" @@' in sql
+    """recall's lexical arm: the security-definer function (since notebooks 0007), or an
+    ORM filter on the `search` column (before it)."""
+    return "grove_lexical_matches(" in sql or '"notebooks_note"."search" @@' in sql
 
 
 def is_semantic(sql: str) -> bool:

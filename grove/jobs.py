@@ -147,9 +147,14 @@ def claim(
 
 
 def run(job_id: uuid.UUID, account_id: uuid.UUID) -> int:
-    """Celery entry point: run this job, batched with other ready jobs of its kind."""
+    """Celery entry point: run this job, batched with other ready jobs of its kind.
+
+    A wake-up whose job is no longer queued (a batch took it, or it was superseded)
+    costs one indexed read and nothing else; the other queued jobs have wake-ups of
+    their own, and `recover` re-sends any that are lost."""
     with tenant(account_id):
-        kind = Job.objects.filter(id=job_id).values_list("kind", flat=True).first()
+        kind = (Job.objects.filter(id=job_id, status=Job.Status.QUEUED)
+                .values_list("kind", flat=True).first())
     if kind is None:
         return 0
     return run_batch(account_id=account_id, kind=kind, prefer=job_id)

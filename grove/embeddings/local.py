@@ -9,6 +9,7 @@ L2 normalisation.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,10 @@ class LocalEmbedder:
         self.session = onnxruntime.InferenceSession(
             str(MODEL_DIR / file), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
+        # One inference at a time per process: each run already uses every intra-op
+        # thread, so two worker threads running the model at once only oversubscribe
+        # the cores; the other thread does its database work meanwhile.
+        self._running = threading.Lock()
 
     @classmethod
     def from_settings(cls) -> LocalEmbedder:
@@ -75,7 +80,8 @@ class LocalEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self.session.run(None, feed)[0]
+        with self._running:
+            hidden = self.session.run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
