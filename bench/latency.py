@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import re
 import sys
@@ -192,6 +193,50 @@ def recall_call(env: Env, query: str, limit: int, max_chars: int) -> Any:
     return recall(actor=env.actor, query=query, limit=limit, max_chars=max_chars)
 
 
+class HttpServer:
+    """`uvicorn grove.asgi:application` on a local port, on the bench's database, and an
+    API key with every notebook: recall over real HTTP (keep-alive, one client)."""
+
+    def __init__(self, env: Env):
+        import socket
+        import subprocess
+
+        import httpx
+
+        from grove.services import connection_create_key
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        key = connection_create_key(actor=env.actor, name="bench", personal=True,
+                                    all_notebooks=True).key
+        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "uvicorn", "grove.asgi:application", "--port",
+             str(self.port), "--log-level", "warning", "--no-access-log"],
+            env={**os.environ, "GROVE_HOME": str(env.home)})
+        self.client = httpx.Client(base_url=f"http://127.0.0.1:{self.port}",
+                                   headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.client.get("/v1/openapi.json")
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise
+                time.sleep(0.2)
+
+    def recall(self, query: str) -> Any:
+        response = self.client.post("/v1/recall", json={"query": query})
+        response.raise_for_status()
+        return response.json()
+
+    def close(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
 def capture(env: Env, query: str, limit: int, max_chars: int) -> tuple[list[str], Any]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -299,6 +344,12 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
     res["service_real_model"] = summary_ms(measure(
         lambda q: recall_call(env, q, 8, 6000), queries, passes))
     print(size, "service (real model)", res["service_real_model"], flush=True)
+    http = HttpServer(env)
+    try:
+        res["http_real_model"] = summary_ms(measure(http.recall, queries, passes))
+    finally:
+        http.close()
+    print(size, "HTTP POST /v1/recall (real model)", res["http_real_model"], flush=True)
 
     arms = {q: [s for s in v if is_lexical(s) or is_semantic(s)] for q, v in captured.items()}
     lexical_sql = {q: [s for s in v if is_lexical(s)] for q, v in captured.items()}
@@ -394,6 +445,7 @@ def main() -> None:
     rows = []
     labels = [("service, cached query vector", "service_cached_vector"),
               ("service, real query embedding", "service_real_model"),
+              ("HTTP POST /v1/recall, real query embedding", "http_real_model"),
               ("service, cached vector, limit 50 / 50k chars", "service_cached_vector_limit50"),
               ("SQL replay, all statements", "sql_replay_all_statements"),
               ("SQL floor, two arms", "sql_floor_two_arms"),

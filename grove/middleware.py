@@ -1,5 +1,7 @@
 """Resolve the website caller into an `Actor` once per request (STYLE §2)."""
 
+import re
+import uuid
 from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
@@ -32,3 +34,43 @@ class ActorMiddleware:
             Actor.for_session(user.id) if user is not None and user.is_authenticated else None
         )
         return self.get_response(request)
+
+
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{8,64}")
+
+
+class RequestIdMiddleware:
+    """Every response carries `X-Request-Id` (the caller's, if it sent a sane one), and
+    error envelopes repeat it, so a report can be matched to the server's log."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        incoming = request.headers.get("X-Request-Id", "")
+        request.request_id = (  # type: ignore[attr-defined]
+            incoming if _CLIENT_REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex)
+        response = self.get_response(request)
+        response["X-Request-Id"] = request.request_id  # type: ignore[attr-defined]
+        return response
+
+
+class ApiMethodNotAllowedMiddleware:
+    """django-ninja answers a wrong method with a bare text 405; under /v1 every answer
+    is the JSON envelope (the `Allow` header is kept)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code == 405 and request.path.startswith("/v1/") \
+                and not response.get("Content-Type", "").startswith("application/json"):
+            from grove.api import error_response
+
+            allow = response.get("Allow")
+            response = error_response(request, 405, "method_not_allowed",
+                                      f"{request.method} is not allowed here.")
+            if allow:
+                response["Allow"] = allow
+        return response

@@ -1,6 +1,9 @@
-"""Reads of core data that need no tenant context."""
+"""Reads of core data."""
 
-from grove.models import Account
+from grove.actor import Actor
+from grove.models import Account, Connection
+from grove.schemas import ConnectionOut
+from grove.tenancy import tenant
 
 
 def account_exists() -> bool:
@@ -11,3 +14,11 @@ def account_exists() -> bool:
 def active_account_ids() -> list:
     """Accounts background jobs act for (the account table is not tenant-scoped)."""
     return list(Account.objects.filter(is_active=True).order_by("id").values_list("id", flat=True))
+
+
+def connection_list(*, actor: Actor) -> list[ConnectionOut]:
+    """Every connection of the account, newest first (website owner only)."""
+    actor.require_session()
+    with tenant(actor):
+        rows = Connection.objects.filter(account_id=actor.account_id).order_by("-created_at", "id")
+        return [ConnectionOut.of(row) for row in rows]

@@ -1,15 +1,26 @@
-"""Core use cases: owner setup and account settings."""
+"""Core use cases: owner setup, account settings, connections (API keys)."""
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.apps import apps
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from grove.actor import Actor
-from grove.errors import Conflict, Invalid
-from grove.models import Account
+from grove.actor import ALL_CAPABILITIES, READ, WRITE, Actor
+from grove.errors import Conflict, Invalid, NotFound
+from grove.models import Account, Connection
+from grove.schemas import ConnectionOut, NewKeyOut, connection_state
+from grove.tenancy import tenant
 
 
 def account_setup_owner(*, username: str, password: str, email: str = "") -> Account:
@@ -46,3 +57,180 @@ def account_set_capture_paused(*, actor: Actor, paused: bool) -> Account:
         account.save(update_fields=["capture_paused_at"])
     return account
 
+
+
+# -- connections: API keys (SPEC §5) ---------------------------------------------------------
+
+KEY_PREFIX = "grv_"
+_SECRET_BYTES = 32  # 256 bits of entropy
+_SECRET_CHARS = 43  # token_urlsafe(32)
+KEY_LENGTH = len(KEY_PREFIX) + _SECRET_CHARS + 32
+CONTACT_RESOLUTION = timedelta(minutes=1)
+
+
+def _key_digest(key: str) -> str:
+    # The key is 256 random bits, so a plain SHA-256 is as good as a slow hash here
+    # and lets the lookup be one indexed equality.
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _new_key(account_id: uuid.UUID) -> str:
+    """`grv_` (for secret scanners) + 43 random URL-safe characters + the account id in
+    hex, so the key names the tenant to look it up in (row-level security needs the
+    account before any row is visible)."""
+    secret = secrets.token_urlsafe(_SECRET_BYTES)
+    assert len(secret) == _SECRET_CHARS
+    return f"{KEY_PREFIX}{secret}{account_id.hex}"
+
+
+def clean_connection_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value.strip()) > 200:
+        raise Invalid("Name the connection (1–200 characters).", code="invalid_name")
+    return value.strip()
+
+
+def clean_capabilities(value: Any) -> list[str]:
+    if not isinstance(value, list | tuple) or not value \
+            or any(c not in ALL_CAPABILITIES for c in value):
+        raise Invalid("capabilities must be a non-empty list of memory:read, memory:write.",
+                      code="invalid_capabilities")
+    return sorted(set(value))
+
+
+def _clean_grant_notebooks(actor: Actor, value: Any) -> list[uuid.UUID]:
+    """Notebook ids of the caller's account that are not deleted (the grant names them;
+    grants never inherit down the tree)."""
+    if not isinstance(value, list | tuple) or len(value) > 1000:
+        raise Invalid("notebooks must be a list of at most 1,000 notebook ids.",
+                      code="invalid_grant")
+    ids: list[uuid.UUID] = []
+    for item in value:
+        try:
+            ids.append(item if isinstance(item, uuid.UUID) else uuid.UUID(str(item)))
+        except ValueError:
+            raise Invalid(f"{item!r} is not a notebook id.", code="invalid_grant") from None
+    ids = sorted(set(ids), key=str)
+    # Core does not import feature apps; the notebook table is resolved by name.
+    notebook_model = apps.get_model("notebooks", "Notebook")
+    found = set(notebook_model.objects.filter(
+        account_id=actor.account_id, id__in=ids, deleted_at__isnull=True)
+        .values_list("id", flat=True))
+    missing = [str(i) for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"No such notebook: {missing[0]}.", code="notebook_not_found")
+    return ids
+
+
+def connection_create_key(
+    *, actor: Actor, name: str, capabilities: Sequence[str] = (READ, WRITE),
+    personal: bool = False, all_notebooks: bool = False, notebooks: Sequence[Any] = (),
+) -> NewKeyOut:
+    """Create an API key connection (website owner session, or the local `grove key
+    create` command acting as the owner). Returns the key once; only its hash is kept."""
+    actor.require_session()
+    name = clean_connection_name(name)
+    capabilities = clean_capabilities(list(capabilities))
+    with tenant(actor):
+        notebook_ids = _clean_grant_notebooks(actor, list(notebooks))
+        if all_notebooks and notebook_ids:
+            raise Invalid("Grant all notebooks or a list of notebooks, not both.",
+                          code="invalid_grant")
+        key = _new_key(actor.account_id)
+        row = Connection.objects.create(
+            account_id=actor.account_id, name=name, kind=Connection.Kind.API_KEY,
+            status=Connection.Status.ACTIVE, capabilities=capabilities,
+            grant_personal=bool(personal), grant_all=bool(all_notebooks),
+            grant_notebooks=notebook_ids, key_prefix=key[: len(KEY_PREFIX) + 8],
+            key_hash=_key_digest(key),
+        )
+        return NewKeyOut(connection=ConnectionOut.of(row), key=key)
+
+
+def _access_connection(actor: Actor, connection_id: uuid.UUID | str) -> Connection:
+    """The connection row, locked (caller's tenant transaction)."""
+    try:
+        wanted = uuid.UUID(str(connection_id))
+    except ValueError:
+        raise NotFound("No such connection.", code="not_found") from None
+    row = Connection.objects.select_for_update().filter(
+        id=wanted, account_id=actor.account_id).first()
+    if row is None:
+        raise NotFound("No such connection.", code="not_found")
+    return row
+
+
+def connection_update(
+    *, actor: Actor, connection_id: uuid.UUID | str, expected_state: str,
+    name: str | None = None, capabilities: Sequence[str] | None = None,
+    personal: bool | None = None, all_notebooks: bool | None = None,
+    notebooks: Sequence[Any] | None = None,
+) -> ConnectionOut:
+    """Rename a connection or change its capabilities and grant (website owner only).
+    `expected_state` must match the current `state`, else Conflict
+    (`connection_conflict`) and nothing changes. A revoked connection cannot change."""
+    actor.require_session()
+    if not isinstance(expected_state, str) or not expected_state:
+        raise Invalid("expectedState is required (the state you last saw).",
+                      code="expected_state_required")
+    with tenant(actor):
+        row = _access_connection(actor, connection_id)
+        if connection_state(row) != expected_state:
+            raise Conflict("The connection changed since you loaded it; reload and retry.",
+                           code="connection_conflict", current=ConnectionOut.of(row).to_json())
+        if row.status == Connection.Status.REVOKED:
+            raise Conflict("A revoked connection cannot be changed or reactivated.",
+                           code="connection_revoked")
+        if name is not None:
+            row.name = clean_connection_name(name)
+        if capabilities is not None:
+            row.capabilities = clean_capabilities(list(capabilities))
+        if personal is not None:
+            row.grant_personal = bool(personal)
+        if all_notebooks and notebooks:
+            raise Invalid("Grant all notebooks or a list of notebooks, not both.",
+                          code="invalid_grant")
+        if notebooks is not None:  # an explicit list replaces "all"
+            row.grant_notebooks = _clean_grant_notebooks(actor, list(notebooks))
+            row.grant_all = False
+        if all_notebooks is not None:
+            row.grant_all = bool(all_notebooks)
+            if row.grant_all:
+                row.grant_notebooks = []
+        row.save()
+        return ConnectionOut.of(row)
+
+
+def connection_revoke(*, actor: Actor, connection_id: uuid.UUID | str) -> ConnectionOut:
+    """Revoke a connection for good: refused on its very next request, never reactivated.
+    Revoking twice returns the revoked connection (website owner only)."""
+    actor.require_session()
+    with tenant(actor):
+        row = _access_connection(actor, connection_id)
+        if row.status != Connection.Status.REVOKED:
+            row.status, row.revoked_at = Connection.Status.REVOKED, timezone.now()
+            row.save(update_fields=["status", "revoked_at"])
+        return ConnectionOut.of(row)
+
+
+def connection_authenticate(key: str) -> Actor | None:
+    """The actor for an API key, or None (unknown, malformed, revoked, inactive account).
+    Read from the database on every request: nothing can outlive a revocation. Records
+    the contact at most once a minute."""
+    if not key.startswith(KEY_PREFIX) or len(key) != KEY_LENGTH:
+        return None
+    try:
+        account_id = uuid.UUID(hex=key[-32:])
+    except ValueError:
+        return None
+    with tenant(account_id):
+        row = (Connection.objects.select_related("account")
+               .filter(key_hash=_key_digest(key), kind=Connection.Kind.API_KEY,
+                       account_id=account_id).first())
+        if row is None or row.status != Connection.Status.ACTIVE or not row.account.is_active:
+            return None
+        now = timezone.now()
+        if row.last_used_at is None or row.last_used_at < now - CONTACT_RESOLUTION:
+            Connection.objects.filter(id=row.id).filter(
+                Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - CONTACT_RESOLUTION)
+            ).update(last_used_at=now)
+    return Actor.for_connection(row)

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "grove.middleware.RequestIdMiddleware",
+    "grove.middleware.ApiMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -55,6 +57,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "grove.urls"
+# Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
+# characters and a batch at most 100 items, so 1 MiB is generous. Larger → 413.
+GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 ASGI_APPLICATION = "grove.asgi.application"
 AUTH_USER_MODEL = "grove.Account"
 LOGIN_URL = "login"

@@ -1,8 +1,14 @@
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from grove import views
+from grove.api import api, not_found_view
+
+# Feature apps' REST routers, named by module so core does not import them.
+api.add_router("", "notebooks.api.router")
 
 urlpatterns = [
+    path("v1/", api.urls),
+    re_path(r"^v1/(?P<rest>.*)$", not_found_view),
     path("setup/", views.owner_setup, name="setup"),
     path("login/", views.GroveLoginView.as_view(), name="login"),
     path("logout/", views.logout_view, name="logout"),

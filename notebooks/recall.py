@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,10 @@ from grove.actor import READ, Actor
 from grove.embeddings import Embedder, get_embedder
 from grove.embeddings.profile import active_profile_name
 from grove.errors import Invalid
+from grove.schemas import Out
 from grove.tenancy import tenant
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding, TermStat
-from notebooks.schemas import NoteOut, Out
+from notebooks.schemas import NoteOut
 from notebooks.selectors import access_notebook, live_filter, live_notebooks, parse_uuid
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 50
@@ -236,7 +238,7 @@ def recall(
     *,
     actor: Actor,
     query: str | None = None,
-    notebook_ids: list[uuid.UUID | str] | None = None,
+    notebook_ids: Sequence[uuid.UUID | str] | None = None,
     include_personal: bool = True,
     task_id: str | None = None,
     limit: int | None = None,

@@ -9,23 +9,13 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from grove.schemas import Out
 
 
 def _now() -> datetime:
     from django.utils import timezone
 
     return timezone.now()
-
-
-class Out(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, frozen=True
-    )
-
-    def to_json(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
 
 
 class NoteOut(Out):
@@ -116,3 +106,42 @@ class SubtreeCounts(Out):
 class ExpireOut(Out):
     expired: int
     deleted: int
+
+
+class RevisionOut(Out):
+    note_id: uuid.UUID
+    versioned_id: str
+    version: int
+    reason: str
+    restored_from: int | None
+    connection_id: uuid.UUID | None
+    operation_id: uuid.UUID | None
+    created_at: datetime
+    content: str
+    kind: str
+    notebook_id: uuid.UUID | None
+    task_id: str | None
+    source_agent: str | None
+    capture: str
+    pinned: bool
+    importance: float
+    retention_days: int | None
+    expires_at: datetime | None
+    status: str
+
+    @classmethod
+    def of(cls, revision: object) -> RevisionOut:
+        from notebooks.models import Revision
+
+        assert isinstance(revision, Revision)
+        return cls(
+            note_id=revision.note_id, versioned_id=revision.versioned_id,
+            version=revision.version, reason=revision.reason,
+            restored_from=revision.restored_from, connection_id=revision.connection_id,
+            operation_id=revision.operation_id, created_at=revision.created_at,
+            content=revision.content, kind=revision.kind, notebook_id=revision.notebook_id,
+            task_id=revision.task_id, source_agent=revision.source_agent,
+            capture=revision.capture, pinned=revision.pinned, importance=revision.importance,
+            retention_days=revision.retention_days, expires_at=revision.expires_at,
+            status=revision.status,
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,9 +26,10 @@ from django.utils.dateparse import parse_datetime
 
 from grove.actor import READ, Actor
 from grove.errors import Invalid
+from grove.schemas import Out
 from grove.tenancy import tenant
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Status
-from notebooks.schemas import NoteOut, Out
+from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notes_visible_to, parse_uuid
 
 SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
@@ -99,7 +101,7 @@ def note_search(
     actor: Actor,
     query: str | None = None,
     notebook_id: uuid.UUID | str | None | _Everywhere = EVERYWHERE,
-    kinds: list[str] | None = None,
+    kinds: Sequence[str] | None = None,
     source_agent: str | None = None,
     updated_after: datetime | str | None = None,
     lifetime: str | None = None,

@@ -221,6 +221,11 @@ def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:
         return access_note(actor, note_id)
 
 
+def notebook_get(*, actor: Actor, notebook_id: uuid.UUID | str) -> Notebook:
+    with tenant(actor):
+        return access_notebook(actor, notebook_id)
+
+
 class _Everywhere:
     def __repr__(self) -> str:
         return "EVERYWHERE"

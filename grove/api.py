@@ -1,0 +1,345 @@
+"""REST `/v1` (SPEC §7): the django-ninja API, its envelope, authentication and errors.
+
+Every route is parse → one service or selector call → envelope (STYLE §1, §6):
+
+* success: `{"success": true, "data": …, "meta"?: …}`;
+* failure: `{"success": false, "error": {"code", "message", "requestId"}}` with the
+  HTTP status of the domain error (`grove.errors`), mapped once, here.
+
+Callers authenticate with `Authorization: Bearer <API key>`. The few account
+administration routes also accept the owner's website session (with CSRF) and refuse
+keys with 403 (`session_required`). Feature apps add their routers in `grove.urls`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Literal
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from ninja import NinjaAPI, Router, Status
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer, SessionAuth
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from grove import selectors, services
+from grove.actor import Actor
+from grove.errors import GroveError, Invalid
+from grove.schemas import ConnectionOut, NewKeyOut, Out
+
+logger = logging.getLogger(__name__)
+
+# -- shapes ----------------------------------------------------------------------------------
+
+
+class In(BaseModel):
+    """A request body: camelCase on the wire, unknown fields refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def given(self, *names: str) -> dict[str, Any]:
+        """The named fields the caller actually sent (omitted ≠ null)."""
+        return {n: getattr(self, n) for n in names if n in self.model_fields_set}
+
+
+class Ok[T](Out):
+    success: Literal[True] = True
+    data: T
+
+
+class ListMeta(Out):
+    returned: int
+    available: int
+    truncated: bool
+    limit: int
+    next_cursor: str | None = None
+
+
+class OkList[T](Out):
+    success: Literal[True] = True
+    data: list[T]
+    meta: ListMeta
+
+
+class ErrorBody(Out):
+    code: str
+    message: str
+    request_id: str
+    details: dict[str, Any] | None = None
+
+
+class ErrorOut(Out):
+    success: Literal[False] = False
+    error: ErrorBody
+
+
+def ok(data: Any, *, meta: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"success": True, "data": data}
+    if meta is not None:
+        body["meta"] = meta
+    return body
+
+
+def listed(items: list[Any], *, available: int | None = None, limit: int | None = None,
+           next_cursor: str | None = None) -> dict[str, Any]:
+    """A list envelope whose meta tells "everything" from "page one" (SPEC §4)."""
+    available = len(items) if available is None else available
+    meta = ListMeta(returned=len(items), available=available,
+                    truncated=len(items) < available,
+                    limit=len(items) if limit is None else limit, next_cursor=next_cursor)
+    return ok(items, meta=meta)
+
+
+# Statuses every authenticated route may answer with, for the OpenAPI document.
+ERRORS: dict[int, type] = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut,
+                           413: ErrorOut, 422: ErrorOut, 429: ErrorOut, 503: ErrorOut}
+WRITE_ERRORS: dict[int, type] = {**ERRORS, 409: ErrorOut, 410: ErrorOut}
+
+
+# -- authentication --------------------------------------------------------------------------
+
+
+class KeyAuth(HttpBearer):
+    """`Authorization: Bearer grv_…`, checked against the database on every request."""
+
+    openapi_description = "An API key created on the Connections page or with `grove key create`."
+
+    def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
+        request.bearer_sent = True  # type: ignore[attr-defined]
+        return services.connection_authenticate(token)
+
+
+class OwnerSession(SessionAuth):
+    """The owner's website session, CSRF-checked (management routes only)."""
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Actor | None:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            return Actor.for_session(user.id)
+        return None
+
+
+KEY = [KeyAuth()]
+KEY_OR_SESSION = [KeyAuth(), OwnerSession()]
+
+
+def actor_of(request: HttpRequest) -> Actor:
+    actor = request.auth  # type: ignore[attr-defined]
+    assert isinstance(actor, Actor)
+    return actor
+
+
+def operation_id(request: HttpRequest, body_value: uuid.UUID | None) -> uuid.UUID:
+    """The mutation's operation id: `Idempotency-Key` header or body `operationId`;
+    both and different → 400. Neither → a fresh id (the call is then not retry-safe)."""
+    header = request.headers.get("Idempotency-Key")
+    from_header: uuid.UUID | None = None
+    if header is not None:
+        try:
+            from_header = uuid.UUID(header.strip())
+        except ValueError:
+            raise Invalid("Idempotency-Key must be a UUID.", code="invalid_operation_id") from None
+    if from_header and body_value and from_header != body_value:
+        raise Invalid("Idempotency-Key and operationId differ; send one of them.",
+                      code="operation_id_mismatch")
+    return from_header or body_value or uuid.uuid4()
+
+
+def optional_body[M: In](request: HttpRequest, model: type[M]) -> M | None:
+    """A JSON body that may be absent altogether (ninja requires one once declared)."""
+    import json
+
+    import pydantic
+
+    if not request.body.strip():
+        return None
+    try:
+        return model.model_validate(json.loads(request.body))
+    except (ValueError, pydantic.ValidationError) as exc:
+        raise Invalid(f"The body must be {model.__name__} JSON: {exc}".splitlines()[0],
+                      code="invalid_request") from None
+
+
+# -- the API ---------------------------------------------------------------------------------
+
+
+class ApiRouter(Router):
+    """Every route serialises camelCase (the schemas' aliases) — ninja's default is the
+    Python names."""
+
+    def add_api_operation(self, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("by_alias") is None:
+            kwargs["by_alias"] = True
+        super().add_api_operation(*args, **kwargs)
+
+
+
+api = NinjaAPI(
+    title="Grove",
+    version="1",
+    description="Notes and memory for people and their agents. Every response is an envelope "
+                "`{success, data, meta?}` or `{success: false, error: {code, message, "
+                "requestId}}`; see docs/api.md for the error codes.",
+    urls_namespace="v1",
+    auth=KEY,
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+
+
+def request_id(request: HttpRequest) -> str:
+    value = getattr(request, "request_id", None)
+    if not value:
+        value = uuid.uuid4().hex
+        request.request_id = value  # type: ignore[attr-defined]
+    return value
+
+
+def error_response(request: HttpRequest, status: int, code: str, message: str,
+                   details: dict[str, Any] | None = None) -> HttpResponse:
+    body = ErrorOut(error=ErrorBody(code=code, message=message, request_id=request_id(request),
+                                    details=details or None))
+    response = api.create_response(request, body.model_dump(mode="json", by_alias=True,
+                                                             exclude_none=True), status=status)
+    if status == 401:
+        challenge = 'Bearer realm="grove"'
+        if getattr(request, "bearer_sent", False):
+            challenge += ', error="invalid_token"'
+        response["WWW-Authenticate"] = challenge
+    return response
+
+
+@api.exception_handler(GroveError)
+def _grove_error(request: HttpRequest, exc: GroveError) -> HttpResponse:
+    details = {k: v for k, v in exc.details.items() if v is not None}
+    return error_response(request, exc.status, exc.code, exc.message, details)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    # ninja locates errors as (source, parameter name, field…): keep the field path.
+    problems = [{"in": str(e.get("loc", ("body",))[0]),
+                 "field": ".".join(str(p) for p in e.get("loc", ())[2:])
+                 or ".".join(str(p) for p in e.get("loc", ())[1:2]),
+                 "msg": str(e.get("msg", ""))} for e in exc.errors][:20]
+    first = problems[0] if problems else {"field": "", "msg": "invalid request"}
+    where = first["field"] or "request"
+    return error_response(request, 422, "invalid_request", f"{where}: {first['msg']}",
+                          {"problems": problems})
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    if getattr(request, "bearer_sent", False):
+        return error_response(request, 401, "invalid_token",
+                              "The API key is unknown, malformed or revoked.")
+    return error_response(request, 401, "unauthenticated",
+                          "Send an API key: Authorization: Bearer grv_…")
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return error_response(request, 404, "not_found", "Not found.")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    codes = {400: "invalid_json", 403: "forbidden", 405: "method_not_allowed",
+             429: "rate_limited"}
+    return error_response(request, exc.status_code, codes.get(exc.status_code, "http_error"),
+                          exc.message)
+
+
+@csrf_exempt
+def not_found_view(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any other path under /v1: the envelope, not Django's HTML page."""
+    return error_response(request, 404, "not_found", "No such API route.")
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return error_response(request, 413, "payload_too_large",
+                          f"Request bodies are limited to {settings.GROVE_API_MAX_BODY:,} bytes.")
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def _database_down(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    logger.warning("database unavailable: %s", exc)
+    return error_response(request, 503, "unavailable",
+                          "The database is unavailable; nothing was changed. Retry later.")
+
+
+@api.exception_handler(Exception)
+def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.exception("unhandled error in %s %s", request.method, request.path)
+    return error_response(request, 500, "internal_error",
+                          "Something went wrong on our side; the request id helps find it.")
+
+
+# -- connections (website owner session only) ------------------------------------------------
+
+connections = ApiRouter(tags=["connections"])
+
+
+class KeyCreateIn(In):
+    name: str = Field(max_length=200)
+    capabilities: list[Literal["memory:read", "memory:write"]] = ["memory:read", "memory:write"]
+    personal: bool = False
+    all_notebooks: bool = False
+    notebooks: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
+
+
+class ConnectionPatchIn(In):
+    expected_state: str = Field(max_length=64)
+    name: str | None = Field(default=None, max_length=200)
+    capabilities: list[Literal["memory:read", "memory:write"]] | None = None
+    personal: bool | None = None
+    all_notebooks: bool | None = None
+    notebooks: list[uuid.UUID] | None = Field(default=None, max_length=1000)
+
+
+@connections.get("/connections", auth=KEY_OR_SESSION,
+                 response={200: OkList[ConnectionOut], **ERRORS},
+                 summary="List every connection (website session only)")
+def connection_list(request: HttpRequest) -> Any:
+    return listed(selectors.connection_list(actor=actor_of(request)))
+
+
+@connections.post("/connections/keys", auth=KEY_OR_SESSION,
+                  response={201: Ok[NewKeyOut], **WRITE_ERRORS},
+                  summary="Create an API key (website session only; the key is shown once)")
+def connection_create_key(request: HttpRequest, payload: KeyCreateIn) -> Any:
+    created = services.connection_create_key(
+        actor=actor_of(request), name=payload.name, capabilities=payload.capabilities,
+        personal=payload.personal, all_notebooks=payload.all_notebooks,
+        notebooks=payload.notebooks)
+    return Status(201, ok(created))
+
+
+@connections.patch("/connections/{connection_id}", auth=KEY_OR_SESSION,
+                   response={200: Ok[ConnectionOut], **WRITE_ERRORS},
+                   summary="Change a connection's name, capabilities or grant")
+def connection_update(request: HttpRequest, connection_id: uuid.UUID,
+                      payload: ConnectionPatchIn) -> Any:
+    return ok(services.connection_update(
+        actor=actor_of(request), connection_id=connection_id,
+        expected_state=payload.expected_state,
+        **payload.given("name", "capabilities", "personal", "all_notebooks", "notebooks")))
+
+
+@connections.post("/connections/{connection_id}/revoke", auth=KEY_OR_SESSION,
+                  response={200: Ok[ConnectionOut], **WRITE_ERRORS},
+                  summary="Revoke a connection for good")
+def connection_revoke(request: HttpRequest, connection_id: uuid.UUID) -> Any:
+    return ok(services.connection_revoke(actor=actor_of(request), connection_id=connection_id))
+
+
+api.add_router("", connections)
+

@@ -1,0 +1,402 @@
+"""REST routes for notes, notebooks, recall and search (`/v1`, see `grove.api`).
+
+Each route parses its input, calls one service or selector and wraps the result in the
+envelope; every rule lives in the service (STYLE §1). Request bodies are camelCase and
+refuse unknown fields; omitted and null are different where the service says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Query, Status
+from pydantic import Field
+
+from grove.api import (
+    ERRORS,
+    KEY_OR_SESSION,
+    WRITE_ERRORS,
+    ApiRouter,
+    In,
+    Ok,
+    OkList,
+    actor_of,
+    listed,
+    ok,
+    operation_id,
+    optional_body,
+)
+from grove.errors import Invalid, NotFound
+from notebooks import recall as recall_service
+from notebooks import search, selectors, services
+from notebooks.schemas import (
+    BatchOut,
+    NotebookOut,
+    NoteOut,
+    RememberOut,
+    RevisionOut,
+    SubtreeCounts,
+)
+from notebooks.services import BATCH_MAX
+
+router = ApiRouter()
+
+KindName = Literal["preference", "fact", "decision", "solution", "handoff"]
+CONTENT_MAX = 6000
+
+
+class Operated(In):
+    """Every change may carry its operation id in the body (or `Idempotency-Key`)."""
+
+    operation_id: uuid.UUID | None = None
+
+
+# -- notes -----------------------------------------------------------------------------------
+
+
+class RememberIn(Operated):
+    content: str = Field(max_length=CONTENT_MAX * 2)
+    kind: KindName
+    notebook_id: uuid.UUID | None = None
+    task_id: str | None = Field(default=None, max_length=200)
+    source_agent: str | None = Field(default=None, max_length=200)
+    capture: Literal["explicit", "automatic"] | None = None
+    pinned: bool | None = None
+    importance: float | None = None
+    retention_days: int | None = None
+
+
+class NoteUpdateIn(Operated):
+    expected_version: int | None = None
+    content: str | None = Field(default=None, max_length=CONTENT_MAX * 2)
+    kind: KindName | None = None
+    task_id: str | None = Field(default=None, max_length=200)
+    source_agent: str | None = Field(default=None, max_length=200)
+    pinned: bool | None = None
+    importance: float | None = None
+    retention_days: int | None = None
+
+
+class BatchItem(In):
+    id: uuid.UUID
+    expected_version: int | None = None
+
+
+class BatchIn(Operated):
+    items: list[uuid.UUID | BatchItem] = Field(min_length=1, max_length=BATCH_MAX)
+
+
+class MoveIn(Operated):
+    note_ids: list[uuid.UUID] = Field(min_length=1, max_length=BATCH_MAX)
+    notebook_id: uuid.UUID | None
+
+
+class RestoreRevisionIn(Operated):
+    revision: int
+    durable: bool = False
+    expected_version: int | None = None
+
+
+def _not_null(payload: In, *names: str) -> dict[str, Any]:
+    """Sent fields, refusing null where the service has no null meaning."""
+    given = payload.given(*names)
+    for name, value in given.items():
+        if value is None:
+            raise Invalid(f"{name} cannot be null.", code="invalid_argument")
+    return given
+
+
+@router.post("/notes", tags=["notes"], response={201: Ok[NoteOut], 200: Ok[NoteOut],
+                                                  **WRITE_ERRORS},
+             summary="Remember: save a note (201), or update the live handoff of its task (200)")
+def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
+    optional = _not_null(payload, "capture", "pinned", "importance")
+    optional |= payload.given("source_agent", "retention_days")
+    result: RememberOut = services.note_remember(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        content=payload.content, kind=payload.kind, notebook_id=payload.notebook_id,
+        task_id=payload.task_id, **optional)
+    return Status(201 if result.created else 200, ok(result.note))
+
+
+class NoteFilters(In):
+    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
+
+    notebook_id: str | None = Field(
+        default=None, description="A notebook id, `personal` for Personal; omit for all")
+    kind: list[KindName] | None = None
+    source_agent: str | None = Field(default=None, max_length=200)
+    updated_after: datetime | None = None
+    lifetime: Literal["permanent", "ephemeral"] | None = None
+    status: Literal["active", "archived", "expired"] = "active"
+    sort: Literal["updated_desc", "updated_asc", "created_desc"] | None = None
+    cursor: str | None = Field(default=None, max_length=2000)
+    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT)
+
+
+def _notebook_filter(value: str | None) -> Any:
+    if value is None:
+        return search.EVERYWHERE
+    if value == "personal":
+        return None
+    return value
+
+
+class SearchEnvelope(Ok[list[search.SearchItem]]):
+    meta: search.SearchMeta
+
+
+def _page(page: search.SearchPage) -> dict[str, Any]:
+    return ok(page.data, meta=page.meta)
+
+
+@router.get("/notes", tags=["notes"], response={200: SearchEnvelope, **ERRORS},
+            summary="List notes with filters, newest first, by signed cursor")
+def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
+    return _page(search.note_search(
+        actor=actor_of(request), notebook_id=_notebook_filter(filters.notebook_id),
+        kinds=filters.kind, source_agent=filters.source_agent,
+        updated_after=filters.updated_after, lifetime=filters.lifetime, status=filters.status,
+        sort=filters.sort, cursor=filters.cursor, limit=filters.limit))
+
+
+class SearchIn(In):
+    query: str | None = Field(default=None, max_length=search.QUERY_MAX_CHARS)
+    notebook_id: uuid.UUID | None = None
+    kind: list[KindName] | None = None
+    source_agent: str | None = Field(default=None, max_length=200)
+    updated_after: datetime | None = None
+    lifetime: Literal["permanent", "ephemeral"] | None = None
+    status: Literal["active", "archived", "expired"] = "active"
+    sort: Literal["relevance", "updated_desc", "updated_asc", "created_desc"] | None = None
+    cursor: str | None = Field(default=None, max_length=2000)
+    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT)
+    matches: bool = False
+
+
+@router.post("/notes/search", tags=["notes"],
+             response={200: SearchEnvelope, **ERRORS},
+             summary="Library search: query in the body, filters, sorts, signed cursor")
+def note_search(request: HttpRequest, payload: SearchIn) -> Any:
+    notebook = payload.notebook_id if "notebook_id" in payload.model_fields_set \
+        else search.EVERYWHERE
+    return _page(search.note_search(
+        actor=actor_of(request), query=payload.query, notebook_id=notebook,
+        kinds=payload.kind, source_agent=payload.source_agent,
+        updated_after=payload.updated_after, lifetime=payload.lifetime, status=payload.status,
+        sort=payload.sort, cursor=payload.cursor, limit=payload.limit,
+        matches=payload.matches))
+
+
+@router.get("/notes/{note_id}/revisions", tags=["notes"],
+            response={200: OkList[RevisionOut], **ERRORS},
+            summary="A note's revisions, newest first (full snapshots)")
+def note_revisions(request: HttpRequest, note_id: uuid.UUID) -> Any:
+    revisions = selectors.note_revisions(actor=actor_of(request), note_id=note_id)
+    return listed([RevisionOut.of(r) for r in revisions])
+
+
+@router.post("/notes/{note_id}/restore-revision", tags=["notes"],
+             response={200: Ok[NoteOut], **WRITE_ERRORS},
+             summary="Write a new revision from an older one (durable: handoff → fact)")
+def note_restore_revision(request: HttpRequest, note_id: uuid.UUID,
+                          payload: RestoreRevisionIn) -> Any:
+    return ok(services.note_restore_revision(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        note_id=note_id, revision=payload.revision, durable=payload.durable,
+        expected_version=payload.expected_version))
+
+
+def _items(payload: BatchIn) -> list[Any]:
+    return [str(i) if isinstance(i, uuid.UUID) else
+            {"id": str(i.id), "expectedVersion": i.expected_version} for i in payload.items]
+
+
+@router.post("/notes/archive", tags=["notes"], response={200: Ok[BatchOut], **WRITE_ERRORS},
+             summary="Archive notes (reversible); per-item results")
+def note_archive(request: HttpRequest, payload: BatchIn) -> Any:
+    return ok(services.note_archive(actor=actor_of(request), items=_items(payload),
+                                    operation_id=operation_id(request, payload.operation_id)))
+
+
+@router.post("/notes/restore", tags=["notes"], response={200: Ok[BatchOut], **WRITE_ERRORS},
+             summary="Restore archived or expired notes; per-item results")
+def note_restore(request: HttpRequest, payload: BatchIn) -> Any:
+    return ok(services.note_restore(actor=actor_of(request), items=_items(payload),
+                                    operation_id=operation_id(request, payload.operation_id)))
+
+
+@router.post("/notes/forget", tags=["notes"], response={200: Ok[BatchOut], **WRITE_ERRORS},
+             summary="Forget (soft-delete) notes; per item deleted | not_found | version_conflict")
+def note_forget(request: HttpRequest, payload: BatchIn) -> Any:
+    return ok(services.note_forget(actor=actor_of(request), items=_items(payload),
+                                   operation_id=operation_id(request, payload.operation_id)))
+
+
+@router.post("/notes/move", tags=["notes"], response={200: OkList[NoteOut], **WRITE_ERRORS},
+             summary="Move notes to a notebook (null = Personal): all or nothing")
+def note_move(request: HttpRequest, payload: MoveIn) -> Any:
+    return listed(services.note_move(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        note_ids=payload.note_ids, notebook_id=payload.notebook_id))
+
+
+@router.post("/notes/{note_id}/retry-indexing", tags=["notes"],
+             response={200: Ok[NoteOut], **WRITE_ERRORS},
+             summary="Queue semantic indexing again for a note whose indexing failed")
+def note_retry_indexing(request: HttpRequest, note_id: uuid.UUID) -> Any:
+    return ok(services.note_retry_indexing(actor=actor_of(request), note_id=note_id))
+
+
+# Routes with a note id in the path come after the fixed paths above (Django tries
+# patterns in order, and /notes/{note_id} would otherwise swallow /notes/forget).
+
+
+@router.get("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **ERRORS},
+            summary="Get a note")
+def note_get(request: HttpRequest, note_id: uuid.UUID) -> Any:
+    return ok(NoteOut.of(selectors.note_get(actor=actor_of(request), note_id=note_id)))
+
+
+@router.patch("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **WRITE_ERRORS},
+              summary="Correct a note: omitted fields stay; expectedVersion guards races")
+def note_update(request: HttpRequest, note_id: uuid.UUID, payload: NoteUpdateIn) -> Any:
+    changes = _not_null(payload, "content", "kind", "pinned", "importance")
+    changes |= payload.given("task_id", "source_agent", "retention_days")
+    return ok(services.note_update(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        note_id=note_id, expected_version=payload.expected_version, **changes))
+
+
+# -- notebooks -------------------------------------------------------------------------------
+
+
+class NotebookCreateIn(Operated):
+    name: str = Field(max_length=400)
+    parent_id: uuid.UUID | None = None
+
+
+class NotebookUpdateIn(Operated):
+    name: str | None = Field(default=None, max_length=400)
+    parent_id: uuid.UUID | None = None
+
+
+class NotebookListQuery(In):
+    model_config = {"extra": "ignore"}
+
+    include_archived: bool = False
+
+
+@router.get("/notebooks", tags=["notebooks"], response={200: OkList[NotebookOut], **ERRORS},
+            summary="The granted notebooks (a hidden parent stays hidden)")
+def notebook_list(request: HttpRequest, filters: Query[NotebookListQuery]) -> Any:
+    notebooks = selectors.notebook_list(actor=actor_of(request),
+                                        include_archived=filters.include_archived)
+    return listed([NotebookOut.of(n) for n in notebooks])
+
+
+@router.post("/notebooks", tags=["notebooks"], response={201: Ok[NotebookOut], **WRITE_ERRORS},
+             summary="Create a notebook (at the root or inside parentId)")
+def notebook_create(request: HttpRequest, payload: NotebookCreateIn) -> Any:
+    return Status(201, ok(services.notebook_create(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        name=payload.name, parent_id=payload.parent_id)))
+
+
+@router.patch("/notebooks/{notebook_id}", tags=["notebooks"], auth=KEY_OR_SESSION,
+              response={200: Ok[NotebookOut], **WRITE_ERRORS},
+              summary="Rename or move a notebook (parentId null = root)")
+def notebook_update(request: HttpRequest, notebook_id: uuid.UUID,
+                    payload: NotebookUpdateIn) -> Any:
+    changes = _not_null(payload, "name") | payload.given("parent_id")
+    return ok(services.notebook_update(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        notebook_id=notebook_id, **changes))
+
+
+@router.get("/notebooks/{notebook_id}/counts", tags=["notebooks"],
+            response={200: Ok[SubtreeCounts], **ERRORS},
+            summary="What archiving, restoring or deleting this subtree would act on")
+def notebook_counts(request: HttpRequest, notebook_id: uuid.UUID) -> Any:
+    return ok(selectors.notebook_subtree_counts(actor=actor_of(request),
+                                                notebook_id=notebook_id))
+
+
+SUBTREE_ACTIONS = {"archive": services.notebook_archive, "restore": services.notebook_restore,
+                   "delete": services.notebook_delete}
+
+
+@router.post("/notebooks/{notebook_id}/{action}", tags=["notebooks"], auth=KEY_OR_SESSION,
+             response={200: Ok[SubtreeCounts], **WRITE_ERRORS},
+             summary="Archive, restore or delete a notebook subtree (website session only)")
+def notebook_subtree(request: HttpRequest, notebook_id: uuid.UUID,
+                     action: Literal["archive", "restore", "delete"]) -> Any:
+    """The body is optional: `{"operationId": …}` or the `Idempotency-Key` header."""
+    body = optional_body(request, Operated)
+    return ok(SUBTREE_ACTIONS[action](
+        actor=actor_of(request), notebook_id=notebook_id,
+        operation_id=operation_id(request, body.operation_id if body else None)))
+
+
+# -- recall and typed ids --------------------------------------------------------------------
+
+
+class RecallIn(In):
+    query: str | None = Field(default=None, max_length=recall_service.QUERY_MAX_CHARS)
+    notebook_id: uuid.UUID | None = Field(
+        default=None, description="One notebook; null = Personal only; omit for all granted")
+    notebook_ids: list[uuid.UUID] | None = Field(default=None, max_length=100)
+    include_personal: bool = True
+    task_id: str | None = Field(default=None, max_length=200)
+    limit: int = Field(default=recall_service.DEFAULT_LIMIT, ge=1, le=recall_service.MAX_LIMIT)
+    max_chars: int = Field(default=recall_service.DEFAULT_MAX_CHARS,
+                           ge=recall_service.MIN_MAX_CHARS, le=recall_service.MAX_MAX_CHARS)
+
+
+class RecallEnvelope(Ok[list[recall_service.RecallItem]]):
+    meta: recall_service.RecallMeta
+
+
+@router.post("/recall", tags=["recall"], response={200: RecallEnvelope, **ERRORS},
+             summary="Recall: the notes relevant to a query within a budget, or the profile")
+def recall(request: HttpRequest, payload: RecallIn) -> Any:
+    notebook_ids: list[uuid.UUID] | None = payload.notebook_ids
+    include_personal = payload.include_personal
+    if "notebook_id" in payload.model_fields_set:
+        if payload.notebook_ids is not None:
+            raise Invalid("Send notebookId or notebookIds, not both.", code="invalid_scope")
+        if payload.notebook_id is None:  # Personal only
+            notebook_ids, include_personal = [], True
+        else:
+            notebook_ids = [payload.notebook_id]
+    result = recall_service.recall(
+        actor=actor_of(request), query=payload.query, notebook_ids=notebook_ids,
+        include_personal=include_personal, task_id=payload.task_id, limit=payload.limit,
+        max_chars=payload.max_chars)
+    return ok(result.data, meta=result.meta)
+
+
+@router.get("/get/{typed_id}", tags=["recall"],
+            response={200: Ok[NoteOut | NotebookOut | RevisionOut], **ERRORS},
+            summary="The full record for a typed id: note:<uuid>[@<version>] or notebook:<uuid>")
+def get_typed(request: HttpRequest, typed_id: str) -> Any:
+    actor = actor_of(request)
+    kind, _, rest = typed_id.partition(":")
+    if kind == "note":
+        note_id, _, version = rest.partition("@")
+        if not version:
+            return ok(NoteOut.of(selectors.note_get(actor=actor, note_id=note_id)))
+        if not version.isdigit():
+            raise Invalid("A note version is a whole number: note:<uuid>@<version>.",
+                          code="invalid_typed_id")
+        for revision in selectors.note_revisions(actor=actor, note_id=note_id):
+            if revision.version == int(version):
+                return ok(RevisionOut.of(revision))
+        raise NotFound("No such note version.")
+    if kind == "notebook":
+        return ok(NotebookOut.of(selectors.notebook_get(actor=actor, notebook_id=rest)))
+    raise Invalid("A typed id looks like note:<uuid>, note:<uuid>@<version> or "
+                  "notebook:<uuid>.", code="invalid_typed_id")
