@@ -1,0 +1,56 @@
+"""The README's three-line REST example works on the embedded default: the block is
+taken from README.md and run with bash against a real `grove serve`; only the address
+(a free port instead of 8000) and the path of the `grove` command are substituted."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.grove.processes import Serve, grove_env, run_grove
+
+pytestmark = pytest.mark.slow
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_example() -> str:
+    text = README.read_text()
+    section = text[text.index("### Talk to it from a script"):]
+    match = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert match, "the README lost its REST example"
+    return match.group(1)
+
+
+def test_readme_curl_example_works_verbatim(home):
+    script = readme_example()
+    assert "grove key create" in script and "/v1/notes" in script and "/v1/recall" in script
+    serve = Serve(home)
+    try:
+        serve.wait_ready()
+        made = run_grove("createsuperuser", "--noinput", home=home,
+                         DJANGO_SUPERUSER_USERNAME="alice",
+                         DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
+                         DJANGO_SUPERUSER_EMAIL="alice@example.com")
+        assert made.returncode == 0, made.stderr
+        grove = " ".join(shlex.quote(p) for p in (sys.executable, "-m", "grove"))
+        runnable = (script.replace("http://127.0.0.1:8000", serve.url)
+                    .replace(".venv/bin/grove", grove))
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", runnable],
+                                env=grove_env(home), capture_output=True, text=True,
+                                timeout=120, check=False)
+        assert result.returncode == 0, result.stderr
+        saved, recalled = (json.loads(line) for line in result.stdout.strip().splitlines())
+    finally:
+        assert serve.stop(signal.SIGTERM) == 0, serve.output()
+    assert saved["success"] is True and saved["data"]["kind"] == "fact"
+    assert recalled["success"] is True
+    assert [item["note"]["id"] for item in recalled["data"]] == [saved["data"]["id"]]
+    assert recalled["meta"]["available"] == 1
