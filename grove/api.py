@@ -14,17 +14,21 @@ keys with 403 (`session_required`). Feature apps add their routers in `grove.url
 from __future__ import annotations
 
 import logging
+import math
+import time
 import uuid
 from typing import Any, Literal
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Router, Status
-from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer, SessionAuth
+from ninja.throttling import BaseThrottle
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -125,6 +129,35 @@ class OwnerSession(SessionAuth):
         return None
 
 
+class ConnectionRateLimit(BaseThrottle):
+    """`GROVE_API_RATE_LIMIT` requests per minute per connection (fixed one-minute
+    windows counted atomically in the cache); over it → 429 with `Retry-After`. The
+    owner's website session is not limited here."""
+
+    WINDOW = 60
+    clock = staticmethod(time.time)
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        limit = settings.GROVE_API_RATE_LIMIT
+        actor = getattr(request, "auth", None)
+        if not limit or not isinstance(actor, Actor) or actor.connection_id is None:
+            return True
+        window = int(self.clock() // self.WINDOW)
+        key = f"rate:{actor.connection_id}:{window}"
+        cache.add(key, 0, timeout=self.WINDOW + 5)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=self.WINDOW + 5)
+            count = 1
+        return count <= limit
+
+    def wait(self) -> float | None:
+        """Seconds until the current window ends (no per-request state on the shared
+        instance)."""
+        return max(1, math.ceil(self.WINDOW - self.clock() % self.WINDOW))
+
+
 KEY = [KeyAuth()]
 KEY_OR_SESSION = [KeyAuth(), OwnerSession()]
 
@@ -190,6 +223,7 @@ api = NinjaAPI(
     auth=KEY,
     docs_url="/docs",
     openapi_url="/openapi.json",
+    throttle=[ConnectionRateLimit()],
 )
 
 
@@ -246,6 +280,16 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return error_response(request, 404, "not_found", "Not found.")
+
+
+@api.exception_handler(Throttled)
+def _throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    response = error_response(
+        request, 429, "rate_limited",
+        f"Too many requests for this connection (limit {settings.GROVE_API_RATE_LIMIT} per "
+        "minute); retry after the number of seconds in Retry-After.")
+    response["Retry-After"] = str(int(exc.wait or ConnectionRateLimit.WINDOW))
+    return response
 
 
 @api.exception_handler(HttpError)

@@ -35,6 +35,7 @@ SETTINGS: dict[str, str] = {
     "GROVE_LLM_MODEL": "llm_model",
     "OPENAI_APPS_CHALLENGE": "openai_apps_challenge",
     "GROVE_DEBUG": "debug",
+    "GROVE_API_RATE_LIMIT": "api_rate_limit",
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
@@ -67,6 +68,8 @@ class Config:
     llm_model: str | None
     openai_apps_challenge: str | None
     debug: bool
+    # REST/MCP requests per minute per connection (0 = no limit).
+    api_rate_limit: int = 600
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -255,6 +258,11 @@ def load(*, create_home: bool = True) -> Config:
     if debug_raw not in ("1", "0", "true", "false", "yes", "no"):
         raise ConfigError(f"GROVE_DEBUG: {debug_raw!r} is not true or false")
 
+    raw_rate = values.get("GROVE_API_RATE_LIMIT", "600")
+    if not raw_rate.isdigit() or int(raw_rate) > 1_000_000:
+        raise ConfigError(f"GROVE_API_RATE_LIMIT: {raw_rate!r} is not a number of requests per "
+                          "minute (0 turns the limit off)")
+
     if values.get("DATABASE_URL"):
         embedded = False
         database = _parse_database_url("DATABASE_URL", values["DATABASE_URL"])
@@ -298,5 +306,6 @@ def load(*, create_home: bool = True) -> Config:
         llm_model=values.get("GROVE_LLM_MODEL"),
         openai_apps_challenge=challenge,
         debug=debug_raw in ("1", "true", "yes"),
+        api_rate_limit=int(raw_rate),
         sources=sources,
     )

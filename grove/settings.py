@@ -124,6 +124,16 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
+# The per-connection API rate limit counts in the cache: Redis when configured (shared
+# by every process), else process memory (the embedded default runs one web process).
+GROVE_API_RATE_LIMIT = CONFIG.api_rate_limit
+if CONFIG.redis_url:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": CONFIG.redis_url, "KEY_PREFIX": "grove"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                          "LOCATION": "grove"}}
+
 # Background jobs: Celery with Redis when REDIS_URL is set; otherwise kombu's
 # filesystem transport in $GROVE_HOME/broker, so the embedded default needs no Redis.
 BROKER_DIR = GROVE_HOME / "broker"

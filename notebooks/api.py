@@ -7,11 +7,16 @@ refuse unknown fields; omitted and null are different where the service says so.
 
 from __future__ import annotations
 
+import itertools
+import json
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from typing import Any, Literal
 
-from django.http import HttpRequest
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils import timezone
 from ninja import Query, Status
 from pydantic import Field
 
@@ -30,8 +35,8 @@ from grove.api import (
     optional_body,
 )
 from grove.errors import Invalid, NotFound
+from notebooks import portability, search, selectors, services
 from notebooks import recall as recall_service
-from notebooks import search, selectors, services
 from notebooks.schemas import (
     BatchOut,
     NotebookOut,
@@ -400,3 +405,41 @@ def get_typed(request: HttpRequest, typed_id: str) -> Any:
         return ok(NotebookOut.of(selectors.notebook_get(actor=actor, notebook_id=rest)))
     raise Invalid("A typed id looks like note:<uuid>, note:<uuid>@<version> or "
                   "notebook:<uuid>.", code="invalid_typed_id")
+
+
+# -- export ----------------------------------------------------------------------------------
+
+
+@router.get("/export", tags=["export"], response={200: str, **ERRORS},
+            openapi_extra={"responses": {"200": {
+                "description": "NDJSON: one JSON object per line with a `type` field",
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}},
+            summary="Export the caller's notebooks, notes and revisions as NDJSON")
+def export(request: HttpRequest) -> StreamingHttpResponse:
+    records = portability.export_records(actor=actor_of(request))
+    first = next(records)  # permissions are checked before the response starts
+    lines = (json.dumps(record, separators=(",", ":")) + "\n"
+             for record in itertools.chain([first], records))
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response = StreamingHttpResponse(_streamed(request, lines),
+                                     content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="grove-export-{stamp}.ndjson"'
+    return response
+
+
+def _streamed(request: HttpRequest, lines: Iterator[str]) -> Any:
+    """Under ASGI, read the (database-backed) generator a chunk at a time in the request's
+    thread instead of letting Django buffer the whole export first."""
+    from django.core.handlers.asgi import ASGIRequest
+
+    if not isinstance(request, ASGIRequest):
+        return lines
+
+    def take() -> str:
+        return "".join(itertools.islice(lines, 200))
+
+    async def chunks() -> AsyncIterator[str]:
+        while chunk := await sync_to_async(take, thread_sensitive=True)():
+            yield chunk
+
+    return chunks()

@@ -277,3 +277,22 @@ def test_unknown_routes_answer_with_the_envelope(api, anonymous):
     error(api.get("/no/such/route"), 404, "not_found")
     error(anonymous.post("/nothing-here", {"a": 1}), 404, "not_found")
     error(api.call("DELETE", "/notes"), 405, "method_not_allowed")
+
+
+def test_rate_limit_per_connection_is_429_with_retry_after(owner, api, settings, monkeypatch):
+    from django.core.cache import cache
+
+    from grove.api import ConnectionRateLimit
+
+    monkeypatch.setattr(ConnectionRateLimit, "clock", staticmethod(lambda: 6_000_030.0))
+    cache.clear()
+    settings.GROVE_API_RATE_LIMIT = 3
+    other_key, _ = new_key(owner)
+    other = Caller(Client(), other_key)
+    statuses = [api.get("/notebooks").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    limited = api.get("/notebooks")
+    error(limited, 429, "rate_limited")
+    assert limited["Retry-After"] == "30"  # the rest of the one-minute window
+    assert other.get("/notebooks").status_code == 200  # counted per connection
+    cache.clear()

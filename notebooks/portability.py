@@ -1,0 +1,313 @@
+"""Export and import (SPEC §7): an account's notebooks, notes and revision history as
+NDJSON, one JSON object per line with a `type` field.
+
+    {"type": "grove-export", "format": 1, "exportedAt": …}
+    {"type": "notebook", "id", "name", "parentId", "archivedAt", "createdAt", "updatedAt"}
+    {"type": "note", "id", "notebookId", "content", "kind", …, "version", "status", …}
+    {"type": "revision", "noteId", "version", "reason", "restoredFrom", "createdAt", …}
+
+Notebooks come parents first; each note is followed by its revisions, oldest first.
+Export is what the caller can see (grant-scoped, deleted things left out); import
+recreates everything under new ids in the importing account, in one transaction —
+all or nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as SchemaError
+from pydantic.alias_generators import to_camel
+
+from grove.actor import READ, WRITE, Actor
+from grove.errors import Invalid
+from grove.schemas import Out
+from grove.tenancy import tenant
+from notebooks.indexing import mark_for_indexing
+from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
+from notebooks.selectors import notebooks_visible_to, notes_visible_to
+from notebooks.services import clean_content, clean_kind, clean_name, clean_retention
+
+FORMAT = 1
+PAGE = 500
+IMPORT_MAX_LINES = 500_000
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
+                              serialize_by_alias=True)
+
+
+class Header(_Record):
+    type: Literal["grove-export"]
+    format: int
+    exported_at: datetime
+
+
+class NotebookRecord(_Record):
+    type: Literal["notebook"]
+    id: uuid.UUID
+    name: str
+    parent_id: uuid.UUID | None
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class _NoteFields(_Record):
+    notebook_id: uuid.UUID | None
+    content: str
+    kind: str
+    task_id: str | None
+    source_agent: str | None
+    capture: Literal["explicit", "automatic"]
+    pinned: bool
+    importance: float = Field(ge=0, le=1)
+    retention_days: int | None
+    expires_at: datetime | None
+    status: Literal["active", "archived", "expired", "deleted"]
+
+
+class NoteRecord(_NoteFields):
+    type: Literal["note"]
+    id: uuid.UUID
+    version: int = Field(ge=1)
+    archived_at: datetime | None
+    expired_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class RevisionRecord(_NoteFields):
+    type: Literal["revision"]
+    note_id: uuid.UUID
+    version: int = Field(ge=1)
+    reason: str
+    restored_from: int | None
+    operation_id: uuid.UUID | None
+    created_at: datetime
+
+
+def _fields(row: Any, names: Iterable[str]) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in names}
+
+
+NOTE_FIELDS = [name for name in NoteFields.snapshot_field_names() if name != "notebook"]
+
+
+def _snapshot(row: Any) -> dict[str, Any]:
+    return {"notebook_id": row.notebook_id, **_fields(row, NOTE_FIELDS)}
+
+
+def _dump(record: _Record) -> dict[str, Any]:
+    return record.model_dump(mode="json", by_alias=True)
+
+
+# -- export ----------------------------------------------------------------------------------
+
+
+def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
+    """Everything the caller may see, as export records (a generator: notes are read in
+    pages of 500, each page in its own short tenant transaction, so a large export never
+    holds one transaction open while the client reads)."""
+    with tenant(actor):
+        actor.require(READ)
+        notebooks = list(notebooks_visible_to(actor).order_by("created_at", "id"))
+    yield _dump(Header(type="grove-export", format=FORMAT, exported_at=timezone.now()))
+    for notebook in _parents_first(notebooks):
+        yield _dump(NotebookRecord(type="notebook", id=notebook.id, name=notebook.name,
+                                   parent_id=notebook.parent_id,
+                                   archived_at=notebook.archived_at,
+                                   created_at=notebook.created_at,
+                                   updated_at=notebook.updated_at))
+    after: tuple[datetime, uuid.UUID] | None = None
+    while True:
+        with tenant(actor):
+            notes = notes_visible_to(actor).order_by("created_at", "id")
+            if after is not None:
+                notes = notes.filter(Q(created_at__gt=after[0])
+                                     | Q(created_at=after[0], id__gt=after[1]))
+            page = list(notes[:PAGE])
+            revisions: dict[uuid.UUID, list[Revision]] = {}
+            for revision in Revision.objects.filter(note__in=page).order_by("note", "version"):
+                revisions.setdefault(revision.note_id, []).append(revision)
+        if not page:
+            return
+        for note in page:
+            yield _dump(NoteRecord(
+                type="note", id=note.id, version=note.version, archived_at=note.archived_at,
+                expired_at=note.expired_at, created_at=note.created_at,
+                updated_at=note.updated_at, **_snapshot(note)))
+            for revision in revisions.get(note.id, []):
+                yield _dump(RevisionRecord(
+                    type="revision", note_id=note.id, version=revision.version,
+                    reason=revision.reason, restored_from=revision.restored_from,
+                    operation_id=revision.operation_id, created_at=revision.created_at,
+                    **_snapshot(revision)))
+        after = (page[-1].created_at, page[-1].id)
+
+
+def _parents_first(notebooks: list[Notebook]) -> list[Notebook]:
+    """A parent before its children. A notebook whose parent the caller cannot see is
+    exported at the root (the hidden parent stays hidden)."""
+    ids = {n.id for n in notebooks}
+    children: dict[uuid.UUID | None, list[Notebook]] = {}
+    for notebook in notebooks:
+        parent = notebook.parent_id if notebook.parent_id in ids else None
+        children.setdefault(parent, []).append(notebook)
+    ordered: list[Notebook] = []
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        notebook = stack.pop()
+        ordered.append(notebook)
+        stack.extend(reversed(children.get(notebook.id, [])))
+    for notebook in ordered:
+        if notebook.parent_id not in ids:
+            notebook.parent_id = None
+    return ordered
+
+
+# -- import ----------------------------------------------------------------------------------
+
+
+class ImportOut(Out):
+    notebooks: int
+    notes: int
+    revisions: int
+
+
+def _parse(number: int, raw: dict[str, Any]) -> _Record:
+    kinds: dict[str, type[_Record]] = {"grove-export": Header, "notebook": NotebookRecord,
+                                       "note": NoteRecord, "revision": RevisionRecord}
+    model = kinds.get(str(raw.get("type"))) if isinstance(raw, dict) else None
+    if model is None:
+        raise Invalid(f"line {number}: not a Grove export record (unknown type).",
+                      code="invalid_import")
+    try:
+        return model.model_validate(raw)
+    except SchemaError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise Invalid(f"line {number}: {where}: {first['msg']}", code="invalid_import") from None
+
+
+def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> ImportOut:
+    """Recreate exported notebooks, notes and revision history in the caller's account,
+    under new ids, in one transaction (website owner only; anything invalid → Invalid
+    and nothing is stored). Active notes are queued for embedding on commit."""
+    actor.require_session()
+    notebook_ids: dict[uuid.UUID, uuid.UUID] = {}
+    note_ids: dict[uuid.UUID, uuid.UUID] = {}
+    counts = {"notebooks": 0, "notes": 0, "revisions": 0}
+    current: Note | None = None
+    versions: list[int] = []
+    to_index: list[Note] = []
+    with tenant(actor):
+        actor.require(WRITE)
+        for number, raw in enumerate(records, start=1):
+            if number > IMPORT_MAX_LINES:
+                raise Invalid(f"An import holds at most {IMPORT_MAX_LINES:,} lines.",
+                              code="import_too_large")
+            record = _parse(number, raw)
+            if number == 1:
+                if not isinstance(record, Header) or record.format != FORMAT:
+                    raise Invalid(f"line 1: expected a format {FORMAT} grove-export header.",
+                                  code="invalid_import")
+                continue
+            if isinstance(record, Header):
+                raise Invalid(f"line {number}: a second header.", code="invalid_import")
+            if isinstance(record, NotebookRecord):
+                _check_history(current, versions)
+                current = None
+                parent = _mapped(notebook_ids, record.parent_id, number, "parentId")
+                new = Notebook.objects.create(
+                    account_id=actor.account_id, name=clean_name(record.name), parent_id=parent,
+                    archived_at=record.archived_at, created_at=record.created_at,
+                    updated_at=record.updated_at)
+                if record.id in notebook_ids:
+                    raise Invalid(f"line {number}: notebook {record.id} twice.",
+                                  code="invalid_import")
+                notebook_ids[record.id] = new.id
+                counts["notebooks"] += 1
+            elif isinstance(record, NoteRecord):
+                _check_history(current, versions)
+                if record.id in note_ids:
+                    raise Invalid(f"line {number}: note {record.id} twice.",
+                                  code="invalid_import")
+                current = Note(
+                    account_id=actor.account_id, version=record.version,
+                    archived_at=record.archived_at, expired_at=record.expired_at,
+                    created_at=record.created_at, updated_at=record.updated_at,
+                    deleted_at=timezone.now() if record.status == Status.DELETED else None,
+                    **_clean_fields(record, notebook_ids, number))
+                try:
+                    with transaction.atomic():
+                        current.save(force_insert=True)
+                except IntegrityError:
+                    raise Invalid(f"line {number}: this note clashes with an existing one "
+                                  "(a live handoff with the same task id in Personal).",
+                                  code="import_conflict") from None
+                note_ids[record.id] = current.id
+                versions = []
+                counts["notes"] += 1
+                if current.status == Status.ACTIVE:
+                    to_index.append(current)
+            else:
+                assert isinstance(record, RevisionRecord)
+                if current is None or note_ids.get(record.note_id) != current.id:
+                    raise Invalid(f"line {number}: a revision must follow its note.",
+                                  code="invalid_import")
+                if record.reason not in RevisionReason.values:
+                    raise Invalid(f"line {number}: unknown revision reason.",
+                                  code="invalid_import")
+                Revision.objects.create(
+                    account_id=actor.account_id, note=current, version=record.version,
+                    reason=record.reason, restored_from=record.restored_from,
+                    operation_id=record.operation_id, created_at=record.created_at,
+                    connection_id=None, **_clean_fields(record, notebook_ids, number))
+                versions.append(record.version)
+                counts["revisions"] += 1
+        _check_history(current, versions)
+        for note in to_index:
+            mark_for_indexing(note)
+    return ImportOut(**counts)
+
+
+def _mapped(ids: dict[uuid.UUID, uuid.UUID], old: uuid.UUID | None, number: int,
+            what: str) -> uuid.UUID | None:
+    if old is None:
+        return None
+    if old not in ids:
+        raise Invalid(f"line {number}: {what} {old} is not a notebook earlier in the file.",
+                      code="invalid_import")
+    return ids[old]
+
+
+def _clean_fields(record: _NoteFields, notebook_ids: dict[uuid.UUID, uuid.UUID],
+                  number: int) -> dict[str, Any]:
+    try:
+        return {
+            "notebook_id": _mapped(notebook_ids, record.notebook_id, number, "notebookId"),
+            "content": clean_content(record.content), "kind": clean_kind(record.kind),
+            "task_id": record.task_id, "source_agent": record.source_agent,
+            "capture": record.capture, "pinned": record.pinned,
+            "importance": record.importance,
+            "retention_days": clean_retention(record.retention_days),
+            "expires_at": record.expires_at, "status": record.status,
+        }
+    except Invalid as exc:
+        raise Invalid(f"line {number}: {exc.message}", code="invalid_import") from None
+
+
+def _check_history(note: Note | None, versions: list[int]) -> None:
+    """A note's revisions are 1…version, each once, in order."""
+    if note is not None and versions != list(range(1, note.version + 1)):
+        raise Invalid(f"note {note.id}: its revisions must be versions 1 to {note.version} "
+                      "in order.", code="invalid_import")
