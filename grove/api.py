@@ -35,7 +35,7 @@ from pydantic.alias_generators import to_camel
 from grove import selectors, services
 from grove.actor import Actor
 from grove.errors import GroveError, Invalid
-from grove.schemas import ConnectionOut, NewKeyOut, Out
+from grove.schemas import AccountSettingsOut, ConnectionOut, NewKeyOut, Out
 
 logger = logging.getLogger(__name__)
 
@@ -383,6 +383,26 @@ def connection_update(request: HttpRequest, connection_id: uuid.UUID,
                   summary="Revoke a connection for good")
 def connection_revoke(request: HttpRequest, connection_id: uuid.UUID) -> Any:
     return ok(services.connection_revoke(actor=actor_of(request), connection_id=connection_id))
+
+
+class AccountSettingsIn(In):
+    capture_paused: bool
+
+
+@connections.get("/account/settings", tags=["account"], auth=KEY_OR_SESSION,
+                 response={200: Ok[AccountSettingsOut], **ERRORS},
+                 summary="Account settings (whether automatic capture is paused)")
+def account_settings(request: HttpRequest) -> Any:
+    return ok(selectors.account_settings(actor=actor_of(request)))
+
+
+@connections.patch("/account/settings", tags=["account"], auth=KEY_OR_SESSION,
+                   response={200: Ok[AccountSettingsOut], **WRITE_ERRORS},
+                   summary="Pause or resume automatic capture (website session only)")
+def account_settings_update(request: HttpRequest, payload: AccountSettingsIn) -> Any:
+    actor = actor_of(request)
+    services.account_set_capture_paused(actor=actor, paused=payload.capture_paused)
+    return ok(selectors.account_settings(actor=actor))
 
 
 api.add_router("", connections)

@@ -79,3 +79,10 @@ def connection_state(row: object) -> str:
         "notebooks": sorted(str(n) for n in row.grant_notebooks),
     }, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class AccountSettingsOut(Out):
+    username: str
+    # While paused, saves with capture "automatic" are refused (`capture_paused`).
+    capture_paused: bool
+    capture_paused_at: datetime | None

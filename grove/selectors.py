@@ -2,7 +2,7 @@
 
 from grove.actor import Actor
 from grove.models import Account, Connection
-from grove.schemas import ConnectionOut
+from grove.schemas import AccountSettingsOut, ConnectionOut
 from grove.tenancy import tenant
 
 
@@ -22,3 +22,11 @@ def connection_list(*, actor: Actor) -> list[ConnectionOut]:
     with tenant(actor):
         rows = Connection.objects.filter(account_id=actor.account_id).order_by("-created_at", "id")
         return [ConnectionOut.of(row) for row in rows]
+
+
+def account_settings(*, actor: Actor) -> AccountSettingsOut:
+    """The account's settings (any caller of the account may read them)."""
+    account = Account.objects.get(id=actor.account_id)
+    return AccountSettingsOut(username=account.username,
+                              capture_paused=account.capture_paused_at is not None,
+                              capture_paused_at=account.capture_paused_at)
