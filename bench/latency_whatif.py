@@ -1,19 +1,24 @@
-"""What-if: how fast could recall be at 100k notes if both arms could use their index?
+"""What-if: how fast could recall be at 100k notes if the lexical arm could use its index?
+
+(Historical: run on 66e9ce7, result in results/latency_whatif-66e9ce7-v1.json. Since
+20e95c7 the lexical arm uses its GIN index through a security-definer function instead,
+so on current code the LEAKPROOF patch below changes nothing.)
 
 Not a measurement of Grove as shipped (that is bench/latency.py) — an experiment on a
-scratch database to size two fixes, same data and queries as latency.py:
+scratch database to size a fix, with the same data and queries as latency.py.
 
-* semantic arm: recall filters `embedding.content_hash = note.content_hash` inside the
-  nearest-neighbour query; the planner estimates that cross-table equality at one row
-  and sorts every vector exactly instead of walking the HNSW index. The patched arm
-  (bench-only monkeypatch of `notebooks.recall._semantic`) drops that condition from
-  the SQL and checks the hash on the 50 rows it gets back.
-* lexical arm: under row-level security PostgreSQL may not use an index for an operator
-  whose function is not LEAKPROOF, and `tsvector @@ tsquery` (ts_match_vq) is not, so
-  every term lookup is a sequential scan that de-TOASTs each note's tsvector. On this
-  scratch database only, the superuser marks ts_match_vq LEAKPROOF (a security
-  decision, not a recommendation) so the GIN index becomes usable — a stand-in for a
-  leak-proof design such as a postings table searched with text equality.
+Under row-level security PostgreSQL may not use an index for an operator whose function
+is not LEAKPROOF (the policy's condition must run first), and `tsvector @@ tsquery`
+(ts_match_vq) is not, so every per-term lookup of recall's lexical arm is a sequential
+scan that de-TOASTs each note's tsvector. On this scratch database only, the superuser
+marks ts_match_vq LEAKPROOF (a security decision, not a recommendation) so the GIN index
+becomes usable — a stand-in for a leak-proof design such as a postings table searched
+with text equality (texteq is leakproof). Then smaller candidate sets on top of that
+(COMMON_TERM_SHARE, MAX_TERMS patched; their quality cost is measured on train by
+`bench/quality.py --tune`).
+
+(An earlier version also patched the semantic arm to check the content hash after the
+HNSW scan; Grove ships that since 66e9ce7, so "as shipped" includes it.)
 
     .venv/bin/python bench/latency_whatif.py [--size 100000] [--queries 200]
 """
@@ -23,7 +28,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -38,32 +42,6 @@ from bench.latency import (  # noqa: E402
     recall_call,
 )
 from bench.scifact import load  # noqa: E402
-
-
-def semantic_hash_checked_after(embedder: Any, profile: str, query: str, scope: Any,
-                                max_distance: float) -> list[tuple[uuid.UUID, float]]:
-    """recall._semantic without the cross-table content_hash condition in SQL."""
-    from django.db import connection
-    from django.db.models.functions import Cast
-    from pgvector.django import CosineDistance, VectorField
-
-    import notebooks.recall as r
-    from notebooks.models import NoteEmbedding
-
-    vector = embedder.embed([query])[0].tolist()
-    dim = int(embedder.dimension)
-    distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
-    nearest = (
-        NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile, dimension=dim)
-        .annotate(distance=distance)
-        .order_by("distance")
-        .values_list("note_id", "distance", "content_hash", "note__content_hash")[:r.CANDIDATES]
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = 100")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    return [(note_id, float(d)) for note_id, d, mine, current in nearest
-            if mine == current and d <= max_distance]
 
 
 def superuser_sql(env: Env, statement: str) -> None:
@@ -104,21 +82,25 @@ def main() -> None:
 
     results: dict[str, Any] = {"notes": args.size, "queries": len(queries), "load": load_info,
                                "variants": {}}
-    original_semantic = r._semantic  # noqa: SLF001
     r.get_embedder = lambda: cached
 
-    def run(label: str) -> None:
-        res = summary_ms(measure(lambda q: recall_call(env, q, 8, 6000), queries, 1))
+    def run(label: str, **constants: Any) -> None:
+        saved = {k: getattr(r, k) for k in constants}
+        for k, v in constants.items():
+            setattr(r, k, v)
+        try:
+            res = summary_ms(measure(lambda q: recall_call(env, q, 8, 6000), queries, 1))
+        finally:
+            for k, v in saved.items():
+                setattr(r, k, v)
         results["variants"][label] = res
         print(label, res, flush=True)
 
     run("as shipped")
-    r._semantic = semantic_hash_checked_after  # noqa: SLF001
-    run("semantic: hash checked after the HNSW scan")
     superuser_sql(env, "ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF")
-    run("+ lexical: GIN usable under RLS (ts_match_vq LEAKPROOF)")
-    r._semantic = original_semantic  # noqa: SLF001
-    run("lexical fix alone")
+    run("lexical: GIN usable under RLS (ts_match_vq LEAKPROOF)")
+    run("  + COMMON_TERM_SHARE=0.05", COMMON_TERM_SHARE=0.05)
+    run("  + COMMON_TERM_SHARE=0.05, MAX_TERMS=6", COMMON_TERM_SHARE=0.05, MAX_TERMS=6)
 
     results["seconds"] = round(time.perf_counter() - started, 1)
     path = write_result(args.out, results, env)
