@@ -5,8 +5,8 @@ Produces, in the output folder (default: ``grove/embedding_model/``):
 * ``model.onnx``       fp32 BERT encoder (inputs ``input_ids``, ``attention_mask``,
                        ``token_type_ids``: int64 [batch, sequence]; output
                        ``last_hidden_state``: float32 [batch, sequence, 384])
-* ``model.int8.onnx``  the same graph with dynamic int8 weight quantisation
-                       (QInt8, per-channel)
+* ``model.int8.onnx``  the same graph with dynamic 8-bit weight quantisation
+                       (QUInt8, per-channel; see "Why QUInt8 weights" below)
 * ``tokenizer.json``   the upstream tokenizer, copied byte for byte
 * ``LICENSE``          Apache-2.0 notice for the model weights
 * ``MODEL.md``         provenance: source, versions, command, sha256 of each file
@@ -37,6 +37,22 @@ tokenizers and numpy at run time). From the repository root::
 dependency, sentence-transformers, would pull torch from the index). Check that
 pip installs ``torch-2.13.0+cpu`` from the local wheel and does not download a
 CUDA build. Versions used for the committed files are recorded in MODEL.md.
+
+Why QUInt8 weights: with signed int8 weights (QInt8, used until this change)
+onnxruntime multiplies uint8 activations by int8 weights (U8S8). On x86 CPUs
+with AVX2 or AVX-512 but without VNNI its U8S8 kernel sums pairs of products in
+saturating int16 (vpmaddubsw), so results depend on the CPU: the test pair
+"A man is eating food." / "A man is eating a piece of bread." gave cosine 0.7585
+with exact integer arithmetic (VNNI, ARM, or ``session.x64quantprecision=1``)
+but 0.7723 on an AVX2-only AMD EPYC (fp32: 0.7553). With uint8 weights
+onnxruntime uses its U8U8 kernels, which widen to int16 before multiplying and
+are exact on every CPU; measured on that EPYC, the quantised MatMulInteger
+outputs equal the exact integer result and 507 sentences keep cosine to fp32
+mean 0.993 / min 0.986 (QInt8 with exact arithmetic: 0.993 / 0.982), at about
+0.8x the speed of the saturating U8S8 kernel there. ``reduce_range=True`` (7-bit
+int8 weights) would also avoid the saturation but loses accuracy (mean 0.992,
+min 0.975). ``check`` below verifies that ``session.x64quantprecision`` does not
+change the int8 output on the exporting machine.
 
 Options: ``--out DIR`` (output folder), ``--opset N`` (default 17),
 ``--skip-check`` (skip the torch-vs-onnxruntime comparison at the end).
@@ -234,12 +250,25 @@ def quantize_int8(fp32: Path, int8: Path) -> None:
     quantize_dynamic(
         str(fp32),
         str(int8),
-        weight_type=QuantType.QInt8,
-        # Per-channel scales: mean cosine to fp32 ~0.990 (min ~0.966 on one-token
-        # inputs) versus ~0.953 (min ~0.85) per-tensor, for +0.2 MB.
+        # uint8 weights: onnxruntime then runs U8U8 integer kernels, exact on every
+        # CPU; int8 weights (U8S8) saturate on x86 without VNNI (module docstring).
+        weight_type=QuantType.QUInt8,
+        # Per-channel scales: mean cosine to fp32 ~0.993 (min ~0.986 on one-token
+        # inputs) versus ~0.980 (min ~0.96) per-tensor, for +0.1 MB.
         per_channel=True,
         reduce_range=False,
     )
+    import onnx
+
+    proto = onnx.load(str(int8))
+    weights = {t.name: t.data_type for t in proto.graph.initializer}
+    signed = [
+        node.name
+        for node in proto.graph.node
+        if node.op_type == "MatMulInteger" and weights.get(node.input[1]) != onnx.TensorProto.UINT8
+    ]
+    if signed:
+        raise SystemExit(f"{int8}: MatMulInteger without uint8 weights: {signed[:3]}")
 
 
 def check(model, src: Path, out: Path) -> list[str]:
@@ -264,17 +293,29 @@ def check(model, src: Path, out: Path) -> list[str]:
 
     with torch.no_grad():
         reference = pool(Encoder(model)(*(torch.from_numpy(feeds[n]) for n in INPUT_NAMES)).numpy())
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+
+    def run(name: str, precise: bool = False) -> np.ndarray:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        if precise:  # force onnxruntime's exact U8U8 path on x86 without VNNI
+            options.add_session_config_entry("session.x64quantprecision", "1")
+        session = ort.InferenceSession(str(out / name), options, providers=["CPUExecutionProvider"])
+        return pool(session.run(OUTPUT_NAMES, feeds)[0])
+
     lines = []
     for name in ("model.onnx", "model.int8.onnx"):
-        session = ort.InferenceSession(str(out / name), options, providers=["CPUExecutionProvider"])
-        got = pool(session.run(OUTPUT_NAMES, feeds)[0])
+        got = run(name)
         max_diff = float(np.abs(got - reference).max())
         min_cos = float((got * reference).sum(axis=1).min())
         lines.append(f"{name}: max |diff| vs torch {max_diff:.2e}, min cosine {min_cos:.5f}")
         if (name == "model.onnx" and max_diff > 1e-4) or min_cos < 0.95:
             raise SystemExit(f"check failed for {name}: {lines[-1]}")
+    # The int8 output must not depend on the CPU's integer kernel: with exact
+    # arithmetic forced it has to be bit-identical.
+    cpu_diff = float(np.abs(run("model.int8.onnx", precise=True) - run("model.int8.onnx")).max())
+    lines.append(f"model.int8.onnx: max |diff| with session.x64quantprecision=1 {cpu_diff:.2e}")
+    if cpu_diff != 0.0:
+        raise SystemExit(f"check failed: {lines[-1]} (the integer kernel saturates on this CPU)")
     return lines
 
 
@@ -303,9 +344,11 @@ needed at run time. Generated by `scripts/export_minilm.py`; do not edit by hand
   Output: {outputs} (float32, [batch, sequence, 384]).
 - Embedding = mean of `last_hidden_state` over `attention_mask`, then L2-normalise.
 - `model.onnx` is fp32 (matches torch to ~1e-6); `model.int8.onnx` has dynamic
-  int8 weight quantisation (onnxruntime `quantize_dynamic`, QInt8, per-channel,
-  activations uint8 at run time): smaller and faster; cosine to fp32 about 0.99
-  on ordinary sentences, lowest (~0.97) on one-token inputs.
+  8-bit weight quantisation (onnxruntime `quantize_dynamic`, QUInt8, per-channel,
+  activations uint8 at run time): smaller and faster; cosine to fp32 about 0.993
+  on ordinary sentences, lowest (~0.986) on one-token inputs. uint8 weights make
+  onnxruntime use its exact U8U8 integer kernels, so the output does not depend
+  on the CPU's instruction set (int8 weights saturate on x86 without VNNI).
 
 ## Provenance
 

@@ -1,6 +1,10 @@
-"""The shipped local model (all-MiniLM-L6-v2, int8 ONNX) loads offline and embeds as the
-reference does: cosine 0.755 between the two sentences below in the fp32 original
-(0.758–0.760 after int8 quantisation, which varies slightly with batching)."""
+"""The shipped local model (all-MiniLM-L6-v2, 8-bit ONNX) loads offline and embeds as the
+reference does: cosine 0.7553 between the two sentences below in the fp32 original.
+
+Dynamic quantisation scales activations per batch, so the 8-bit model gives 0.742
+embedding the pair together (padded to one length) and 0.760 one at a time; both are
+within 0.02 of fp32. The weights are uint8 so onnxruntime uses exact integer kernels:
+these values do not depend on the CPU (int8 weights gave 0.772 on AVX2 without VNNI)."""
 
 import numpy as np
 import pytest
@@ -10,6 +14,7 @@ from grove.embeddings.local import LocalEmbedder
 pytestmark = pytest.mark.slow
 
 PAIR = ["A man is eating food.", "A man is eating a piece of bread."]
+FP32_REFERENCE = 0.7553
 
 
 def test_local_model_gives_the_reference_similarity(monkeypatch):
@@ -18,10 +23,14 @@ def test_local_model_gives_the_reference_similarity(monkeypatch):
     assert (model.profile, model.dimension) == ("all-MiniLM-L6-v2-int8/384", 384)
     together = model.embed(PAIR)
     apart = np.vstack([model.embed([PAIR[0]]), model.embed([PAIR[1]])])
-    for vectors in (together, apart):
+    for vectors, expected in ((together, 0.7417), (apart, 0.7601)):
         assert vectors.shape == (2, 384) and vectors.dtype == np.float32
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-        assert float(vectors[0] @ vectors[1]) == pytest.approx(0.7585, abs=0.01)
+        similarity = float(vectors[0] @ vectors[1])
+        assert similarity == pytest.approx(expected, abs=0.003)
+        assert similarity == pytest.approx(FP32_REFERENCE, abs=0.02)
+    # The same sentence embedded alone or in a batch: nearly the same vector.
+    assert float(np.min(np.sum(together * apart, axis=1))) > 0.99
     unrelated = model.embed(["The stock market closed lower on Friday."])[0]
     assert float(together[0] @ unrelated) < 0.25  # below recall's relatedness threshold
     assert model.embed([]).shape == (0, 384)
