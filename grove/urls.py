@@ -12,6 +12,9 @@ urlpatterns = [
     path("setup/", views.owner_setup, name="setup"),
     path("login/", views.GroveLoginView.as_view(), name="login"),
     path("logout/", views.logout_view, name="logout"),
+    path("connections/", views.connections, name="connections"),
+    path("connections/<uuid:connection_id>/revoke", views.connection_revoke,
+         name="connection-revoke"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("notebooks.urls")),
 ]

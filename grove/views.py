@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.contrib.auth import login, logout
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
@@ -13,7 +14,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from grove import selectors, services
+from grove.actor import READ, WRITE, Actor
 from grove.errors import GroveError
+from grove.middleware import session_actor
 
 
 class OwnerSetupForm(forms.Form):
@@ -76,3 +79,91 @@ def openai_apps_challenge(request: HttpRequest) -> HttpResponse:
     response["Cache-Control"] = "no-store"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+# -- connections (API keys) ------------------------------------------------------------------
+
+
+class KeyForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="What the key is for, e.g. “laptop”.")
+    can_write = forms.BooleanField(required=False, initial=True, label="May save and change notes",
+                                   help_text="Without it the key can only read (memory:read).")
+    personal = forms.BooleanField(required=False, label="Personal notes")
+    scope = forms.ChoiceField(choices=[("all", "Every notebook, current and future"),
+                                       ("some", "Only the notebooks ticked below")],
+                              initial="some", widget=forms.RadioSelect)
+    notebooks = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args: object, notebooks: list[tuple[str, str]], **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        field = self.fields["notebooks"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = notebooks
+
+
+def _notebook_choices(actor: Actor) -> list[tuple[str, str]]:
+    # Core does not import feature apps; the notebook table is resolved by name.
+    from django.apps import apps
+
+    from grove.tenancy import tenant
+
+    notebook_model = apps.get_model("notebooks", "Notebook")
+    with tenant(actor):
+        rows = notebook_model.objects.filter(deleted_at__isnull=True).order_by("name", "id")
+        return [(str(nb.id), nb.name) for nb in rows]
+
+
+def _connections_page(request: HttpRequest, *, form: KeyForm | None = None,
+                      new_key: str | None = None, status: int = 200) -> HttpResponse:
+    actor = session_actor(request)
+    choices = _notebook_choices(actor)
+    names = dict(choices)
+    connections = [
+        (c, [names.get(str(n), "(deleted notebook)") for n in c.grant.notebooks])
+        for c in selectors.connection_list(actor=actor)
+    ]
+    response = render(request, "grove/connections.html", {
+        "connections": connections, "form": form or KeyForm(notebooks=choices),
+        "new_key": new_key,
+    }, status=status)
+    if new_key:
+        response["Cache-Control"] = "no-store"  # the page holds a secret shown once
+    return response
+
+
+@login_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def connections(request: HttpRequest) -> HttpResponse:
+    """API keys and every other connection. Creating a key shows its secret once, on
+    the response to the POST itself (it is never stored, so there is nothing to redirect
+    to)."""
+    if request.method == "GET":
+        return _connections_page(request)
+    actor = session_actor(request)
+    form = KeyForm(request.POST, notebooks=_notebook_choices(actor))
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            created = services.connection_create_key(
+                actor=actor, name=data["name"],
+                capabilities=[READ, WRITE] if data["can_write"] else [READ],
+                personal=data["personal"], all_notebooks=data["scope"] == "all",
+                notebooks=data["notebooks"] if data["scope"] == "some" else [])
+        except GroveError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return _connections_page(request, new_key=created.key)
+    return _connections_page(request, form=form, status=400)
+
+
+@login_required
+@require_POST
+def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
+    try:
+        services.connection_revoke(actor=session_actor(request), connection_id=connection_id)
+    except GroveError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
+        raise
+    return redirect("connections")

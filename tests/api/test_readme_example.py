@@ -10,6 +10,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,43 @@ def test_readme_curl_example_works_verbatim(home):
     assert recalled["success"] is True
     assert [item["note"]["id"] for item in recalled["data"]] == [saved["data"]["id"]]
     assert recalled["meta"]["available"] == 1
+
+
+def test_database_down_is_503_and_nothing_is_claimed(home):
+    """Stop the embedded PostgreSQL under a running `grove serve`: the API answers 503
+    `unavailable` with the envelope (never a fabricated success), and recovers once the
+    database is back."""
+    import httpx
+
+    from grove.embedded import EmbeddedPostgres
+
+    serve = Serve(home)
+    try:
+        serve.wait_ready()
+        made = run_grove("createsuperuser", "--noinput", home=home,
+                         DJANGO_SUPERUSER_USERNAME="alice",
+                         DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
+                         DJANGO_SUPERUSER_EMAIL="alice@example.com")
+        assert made.returncode == 0, made.stderr
+        created = run_grove("key", "create", "--user", "alice", "--name", "t", "--all",
+                            home=home)
+        assert created.returncode == 0, created.stderr
+        key = created.stdout.strip()
+        with httpx.Client(base_url=serve.url, timeout=20,
+                          headers={"Authorization": f"Bearer {key}"}) as api:
+            assert api.get("/v1/notes").status_code == 200
+            database = EmbeddedPostgres(home)
+            database._stop_server()  # noqa: SLF001 - the outage under test
+            down = api.post("/v1/notes", json={"content": "lost?", "kind": "fact"})
+            assert down.status_code == 503, down.text
+            body = down.json()
+            assert body["success"] is False and body["error"]["code"] == "unavailable"
+            assert body["error"]["requestId"] == down.headers["X-Request-Id"]
+            database.ensure_running()
+            deadline = time.monotonic() + 30
+            while (back := api.get("/v1/notes")).status_code != 200:
+                assert time.monotonic() < deadline, back.text
+                time.sleep(0.5)
+            assert back.json()["data"] == []  # the failed save left nothing behind
+    finally:
+        serve.stop(signal.SIGTERM)
