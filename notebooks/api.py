@@ -293,14 +293,17 @@ class NotebookListQuery(In):
     model_config = {"extra": "ignore"}
 
     include_archived: bool = False
+    cursor: str | None = Field(default=None, max_length=2000)
+    limit: int = Field(default=100, ge=1, le=selectors.NOTEBOOK_PAGE_MAX)
 
 
 @router.get("/notebooks", tags=["notebooks"], response={200: OkList[NotebookOut], **ERRORS},
             summary="The granted notebooks (a hidden parent stays hidden)")
 def notebook_list(request: HttpRequest, filters: Query[NotebookListQuery]) -> Any:
-    notebooks = selectors.notebook_list(actor=actor_of(request),
-                                        include_archived=filters.include_archived)
-    return listed([NotebookOut.of(n) for n in notebooks])
+    page, available, next_cursor = selectors.notebook_page(
+        actor=actor_of(request), include_archived=filters.include_archived,
+        cursor=filters.cursor, limit=filters.limit)
+    return listed(page, available=available, limit=filters.limit, next_cursor=next_cursor)
 
 
 @router.post("/notebooks", tags=["notebooks"], response={201: Ok[NotebookOut], **WRITE_ERRORS},
@@ -402,7 +405,7 @@ def get_typed(request: HttpRequest, typed_id: str) -> Any:
                 return ok(RevisionOut.of(revision))
         raise NotFound("No such note version.")
     if kind == "notebook":
-        return ok(NotebookOut.of(selectors.notebook_get(actor=actor, notebook_id=rest)))
+        return ok(selectors.notebook_out(actor=actor, notebook_id=rest))
     raise Invalid("A typed id looks like note:<uuid>, note:<uuid>@<version> or "
                   "notebook:<uuid>.", code="invalid_typed_id")
 

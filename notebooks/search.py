@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
-from django.core import signing
 from django.db.models import F, FloatField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
@@ -28,6 +27,7 @@ from grove.actor import READ, Actor
 from grove.errors import Invalid
 from grove.schemas import Out
 from grove.tenancy import tenant
+from notebooks.cursors import read_cursor, write_cursor
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Status
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notes_visible_to, parse_uuid
@@ -37,7 +37,6 @@ LIFETIMES = ("permanent", "ephemeral")
 STATUSES = ("active", "archived", "expired")
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
 QUERY_MAX_CHARS = 500
-CURSOR_SALT = "grove.notes.search"
 
 
 class Matches(Out):
@@ -151,7 +150,7 @@ def note_search(
     spec = {"q": query, "place": place, "kinds": kinds, "agent": source_agent,
             "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
     fingerprint = _filters_fingerprint(spec)
-    ceiling, after_key = _read_cursor(actor, cursor, fingerprint)
+    ceiling, after_key = read_cursor(actor, cursor, fingerprint)
 
     with tenant(actor):
         actor.require(READ)
@@ -204,7 +203,7 @@ def note_search(
             items.append(SearchItem(note=NoteOut.of(note), matches=evidence))
         next_cursor = None
         if more and rows:
-            next_cursor = _write_cursor(actor, fingerprint, ceiling, _key(rows[-1], sort))
+            next_cursor = write_cursor(actor, fingerprint, ceiling, _key(rows[-1], sort))
         # Counted before paging: notes before this page are included, so "truncated"
         # means "there is more than this page".
         return SearchPage(data=items, meta=SearchMeta(
@@ -241,27 +240,3 @@ def _key(note: Note, sort: str) -> list[Any]:
     return [getattr(note, field).isoformat(), str(note.id)]
 
 
-def _write_cursor(actor: Actor, fingerprint: str, ceiling: datetime, key: list[Any]) -> str:
-    payload = {"a": str(actor.account_id), "c": str(actor.connection_id or ""),
-               "f": fingerprint, "t": ceiling.isoformat(), "k": key}
-    return signing.dumps(payload, salt=CURSOR_SALT, compress=True)
-
-
-def _read_cursor(actor: Actor, cursor: str | None,
-                 fingerprint: str) -> tuple[datetime | None, list[Any] | None]:
-    if cursor is None:
-        return None, None
-    if not isinstance(cursor, str) or len(cursor) > 2000:
-        raise Invalid("The cursor is not valid.", code="invalid_cursor")
-    try:
-        payload = signing.loads(cursor, salt=CURSOR_SALT)
-    except signing.BadSignature:
-        raise Invalid("The cursor is not valid.", code="invalid_cursor") from None
-    if payload.get("a") != str(actor.account_id) or \
-            payload.get("c") != str(actor.connection_id or ""):
-        raise Invalid("The cursor is not valid.", code="invalid_cursor")
-    if payload.get("f") != fingerprint:
-        raise Invalid("The cursor belongs to a search with other filters.",
-                      code="cursor_mismatch")
-    ceiling = parse_datetime(payload["t"])
-    return ceiling, list(payload["k"])

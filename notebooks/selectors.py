@@ -13,12 +13,14 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from grove.actor import READ, WRITE, Actor
 from grove.errors import Invalid, NotFound
 from grove.tenancy import tenant
+from notebooks.cursors import read_cursor, write_cursor
 from notebooks.models import Note, Notebook, Revision, Status
-from notebooks.schemas import SubtreeCounts
+from notebooks.schemas import NotebookOut, SubtreeCounts
 
 
 def parse_uuid(value: uuid.UUID | str, *, what: str = "id") -> uuid.UUID:
@@ -226,6 +228,21 @@ def notebook_get(*, actor: Actor, notebook_id: uuid.UUID | str) -> Notebook:
         return access_notebook(actor, notebook_id)
 
 
+def notebooks_as_seen(actor: Actor, notebooks: list[Notebook]) -> list[NotebookOut]:
+    """Notebooks as an interface shows them: a parent the caller cannot see is hidden
+    (`parentId: null`). Caller holds a tenant transaction."""
+    parents = {nb.parent_id for nb in notebooks if nb.parent_id}
+    seen = set(notebooks_visible_to(actor).filter(id__in=parents).values_list("id", flat=True))
+    return [NotebookOut.of(nb).model_copy(
+        update={"parent_id": nb.parent_id if nb.parent_id in seen else None})
+        for nb in notebooks]
+
+
+def notebook_out(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookOut:
+    with tenant(actor):
+        return notebooks_as_seen(actor, [access_notebook(actor, notebook_id)])[0]
+
+
 class _Everywhere:
     def __repr__(self) -> str:
         return "EVERYWHERE"
@@ -248,6 +265,44 @@ def note_list(
         elif not isinstance(notebook_id, _Everywhere):
             notes = notes.filter(notebook_id=parse_uuid(notebook_id, what="notebook id"))
         return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
+
+
+NOTEBOOK_PAGE_MAX = 200
+NOTEBOOK_CURSOR_SALT = "grove.notebooks.list"
+
+
+def notebook_page(
+    *, actor: Actor, include_archived: bool = False, cursor: str | None = None,
+    limit: int = 100,
+) -> tuple[list[NotebookOut], int, str | None]:
+    """One page of the granted notebooks, oldest first, with the real count and the next
+    signed cursor. A notebook whose parent the caller cannot see shows `parentId: null`
+    (the hidden parent stays hidden)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) \
+            or not 1 <= limit <= NOTEBOOK_PAGE_MAX:
+        raise Invalid(f"limit must be a whole number from 1 to {NOTEBOOK_PAGE_MAX}.",
+                      code="invalid_limit")
+    fingerprint = "archived" if include_archived else "live"
+    ceiling, after = read_cursor(actor, cursor, fingerprint, salt=NOTEBOOK_CURSOR_SALT)
+    with tenant(actor):
+        actor.require(READ)
+        ceiling = ceiling or timezone.now()
+        notebooks = notebooks_visible_to(actor).filter(created_at__lte=ceiling)
+        if not include_archived:
+            notebooks = notebooks.filter(archived_at__isnull=True)
+        available = notebooks.count()
+        if after is not None:
+            created = parse_datetime(str(after[0]))
+            notebooks = notebooks.filter(Q(created_at__gt=created)
+                                         | Q(created_at=created, id__gt=uuid.UUID(after[1])))
+        rows = list(notebooks.order_by("created_at", "id")[: limit + 1])
+        more = len(rows) > limit
+        rows = rows[:limit]
+        out = notebooks_as_seen(actor, rows)
+    next_cursor = write_cursor(actor, fingerprint, ceiling,
+                               [rows[-1].created_at.isoformat(), str(rows[-1].id)],
+                               salt=NOTEBOOK_CURSOR_SALT) if more else None
+    return out, available, next_cursor
 
 
 def notebook_list(*, actor: Actor, include_archived: bool = False) -> list[Notebook]:

@@ -210,3 +210,31 @@ def test_retry_indexing_requeues_a_failed_note(owner, api):
         assert Job.objects.filter(target_id=note.id).count() == jobs_before + 1
     services.note_forget(actor=owner, operation_id=op(), items=[note.id])
     error(api.post(f"/notes/{note.id}/retry-indexing"), 404, "note_not_found")
+
+
+def test_notebook_list_pages_by_cursor_and_hides_unseen_parents(owner, api):
+    parent = factories.notebook(owner, "Secret parent")
+    child = factories.notebook(owner, "Shared child", parent=parent.id)
+    for i in range(5):
+        factories.notebook(owner, f"Book {i}")
+    first = api.get("/notebooks?limit=3")
+    meta = first.json()["meta"]
+    assert (meta["returned"], meta["available"], meta["truncated"]) == (3, 7, True)
+    seen = [n["id"] for n in data(first)]
+    cursor = meta["nextCursor"]
+    factories.notebook(owner, "Added while paging")  # after the ceiling: not in this walk
+    while cursor:
+        page = api.get(f"/notebooks?limit=3&cursor={cursor}")
+        seen += [n["id"] for n in data(page)]
+        cursor = page.json()["meta"]["nextCursor"]
+    assert len(seen) == len(set(seen)) == 7
+    error(api.get("/notebooks?cursor=forged"), 400, "invalid_cursor")
+
+    key, _ = new_key(owner, personal=False, all_notebooks=False, notebooks=[child.id])
+    narrow = Caller(Client(), key)
+    listed = data(narrow.get("/notebooks"))
+    assert [(n["name"], n["parentId"]) for n in listed] == [("Shared child", None)]
+    assert data(narrow.get(f"/get/notebook:{child.id}"))["parentId"] is None
+    assert data(api.get(f"/get/notebook:{child.id}"))["parentId"] == str(parent.id)
+    exported = b"".join(narrow.get("/export").streaming_content).decode()
+    assert "Shared child" in exported and str(parent.id) not in exported
