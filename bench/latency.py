@@ -28,11 +28,11 @@ samples per path). Budget: the default (limit 8, max_chars 6,000).
 * up to `--full-up-to` notes (default 10k) also: the lexical arm alone, every statement
   recall issued replayed the same way (the gap to the service is Python/ORM/pydantic),
   and the service at limit 50 / max_chars 50,000;
-* at the largest size also the service with COMMON_TERM_SHARE patched (`--share-variants`),
-  to show what a smaller lexical candidate set buys (its quality cost is in quality.py's
-  train sweep).
+* at the largest size also the service with DISTINCTIVE_SHARE patched
+  (`--share-variants`; 1.0 = every informative term selects matches, the earlier
+  design), to show what the smaller candidate set buys (quality: quality.py's sweep).
 
-    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1] [--share-variants 0.05]
+    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1] [--share-variants 1.0]
 """
 
 from __future__ import annotations
@@ -330,14 +330,14 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
             res["service_cached_vector_limit50"] = summary_ms(measure(
                 lambda q: recall_call(env, q, 50, 50_000), queries, passes))
         for share in share_variants:
-            with_share = r.COMMON_TERM_SHARE
-            r.COMMON_TERM_SHARE = share
+            with_share = r.DISTINCTIVE_SHARE
+            r.DISTINCTIVE_SHARE = share
             try:
                 res[f"service_cached_vector_share_{share}"] = summary_ms(measure(
                     lambda q: recall_call(env, q, 8, 6000), queries, passes))
             finally:
-                r.COMMON_TERM_SHARE = with_share
-            print(size, f"service (cached vector, COMMON_TERM_SHARE={share})",
+                r.DISTINCTIVE_SHARE = with_share
+            print(size, f"service (cached vector, DISTINCTIVE_SHARE={share})",
                   res[f"service_cached_vector_share_{share}"], flush=True)
     finally:
         r.get_embedder = saved
@@ -387,8 +387,8 @@ def main() -> None:
     parser.add_argument("--out", default="latency")
     parser.add_argument("--full-up-to", type=int, default=10_000,
                         help="sizes up to this also measure replay-all, each arm alone, limit 50")
-    parser.add_argument("--share-variants", default="0.05",
-                        help="COMMON_TERM_SHARE values to also try at the largest size")
+    parser.add_argument("--share-variants", default="1.0",
+                        help="DISTINCTIVE_SHARE values to also try at the largest size")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     started_all = time.perf_counter()
@@ -452,7 +452,7 @@ def main() -> None:
               ("  lexical arm alone", "sql_lexical_arm"),
               ("  semantic arm alone", "sql_semantic_arm")]
     for size, scale in results["scales"].items():
-        extra = [(f"service, cached vector, COMMON_TERM_SHARE={k.rsplit('_', 1)[1]}", k)
+        extra = [(f"service, cached vector, DISTINCTIVE_SHARE={k.rsplit('_', 1)[1]}", k)
                  for k in scale if k.startswith("service_cached_vector_share_")]
         for label, name in labels + extra:
             if name in scale:

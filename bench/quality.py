@@ -14,7 +14,7 @@ cannot be measured through it). `max_chars` is capped at 50,000, which SciFact d
 lifted (module constant `MAX_MAX_CHARS`, bench only) and the 50,000-character answer is
 derived from it by the same budget rule; a sample is checked against real 50,000 calls.
 
-Tuning (train split only, `--tune`): RRF_K, COMMON_TERM_SHARE, MAX_TERMS (module
+Tuning (train split only, `--tune`): RRF_K, DISTINCTIVE_SHARE, COMMON_TERM_SHARE (module
 constants) and max_distance
 (a recall() argument: its default is bound at import, so patching the constant would do
 nothing) are swept one at a time on train; the test split is run with the shipped
@@ -190,6 +190,7 @@ def main() -> None:
     print(load_info, flush=True)
 
     shipped = {"RRF_K": r.RRF_K, "COMMON_TERM_SHARE": r.COMMON_TERM_SHARE,
+               "DISTINCTIVE_SHARE": r.DISTINCTIVE_SHARE, "RESCORE": r.RESCORE,
                "max_distance": r.DEFAULT_MAX_DISTANCE, "CANDIDATES": r.CANDIDATES}
     results: dict[str, Any] = {"load": load_info, "shipped_constants": shipped,
                                "profile": embedder.profile if embedder else None}
@@ -207,14 +208,12 @@ def main() -> None:
     tuning_rows = []
     if args.tune:
         trials: list[tuple[str, dict[str, Any], float | None]] = [("shipped", {}, None)]
-        trials += [(f"RRF_K={k}", {"RRF_K": k}, None) for k in (10, 30, 100)]
-        trials += [(f"COMMON_TERM_SHARE={s}", {"COMMON_TERM_SHARE": s}, None)
-                   for s in (0.05, 0.1, 0.35, 0.5)]
-        trials += [(f"max_distance={d}", {}, d) for d in (0.6, 0.7, 0.85, 1.0)]
-        trials += [(f"MAX_TERMS={n}", {"MAX_TERMS": n}, None) for n in (6, 24)]
-        # Smaller lexical candidate sets (what bench/latency_whatif.py times at 100k).
-        trials += [("latency candidate: COMMON_TERM_SHARE=0.05, MAX_TERMS=6",
-                    {"COMMON_TERM_SHARE": 0.05, "MAX_TERMS": 6}, None)]
+        trials += [(f"RRF_K={k}", {"RRF_K": k}, None) for k in (10, 30)]
+        # Which terms select lexical matches (1.0: every informative term, as before).
+        trials += [(f"DISTINCTIVE_SHARE={s}", {"DISTINCTIVE_SHARE": s}, None)
+                   for s in (0.005, 0.01, 0.05, 1.0)]
+        trials += [(f"COMMON_TERM_SHARE={s}", {"COMMON_TERM_SHARE": s}, None) for s in (0.35,)]
+        trials += [(f"max_distance={d}", {}, d) for d in (0.6, 0.7)]
         tuning: dict[str, Any] = {}
         for label, constants, distance in trials:
             if label == "shipped":
@@ -231,7 +230,7 @@ def main() -> None:
         # Combine, per knob, the train-best value if it beats the shipped one.
         best_constants: dict[str, Any] = {}
         best_distance: float | None = None
-        for knob in ("RRF_K", "COMMON_TERM_SHARE", "max_distance", "MAX_TERMS"):
+        for knob in ("RRF_K", "COMMON_TERM_SHARE", "DISTINCTIVE_SHARE", "max_distance"):
             candidates = [(v["ndcg@10"], label) for label, v in tuning.items()
                           if label.startswith(knob + "=") and v["ndcg@10"] > base]
             if not candidates:

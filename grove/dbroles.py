@@ -21,7 +21,8 @@ APPEND_ONLY_TABLES = ("notebooks_revision",)
 # Security-definer functions (each applies the account rule itself); EXECUTE is revoked
 # from PUBLIC by their migration and granted to the runtime role only.
 DEFINER_FUNCTIONS = (
-    "grove_lexical_matches(tsquery[], float8[], uuid[], boolean, integer)",
+    "grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, integer,"
+    " integer)",
 )
 
 

@@ -4,9 +4,9 @@ Two ranked lists over the caller's live, granted notes, fused by reciprocal rank
 
 * **lexical**: PostgreSQL full text. Natural-language questions rarely match with AND
   semantics, and OR over every word matches half the corpus, so the query's lexemes are
-  weighted by rarity (a BM25-style idf from PostgreSQL's own most-common-lexeme
-  statistics for the `search` column), the most common ones are dropped, and each note
-  matching the OR of the rest scores the idf sum of the terms it contains.
+  weighted by rarity (a BM25-style idf from the account's term statistics), the most
+  common ones are dropped, the notes containing a distinctive (rare) one are the
+  matches, and each scores the idf sum of all the query terms it contains.
 * **semantic**: pgvector cosine distance over the HNSW index of the active embedding
   profile (iterative scan, so grant filters still fill the list); hits farther than a
   threshold are dropped, so an unrelated query returns nothing rather than filler.
@@ -48,6 +48,13 @@ DEFAULT_MAX_DISTANCE = 0.75
 # Lexemes in more than this share of notes carry no signal for recall.
 COMMON_TERM_SHARE = 0.2
 MAX_TERMS = 12
+# Lexical matches are notes containing a distinctive term: one in at most this share of
+# notes, or one of the query's two rarest. Scoring and counting every note that shares
+# any informative word cost a row visit per note (a quarter of all notes per query at
+# 100k); the other terms only re-rank the best RESCORE candidates.
+DISTINCTIVE_SHARE = 0.02
+MIN_DISTINCTIVE = 2
+RESCORE = 200
 PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
 
 
@@ -75,9 +82,21 @@ class RecallOut(Out):
 
 @dataclass(frozen=True)
 class Weights:
-    """idf per query lexeme, from PostgreSQL's column statistics."""
+    """idf per informative query lexeme (rarest first), and which of them are
+    distinctive: only those select lexical matches; the others re-rank them."""
 
     terms: dict[str, float]
+    distinctive: frozenset[str] | None = None  # None: every term
+
+    def selecting(self) -> dict[str, float]:
+        if self.distinctive is None:
+            return dict(self.terms)
+        return {lex: w for lex, w in self.terms.items() if lex in self.distinctive}
+
+    def reranking(self) -> dict[str, float]:
+        if self.distinctive is None:
+            return {}
+        return {lex: w for lex, w in self.terms.items() if lex not in self.distinctive}
 
 
 # -- term statistics -------------------------------------------------------------------------
@@ -108,8 +127,11 @@ def term_weights(query: str) -> Weights:
         kept = dict(sorted(shares.items(), key=lambda item: item[1])[:2])
     # The rarest terms carry the signal; more terms only cost posting-list reads.
     kept = dict(sorted(kept.items(), key=lambda item: item[1])[:MAX_TERMS])
+    rarest = list(kept)[:MIN_DISTINCTIVE]
+    distinctive = frozenset(lex for lex, f in kept.items()
+                            if f <= DISTINCTIVE_SHARE or lex in rarest)
     return Weights(terms={lex: math.log(1 + (1 - min(f, 0.999)) / f)
-                          for lex, f in kept.items()})
+                          for lex, f in kept.items()}, distinctive=distinctive)
 
 
 def _tsquery_literal(lexeme: str) -> str:
@@ -153,23 +175,23 @@ class Scope:
 
 
 def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, float]], int]:
-    """Top notes by the idf sum of the informative query terms they contain, and how
-    many notes contain any of them.
+    """Top notes by the idf sum of the informative query terms they contain, among the
+    notes containing a distinctive one, and how many notes that is.
 
-    One GIN lookup per term, grouped by note, in `grove_lexical_matches` (migration
-    notebooks 0007): a security-definer function, because under row-level security the
-    runtime role cannot use the GIN index for `@@` at all. It applies the account rule
-    and the live-note conditions itself; which notebooks are in scope is decided here,
-    by the selectors."""
-    if not weights.terms:
+    In `grove_lexical_matches` (migrations notebooks 0007/0008): a security-definer
+    function, because under row-level security the runtime role cannot use the GIN
+    index for `@@` at all. It applies the account rule and the live-note conditions
+    itself; which notebooks are in scope is decided here, by the selectors."""
+    selecting, reranking = weights.selecting(), weights.reranking()
+    if not selecting:
         return [], 0
-    queries = [_tsquery_literal(lexeme) for lexeme in weights.terms]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT note_id, score, total FROM grove_lexical_matches("
-            "%s::tsquery[], %s::float8[], %s::uuid[], %s, %s)",
-            [queries, list(weights.terms.values()), scope.live_notebook_ids(),
-             scope.personal, CANDIDATES],
+            "%s::tsquery[], %s::float8[], %s::tsquery[], %s::float8[], %s::uuid[], %s, %s, %s)",
+            [[_tsquery_literal(lex) for lex in selecting], list(selecting.values()),
+             [_tsquery_literal(lex) for lex in reranking], list(reranking.values()),
+             scope.live_notebook_ids(), scope.personal, max(RESCORE, CANDIDATES), CANDIDATES],
         )
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0
@@ -202,9 +224,11 @@ def _semantic(embedder: Embedder, profile: str, query: str, scope: Scope,
 
 
 def _also_lexical(ids: list[uuid.UUID], weights: Weights) -> set[uuid.UUID]:
-    if not ids or not weights.terms:
+    """Which of these notes are lexical matches too (contain a distinctive term)."""
+    selecting = weights.selecting()
+    if not ids or not selecting:
         return set()
-    or_query = " | ".join(_tsquery_literal(lex) for lex in weights.terms)
+    or_query = " | ".join(_tsquery_literal(lex) for lex in selecting)
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM notebooks_note WHERE id = ANY(%s) AND search @@ %s::tsquery",
                        [ids, or_query])

@@ -34,6 +34,9 @@ AS $$
 $$;
 REVOKE EXECUTE ON FUNCTION
     grove_lexical_matches(tsquery[], float8[], uuid[], boolean, integer) FROM PUBLIC;
+"""
+
+OWNER_POLICY = """
 DO $$ BEGIN
     EXECUTE format('CREATE POLICY lexical_lookup ON notebooks_note FOR SELECT TO %I '
                    'USING (true)', current_user);
@@ -49,4 +52,4 @@ DROP FUNCTION IF EXISTS grove_lexical_matches(tsquery[], float8[], uuid[], boole
 class Migration(migrations.Migration):
     dependencies = [("notebooks", "0006_term_statistics")]
 
-    operations = [migrations.RunSQL(LEXICAL_MATCHES, DROP)]
+    operations = [migrations.RunSQL(LEXICAL_MATCHES + OWNER_POLICY, DROP)]

@@ -44,7 +44,7 @@ def test_success_envelope_and_request_id(api):
     assert response.status_code == 200
     body = response.json()
     assert body == {"success": True, "data": [],
-                    "meta": {"returned": 0, "available": 0, "truncated": False, "limit": 0,
+                    "meta": {"returned": 0, "available": 0, "truncated": False, "limit": 100,
                              "nextCursor": None}}
     assert len(response["X-Request-Id"]) >= 8
     echoed = api.get("/notebooks", headers={"X-Request-Id": "trace-12345678"})

@@ -22,13 +22,16 @@ WORDS = ("glacier", "morain")  # the english stems of "glacier moraine"
 
 
 def reference(scope: Scope, weights: Weights) -> dict:
-    """The same ranking computed through the ORM and `live_filter`."""
+    """The same ranking computed through the ORM and `live_filter`: notes containing a
+    distinctive term, scored by every term they contain."""
     scores: dict = {}
     for lexeme, weight in weights.terms.items():
         query = SearchQuery(_tsquery_literal(lexeme), search_type="raw", config="simple")
         for note_id in scope.notes().filter(search=query).values_list("id", flat=True):
-            scores[note_id] = scores.get(note_id, 0.0) + weight
-    return scores
+            scores.setdefault(note_id, [0.0, False])
+            scores[note_id][0] += weight
+            scores[note_id][1] |= lexeme in weights.selecting()
+    return {note_id: score for note_id, (score, selected) in scores.items() if selected}
 
 
 @pytest.fixture
@@ -87,9 +90,16 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
     actor, notes, books = world
     with factories.tenant(actor):
         assert sorted(_query_lexemes("glacier moraine")) == sorted(WORDS)
-    weights = Weights(terms=dict(zip(WORDS, (2.0, 0.5), strict=True)))
     checked = 0
-    for label, scope in scopes(actor, books):
+    for label, scope, weights in [
+        (f"{label}, {how}", scope, weights)
+        for label, scope in scopes(actor, books)
+        for how, weights in (
+            ("both terms select", Weights(terms={"glacier": 2.0, "morain": 0.5})),
+            ("only the rarer selects", Weights(terms={"morain": 2.0, "glacier": 0.5},
+                                               distinctive=frozenset({"morain"}))),
+        )
+    ]:
         with factories.tenant(scope.actor):
             expected = reference(scope, weights)
             ranked, total = _lexical(weights, scope)
@@ -99,24 +109,34 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
         assert scores == sorted(scores, reverse=True), label
         checked += len(expected)
     # The owner's full scope sees exactly the live notes that match.
+    weights = Weights(terms={"glacier": 2.0, "morain": 0.5})
     with factories.tenant(actor):
         everything, _ = _lexical(weights, Scope(actor=actor, notebook_ids=None, personal=True))
+        rare_only, _ = _lexical(
+            Weights(terms={"morain": 2.0, "glacier": 0.5}, distinctive=frozenset({"morain"})),
+            Scope(actor=actor, notebook_ids=None, personal=True))
     names = {n.id: name for name, n in notes.items()}
     assert {names[i] for i, _ in everything} == {"personal", "live", "one word", "other",
                                                  "child"}
+    # Only notes with the distinctive word match; the common word adds to their score.
+    assert dict((names[i], s) for i, s in rare_only) == {"personal": 2.5, "live": 2.5,
+                                                         "other": 2.0}
     assert checked > 10
+
+
+CALL = ("SELECT count(*) FROM grove_lexical_matches(ARRAY['glacier'::tsquery], "
+        "ARRAY[1.0::float8], ARRAY[]::tsquery[], ARRAY[]::float8[], ARRAY[]::uuid[], true, "
+        "200, 50)")
 
 
 def test_lexical_function_sees_nothing_without_a_tenant():
     actor = factories.owner()
     factories.note(actor, "glacier moraine")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM grove_lexical_matches("
-                       "ARRAY['glacier'::tsquery], ARRAY[1.0::float8], ARRAY[]::uuid[], true, 50)")
+        cursor.execute(CALL)
         assert cursor.fetchone()[0] == 0
     with factories.tenant(actor), connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM grove_lexical_matches("
-                       "ARRAY['glacier'::tsquery], ARRAY[1.0::float8], ARRAY[]::uuid[], true, 50)")
+        cursor.execute(CALL)
         assert cursor.fetchone()[0] == 1
 
 
@@ -125,7 +145,8 @@ def test_lexical_function_is_not_executable_by_public():
         cursor.execute(
             "SELECT a.grantee, a.privilege_type FROM pg_proc p, aclexplode(p.proacl) a "
             "WHERE p.oid = to_regprocedure("
-            "'grove_lexical_matches(tsquery[], float8[], uuid[], boolean, integer)')")
+            "'grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, "
+            "integer, integer)')")
         grantees = {row[0] for row in cursor.fetchall()}
         cursor.execute("SELECT oid FROM pg_roles WHERE rolname = current_user")
         runtime = cursor.fetchone()[0]
