@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from grove.errors import GroveError
+from grove.errors import GroveError, NotFound
 from grove.middleware import session_actor
 from notebooks import selectors, services
 from notebooks.forms import NotebookForm, NoteForm
 from notebooks.models import Notebook
+from notebooks.schemas import NoteOut
 
 
 def _tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:
@@ -101,3 +102,21 @@ def notebook_create(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("home")
     return _page(request, notebook_form=form, status=400)
+
+
+@login_required
+@require_GET
+def note_detail(request: HttpRequest, note_id: str) -> HttpResponse:
+    """One note with its metadata and history. Missing, deleted and foreign notes are the
+    same 404 (as over REST)."""
+    actor = session_actor(request)
+    try:
+        note = selectors.note_get(actor=actor, note_id=note_id)
+        revisions = selectors.note_revisions(actor=actor, note_id=note_id)
+    except NotFound:
+        raise Http404("No such note.") from None
+    place = "Personal"
+    if note.notebook_id:
+        place = selectors.notebook_out(actor=actor, notebook_id=note.notebook_id).name
+    return render(request, "notebooks/note.html", {
+        "note": NoteOut.of(note), "place": place, "revisions": revisions})
