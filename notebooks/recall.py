@@ -37,6 +37,7 @@ from grove.tenancy import tenant
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding, TermStat
 from notebooks.schemas import NoteOut
 from notebooks.selectors import access_notebook, live_filter, live_notebooks, parse_uuid
+from notebooks.services import clean_task_id, storable_text
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 50
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
@@ -281,11 +282,12 @@ def recall(
     if query is not None:
         if not isinstance(query, str):
             raise Invalid("query must be text.", code="invalid_query")
-        query = query.strip()
+        query = storable_text(query, what="query", code="invalid_query").strip()
         if len(query) > QUERY_MAX_CHARS:
             raise Invalid(f"query is longer than {QUERY_MAX_CHARS} characters.",
                           code="query_too_long")
         query = query or None
+    task_id = clean_task_id(task_id)
     if not 0 < max_distance <= 2:
         raise Invalid("maxDistance must be in (0, 2].", code="invalid_max_distance")
 

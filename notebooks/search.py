@@ -13,7 +13,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
@@ -31,6 +31,7 @@ from notebooks.cursors import read_cursor, write_cursor
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Status
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notes_visible_to, parse_uuid
+from notebooks.services import clean_source_agent, storable_text
 
 SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
 LIFETIMES = ("permanent", "ephemeral")
@@ -119,7 +120,7 @@ def note_search(
         if not isinstance(query, str) or len(query) > QUERY_MAX_CHARS:
             raise Invalid(f"query must be text of at most {QUERY_MAX_CHARS} characters.",
                           code="invalid_query")
-        query = query.strip() or None
+        query = storable_text(query, what="query", code="invalid_query").strip() or None
     sort = _clean(sort or ("relevance" if query else "updated_desc"), SORTS, "sort")
     if sort == "relevance" and not query:
         raise Invalid("Sorting by relevance needs a query.", code="invalid_sort")
@@ -129,16 +130,24 @@ def note_search(
     if kinds is not None:
         kinds = [_clean(k, tuple(Kind.values), "kind") for k in kinds]
     if isinstance(updated_after, str):
-        parsed = parse_datetime(updated_after)
-        if parsed is None or parsed.tzinfo is None:
+        updated_after = parse_datetime(updated_after)
+        if updated_after is None:
             raise Invalid("updatedAfter must be an ISO 8601 time with a zone.",
                           code="invalid_updated_after")
-        updated_after = parsed
+    if updated_after is not None:
+        # In UTC: PostgreSQL refuses zone offsets beyond ±15:59 that ISO 8601 allows.
+        try:
+            if updated_after.tzinfo is None:
+                raise ValueError("no zone")
+            updated_after = updated_after.astimezone(UTC)
+        except (OverflowError, ValueError):
+            raise Invalid("updatedAfter must be an ISO 8601 time with a zone.",
+                          code="invalid_updated_after") from None
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.",
                       code="invalid_limit")
-    if source_agent is not None and not isinstance(source_agent, str):
-        raise Invalid("sourceAgent must be text.", code="invalid_source_agent")
+    if source_agent is not None:
+        source_agent = clean_source_agent(source_agent)
     place: str | None
     if isinstance(notebook_id, _Everywhere):
         place = "*"

@@ -79,7 +79,7 @@ HANDOFF_UNIQUE = "note_one_live_handoff_per_task"
 # -- validation (shared by every caller: REST, MCP, web, tasks) ---------------------------
 
 
-def _storable_text(value: str, *, what: str, code: str) -> str:
+def storable_text(value: str, *, what: str, code: str) -> str:
     """Text PostgreSQL can store: no NUL characters, valid Unicode (no lone surrogates)."""
     if "\x00" in value:
         raise Invalid(f"{what} contains a NUL character.", code=code)
@@ -93,7 +93,7 @@ def _storable_text(value: str, *, what: str, code: str) -> str:
 def clean_content(value: Any) -> str:
     if not isinstance(value, str):
         raise Invalid("content must be text.", code="invalid_content")
-    content = _storable_text(value, what="content", code="invalid_content").strip()
+    content = storable_text(value, what="content", code="invalid_content").strip()
     if not content:
         raise Invalid("content is empty.", code="content_empty")
     if len(content) > CONTENT_MAX_CHARS:
@@ -117,7 +117,7 @@ def clean_task_id(value: Any) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise Invalid("taskId must be non-empty text.", code="invalid_task_id")
-    _storable_text(value, what="taskId", code="invalid_task_id")
+    storable_text(value, what="taskId", code="invalid_task_id")
     if len(value.strip()) > TASK_ID_MAX_CHARS:
         raise Invalid(f"taskId is longer than {TASK_ID_MAX_CHARS} characters.",
                       code="invalid_task_id")
@@ -130,7 +130,7 @@ def clean_source_agent(value: Any) -> str | None:
     if not isinstance(value, str) or len(value.strip()) > SOURCE_AGENT_MAX_CHARS:
         raise Invalid(f"sourceAgent must be text of at most {SOURCE_AGENT_MAX_CHARS} "
                       "characters.", code="invalid_source_agent")
-    _storable_text(value, what="sourceAgent", code="invalid_source_agent")
+    storable_text(value, what="sourceAgent", code="invalid_source_agent")
     return value.strip() or None
 
 
@@ -171,7 +171,7 @@ def clean_retention(value: Any) -> int | None:
 def clean_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Invalid("A notebook needs a name.", code="invalid_name")
-    name = _storable_text(value, what="name", code="invalid_name").strip()
+    name = storable_text(value, what="name", code="invalid_name").strip()
     if len(name) > NAME_MAX_CHARS:
         raise Invalid(f"Notebook names are at most {NAME_MAX_CHARS} characters.",
                       code="invalid_name")

@@ -238,3 +238,30 @@ def test_notebook_list_pages_by_cursor_and_hides_unseen_parents(owner, api):
     assert data(api.get(f"/get/notebook:{child.id}"))["parentId"] == str(parent.id)
     exported = b"".join(narrow.get("/export").streaming_content).decode()
     assert "Shared child" in exported and str(parent.id) not in exported
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("4633-05-16T22:36:46.997-20:29", 0),     # far future, offset beyond PostgreSQL's
+    ("2026-01-01T00:00:00+23:59", 1),         # = 2025-12-31T00:01Z: the note is newer
+    ("9999-12-31T23:59:59-23:00", None),      # past the last representable instant
+])
+def test_extreme_zone_offsets_in_filters_are_handled(owner, api, value, expected):
+    """Found by the fuzzer: ISO 8601 allows offsets PostgreSQL refuses (±15:59 at most)."""
+    factories.note(owner, "dated")
+    response = api.get(f"/notes?updatedAfter={value.replace('+', '%2B')}")
+    if expected is None:
+        error(response, 400, "invalid_updated_after")
+    else:
+        assert len(data(response)) == expected
+
+
+@pytest.mark.parametrize(("path", "body", "code"), [
+    ("/recall", {"query": "a\u0000b"}, "invalid_query"),
+    ("/recall", {"taskId": "t\u0000"}, "invalid_task_id"),
+    ("/notes/search", {"query": "x\u0000"}, "invalid_query"),
+    ("/notes/search", {"sourceAgent": "\u0000"}, "invalid_source_agent"),
+    ("/notes", {"content": "nul \u0000 inside", "kind": "fact"}, "invalid_content"),
+])
+def test_nul_characters_are_400_not_500(api, path, body, code):
+    """Found by the fuzzer: PostgreSQL text cannot hold NUL."""
+    error(api.post(path, body), 400, code)
