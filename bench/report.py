@@ -99,6 +99,7 @@ def latency() -> None:
     print("### latency —", provenance(d))
     labels = [("service, cached query vector (target path)", "service_cached_vector"),
               ("service, real query embedding", "service_real_model"),
+              ("HTTP `POST /v1/recall`, real query embedding", "http_real_model"),
               ("service, cached vector, limit 50 / 50k chars", "service_cached_vector_limit50"),
               ("SQL replay, every statement recall sent", "sql_replay_all_statements"),
               ("SQL floor: the two arm statements", "sql_floor_two_arms"),
@@ -106,7 +107,7 @@ def latency() -> None:
               ("semantic arm statements alone", "sql_semantic_arm")]
     rows = []
     for size, scale in d["scales"].items():
-        extra = [(f"service, cached vector, COMMON_TERM_SHARE={k.rsplit('_', 1)[1]}", k)
+        extra = [(f"service, cached vector, DISTINCTIVE_SHARE={k.rsplit('_', 1)[1]}", k)
                  for k in scale if k.startswith("service_cached_vector_share_")]
         for label, key in labels + extra:
             if key in scale:
@@ -117,7 +118,7 @@ def latency() -> None:
         print(f"\n{size}: lexical arm matched {m['mean']:.0f} notes per query on average "
               f"({m['share_mean']:.1%}), max {m['max']}; load {scale['load']}")
     print(f"\nquery encode alone: {d['query_encode_ms']}\n")
-    w = read("latency_whatif")
+    w = read("latency_whatif-66e9ce7-v1")
     if w:
         print("### what-if —", provenance(w))
         print(md(["variant at 100k (service, cached query vector)", "p50 / p95 / p99 ms"],

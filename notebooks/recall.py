@@ -43,9 +43,9 @@ DEFAULT_LIMIT, MAX_LIMIT = 8, 50
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
 QUERY_MAX_CHARS = 2000
 CANDIDATES = 50  # per arm
-RRF_K = 60
-# Cosine distance beyond which a semantic hit is unrelated (similarity below 0.25).
-DEFAULT_MAX_DISTANCE = 0.75
+RRF_K = 10  # chosen on SciFact train (bench/quality.py --tune); test run once
+# Cosine distance beyond which a semantic hit is unrelated (similarity below 0.3).
+DEFAULT_MAX_DISTANCE = 0.7
 # Lexemes in more than this share of notes carry no signal for recall.
 COMMON_TERM_SHARE = 0.2
 MAX_TERMS = 12
@@ -53,7 +53,7 @@ MAX_TERMS = 12
 # notes, or one of the query's two rarest. Scoring and counting every note that shares
 # any informative word cost a row visit per note (a quarter of all notes per query at
 # 100k); the other terms only re-rank the best RESCORE candidates.
-DISTINCTIVE_SHARE = 0.02
+DISTINCTIVE_SHARE = 0.01
 MIN_DISTINCTIVE = 2
 RESCORE = 200
 PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
