@@ -30,17 +30,22 @@ def readme_example() -> str:
     return match.group(1)
 
 
+def start_with_owner(serve: Serve, home: Path) -> None:
+    """Wait for `grove serve`, then create the owner `alice` with the real command."""
+    serve.wait_ready()
+    made = run_grove("createsuperuser", "--noinput", home=home,
+                     DJANGO_SUPERUSER_USERNAME="alice",
+                     DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
+                     DJANGO_SUPERUSER_EMAIL="alice@example.com")
+    assert made.returncode == 0, made.stderr
+
+
 def test_readme_curl_example_works_verbatim(home):
     script = readme_example()
     assert "grove key create" in script and "/v1/notes" in script and "/v1/recall" in script
     serve = Serve(home)
     try:
-        serve.wait_ready()
-        made = run_grove("createsuperuser", "--noinput", home=home,
-                         DJANGO_SUPERUSER_USERNAME="alice",
-                         DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
-                         DJANGO_SUPERUSER_EMAIL="alice@example.com")
-        assert made.returncode == 0, made.stderr
+        start_with_owner(serve, home)
         grove = " ".join(shlex.quote(p) for p in (sys.executable, "-m", "grove"))
         runnable = (script.replace("http://127.0.0.1:8000", serve.url)
                     .replace(".venv/bin/grove", grove))
@@ -67,12 +72,7 @@ def test_database_down_is_503_and_nothing_is_claimed(home):
 
     serve = Serve(home)
     try:
-        serve.wait_ready()
-        made = run_grove("createsuperuser", "--noinput", home=home,
-                         DJANGO_SUPERUSER_USERNAME="alice",
-                         DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
-                         DJANGO_SUPERUSER_EMAIL="alice@example.com")
-        assert made.returncode == 0, made.stderr
+        start_with_owner(serve, home)
         created = run_grove("key", "create", "--user", "alice", "--name", "t", "--all",
                             home=home)
         assert created.returncode == 0, created.stderr
