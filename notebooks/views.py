@@ -13,6 +13,7 @@ from grove.middleware import session_actor
 from notebooks import selectors, services
 from notebooks.forms import NotebookForm, NoteForm
 from notebooks.models import Notebook
+from notebooks.rendering import render_markdown
 from notebooks.schemas import NoteOut
 
 
@@ -119,4 +120,5 @@ def note_detail(request: HttpRequest, note_id: str) -> HttpResponse:
     if note.notebook_id:
         place = selectors.notebook_out(actor=actor, notebook_id=note.notebook_id).name
     return render(request, "notebooks/note.html", {
-        "note": NoteOut.of(note), "place": place, "revisions": revisions})
+        "note": NoteOut.of(note), "html": render_markdown(note.content), "place": place,
+        "revisions": revisions})

@@ -61,3 +61,55 @@ def test_phone_width_keeps_the_page_usable(browser_site: str, page: Page):
     expect(page.get_by_role("button", name="Save note")).to_be_visible()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 375
+
+
+def _sign_in(page: Page, site: str, username: str) -> None:
+    page.goto(site + "/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="Save note")).to_be_visible()
+
+
+def test_markdown_renders_and_stored_scripts_never_run(browser_site: str, page: Page):
+    from grove.models import Account
+    from tests.notebooks.test_rendering import ATTACKS
+
+    account = Account.objects.create_user(username="md", password=PASSWORD)
+    owner = factories.Actor.for_session(account.id)
+    content = "| step | done |\n|---|---|\n| bake | ~~no~~ |\n\n" + "\n\n".join(ATTACKS)
+    note = factories.note(owner, content + '\n\n<img src=x onerror="window.pwned=1">')
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    _sign_in(page, browser_site, "md")
+    page.goto(f"{browser_site}/notes/{note.id}/")
+    expect(page.locator(".markdown table")).to_contain_text("bake")
+    expect(page.locator(".markdown s")).to_have_text("no")
+    for link in page.locator(".markdown a").all():
+        link.click(no_wait_after=True)
+    page.wait_for_timeout(300)
+    assert dialogs == []
+    assert page.evaluate("window.pwned === undefined")
+    assert page.locator(".markdown script, .markdown iframe, .markdown svg").count() == 0
+
+
+def test_an_api_key_is_made_on_the_connections_page(browser_site: str, page: Page):
+    from django.test import Client
+
+    from grove.models import Account
+    from tests.api.conftest import Caller, data
+
+    Account.objects.create_user(username="keys", password=PASSWORD)
+    _sign_in(page, browser_site, "keys")
+    page.get_by_role("link", name="Connections").click()
+    page.get_by_label("Name").fill("laptop agent")
+    page.get_by_label("Every notebook, current and future").check()
+    page.get_by_label("Personal notes").check()
+    page.get_by_role("button", name="Create key").click()
+    key = page.get_by_label("New API key").input_value()
+    assert key.startswith("grv_")
+    saved = Caller(Client(), key).post("/notes", {"content": "from the new key", "kind": "fact"})
+    assert data(saved)["content"] == "from the new key"
+    page.goto(browser_site + "/connections/")  # shown once: gone on the next visit
+    expect(page.locator("table.connections")).to_contain_text("laptop agent")
+    assert key not in page.content()

@@ -1,0 +1,76 @@
+"""Notes render as CommonMark + GFM and nothing in them can run (SPEC §11)."""
+
+from html.parser import HTMLParser
+
+import pytest
+from django.test import Client
+
+from grove.models import Account
+from notebooks.rendering import render_markdown
+from tests import factories
+
+ATTACKS = [
+    "<script>alert(1)</script>",
+    "[click](javascript:alert(1))",
+    "<img src=x onerror=alert(1)>",
+    "![pic](javascript:alert(2))",
+    '<a href="javascript:alert(3)">x</a>',
+    "<iframe src=https://example.org></iframe>",
+    "[x](JaVaScRiPt:alert(4))",
+    "<svg onload=alert(5)>",
+    "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+]
+
+
+class ActiveParts(HTMLParser):
+    """Everything in parsed HTML that could run: script-like elements, event handler
+    attributes, and script or data URLs."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.found: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "iframe", "svg", "object", "embed", "style"):
+            self.found.append(tag)
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.found.append(f"{tag}[{name}]")
+            if name in ("href", "src") and (value or "").strip().lower().startswith(
+                    ("javascript:", "data:", "vbscript:")):
+                self.found.append(f"{tag}[{name}={value}]")
+
+
+def test_gfm_tables_strikethrough_and_task_lists():
+    html = str(render_markdown("| a | b |\n|:-|-:|\n| 1 | ~~2~~ |\n\n- [x] done\n- [ ] todo"))
+    assert "<table>" in html and '<th style="text-align:left">a</th>' in html
+    assert "<s>2</s>" in html
+    assert 'type="checkbox"' in html and 'checked="checked"' in html and "disabled" in html
+
+
+def test_links_are_kept_safe():
+    html = str(render_markdown("[site](https://example.org) <https://x.example>"))
+    assert 'href="https://example.org"' in html
+    assert 'rel="noopener noreferrer nofollow"' in html
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_stored_html_and_script_urls_are_inert(attack):
+    html = str(render_markdown(f"before\n\n{attack}\n\nafter"))
+    assert ActiveParts(html).found == [], html
+    assert "before" in html and "after" in html
+
+
+@pytest.mark.django_db
+def test_the_note_page_shows_rendered_markdown():
+    owner = factories.owner()
+    note = factories.note(owner, "# Plan\n\n| step | done |\n|---|---|\n| one | ~~yes~~ |\n\n"
+                                 + "\n\n".join(ATTACKS))
+    web = Client()
+    web.force_login(Account.objects.get(id=owner.account_id))
+    page = web.get(f"/notes/{note.id}/").content.decode()
+    assert "<h1>Plan</h1>" in page and "<table>" in page
+    body = page[page.index("<main>"):]
+    assert ActiveParts(body).found == []
+    assert ActiveParts('<a href="javascript:x" onclick="y">').found  # the checker works
