@@ -32,3 +32,19 @@ class NotebookForm(forms.Form):
         cast(forms.ChoiceField, self.fields["parent"]).choices = [("", "(top level)")] + [
             (str(nb.id), nb.name) for nb in notebooks
         ]
+
+
+class NoteEditForm(forms.Form):
+    """A correction of the note's content and kind, guarded by the version it was made
+    from: a stale edit is a conflict that shows the newer text and keeps the draft."""
+
+    operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    expected_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}),
+                              max_length=CONTENT_MAX_CHARS + 1000)
+    kind = forms.ChoiceField(choices=Kind.choices)
+
+
+class ConfirmForm(forms.Form):
+    operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4, required=False)
+    confirm = forms.BooleanField(required=True, label="Yes, delete this note")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -11,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from grove.errors import GroveError, NotFound
 from grove.middleware import session_actor
 from notebooks import selectors, services
-from notebooks.forms import NotebookForm, NoteForm
+from notebooks.forms import ConfirmForm, NotebookForm, NoteEditForm, NoteForm
 from notebooks.models import Notebook
 from notebooks.rendering import render_markdown
 from notebooks.schemas import NoteOut
@@ -105,11 +107,10 @@ def notebook_create(request: HttpRequest) -> HttpResponse:
     return _page(request, notebook_form=form, status=400)
 
 
-@login_required
-@require_GET
-def note_detail(request: HttpRequest, note_id: str) -> HttpResponse:
-    """One note with its metadata and history. Missing, deleted and foreign notes are the
-    same 404 (as over REST)."""
+def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | None = None,
+               conflict: str | None = None, status: int = 200) -> HttpResponse:
+    """One note with its metadata, history and actions. Missing, deleted and foreign
+    notes are the same 404 (as over REST)."""
     actor = session_actor(request)
     try:
         note = selectors.note_get(actor=actor, note_id=note_id)
@@ -119,6 +120,91 @@ def note_detail(request: HttpRequest, note_id: str) -> HttpResponse:
     place = "Personal"
     if note.notebook_id:
         place = selectors.notebook_out(actor=actor, notebook_id=note.notebook_id).name
+    out = NoteOut.of(note)
     return render(request, "notebooks/note.html", {
-        "note": NoteOut.of(note), "html": render_markdown(note.content), "place": place,
-        "revisions": revisions})
+        "note": out, "html": render_markdown(note.content), "place": place,
+        "revisions": revisions, "conflict": conflict,
+        "edit_form": edit_form or NoteEditForm(initial={
+            "content": note.content, "kind": note.kind, "expected_version": note.version}),
+        "delete_form": ConfirmForm(),
+    }, status=status)
+
+
+@login_required
+@require_GET
+def note_detail(request: HttpRequest, note_id: str) -> HttpResponse:
+    return _note_page(request, note_id)
+
+
+@login_required
+@require_POST
+def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
+    form = NoteEditForm(request.POST)
+    if not form.is_valid():
+        return _note_page(request, note_id, edit_form=form, status=400)
+    data = form.cleaned_data
+    try:
+        services.note_update(
+            actor=session_actor(request), operation_id=data["operation_id"], note_id=note_id,
+            expected_version=data["expected_version"], content=data["content"],
+            kind=data["kind"])
+    except NotFound:
+        raise Http404("No such note.") from None
+    except GroveError as exc:
+        if exc.code == "version_conflict":
+            # Keep the draft; the page shows the newer text above it. Resubmitting
+            # overwrites it knowingly (the form now carries the newer version).
+            draft = NoteEditForm(initial={**data, "operation_id": uuid.uuid4(),
+                                          "expected_version": _current_version(request,
+                                                                               note_id)})
+            return _note_page(request, note_id, edit_form=draft, status=409,
+                              conflict="Someone changed this note while you were editing. "
+                                       "The newer text is shown above; your draft is kept "
+                                       "below — save again to replace it.")
+        form.add_error(None, exc.message)
+        return _note_page(request, note_id, edit_form=form, status=exc.status)
+    return redirect("note", note_id=note_id)
+
+
+def _current_version(request: HttpRequest, note_id: str) -> int:
+    return selectors.note_get(actor=session_actor(request), note_id=note_id).version
+
+
+NOTE_ACTIONS = {"archive": services.note_archive, "restore": services.note_restore,
+                "delete": services.note_forget}
+
+
+@login_required
+@require_POST
+def note_action(request: HttpRequest, note_id: str, action: str) -> HttpResponse:
+    """Archive, restore or delete (with confirmation) one note."""
+    actor = session_actor(request)
+    if action not in NOTE_ACTIONS:
+        raise Http404("No such action.")
+    if action == "delete" and not ConfirmForm(request.POST).is_valid():
+        return _note_page(request, note_id, status=400,
+                          conflict="Tick the confirmation to delete this note.")
+    operation_id = request.POST.get("operation_id") or uuid.uuid4()
+    try:
+        result = NOTE_ACTIONS[action](actor=actor, operation_id=operation_id, items=[note_id])
+    except GroveError as exc:
+        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
+    if result.items[0].status == "not_found":
+        raise Http404("No such note.")
+    if action == "delete":
+        return redirect("home")
+    return redirect("note", note_id=note_id)
+
+
+@login_required
+@require_POST
+def note_restore_revision(request: HttpRequest, note_id: str, version: int) -> HttpResponse:
+    try:
+        services.note_restore_revision(
+            actor=session_actor(request), operation_id=request.POST.get("operation_id")
+            or uuid.uuid4(), note_id=note_id, revision=version)
+    except NotFound:
+        raise Http404("No such note.") from None
+    except GroveError as exc:
+        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
+    return redirect("note", note_id=note_id)

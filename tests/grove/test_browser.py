@@ -113,3 +113,33 @@ def test_an_api_key_is_made_on_the_connections_page(browser_site: str, page: Pag
     page.goto(browser_site + "/connections/")  # shown once: gone on the next visit
     expect(page.locator("table.connections")).to_contain_text("laptop agent")
     assert key not in page.content()
+
+
+def test_two_tabs_edit_conflict_then_restore_and_archive(browser_site: str, page: Page):
+    from grove.models import Account
+
+    account = Account.objects.create_user(username="tabs", password=PASSWORD)
+    note = factories.note(factories.Actor.for_session(account.id), "Deploy on Fridays.")
+    _sign_in(page, browser_site, "tabs")
+    other = page.context.new_page()
+    url = f"{browser_site}/notes/{note.id}/"
+    page.goto(url)
+    other.goto(url)
+
+    page.get_by_label("Content").fill("Never deploy on Fridays.")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator(".markdown")).to_contain_text("Never deploy on Fridays.")
+
+    other.get_by_label("Content").fill("Deploy on Fridays after noon.")
+    other.get_by_role("button", name="Save changes").click()
+    expect(other.get_by_role("alert")).to_contain_text("changed this note")
+    expect(other.locator(".markdown")).to_contain_text("Never deploy on Fridays.")
+    expect(other.get_by_label("Content")).to_have_value("Deploy on Fridays after noon.")
+
+    page.reload()
+    page.locator('li[data-version="1"]').get_by_role("button",
+                                                     name="Restore this revision").click()
+    expect(page.locator(".markdown")).to_contain_text("Deploy on Fridays.")
+    expect(page.locator("article")).to_have_attribute("data-version", "3")
+    page.get_by_role("button", name="Archive").click()
+    expect(page.locator(".status")).to_have_text("archived")
