@@ -26,6 +26,9 @@ NOTES = [
     ("Grove", "handoff", "Next: wire the REST envelope to the service errors."),
     ("Recipes", "solution", "Sourdough: 12-hour cold rise, then 45 minutes at 240 °C."),
     ("", "preference", "Answer in British English, with metric units."),
+    ("Grove", "decision", "## Release checklist\n\n| step | owner | done |\n|---|---|---|\n"
+                          "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
+                          "- [x] changelog written\n- [ ] announcement"),
 ]
 
 
@@ -69,6 +72,13 @@ def main() -> None:
                     page.get_by_label("Task id").fill("rest-api")
                 page.get_by_role("button", name="Save note").click()
             page.screenshot(path=OUT / "library.png", full_page=True)
+            page.locator("li.note").first.get_by_role("link", name="open").click()
+            page.screenshot(path=OUT / "note.png", full_page=True)
+            page.get_by_role("link", name="Connections").click()
+            page.get_by_label("Name").fill("Claude on the laptop")
+            page.get_by_label("Every notebook, current and future").check()
+            page.get_by_role("button", name="Create key").click()
+            page.screenshot(path=OUT / "connections.png", full_page=True)
             state = page.context.storage_state()
             phone = browser.new_context(viewport={"width": 375, "height": 740},
                                         storage_state=state, color_scheme="dark")
