@@ -26,9 +26,10 @@ NOTES = [
     ("Grove", "handoff", "Next: wire the REST envelope to the service errors."),
     ("Recipes", "solution", "Sourdough: 12-hour cold rise, then 45 minutes at 240 °C."),
     ("", "preference", "Answer in British English, with metric units."),
-    ("Grove", "decision", "## Release checklist\n\n| step | owner | done |\n|---|---|---|\n"
-                          "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
-                          "- [x] changelog written\n- [ ] announcement"),
+    ("Grove", "decision",
+     "## Release checklist\n\n| step | owner | done |\n|---|---|---|\n"
+     "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
+     "- [x] changelog written\n- [ ] announcement"),
 ]
 
 
