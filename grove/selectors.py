@@ -1,5 +1,10 @@
 """Reads of core data."""
 
+from typing import Any
+
+from django.apps import apps
+from django.db.models import QuerySet
+
 from grove.actor import Actor
 from grove.models import Account, Connection
 from grove.schemas import AccountSettingsOut, ConnectionOut
@@ -30,3 +35,11 @@ def account_settings(*, actor: Actor) -> AccountSettingsOut:
     return AccountSettingsOut(username=account.username,
                               capture_paused=account.capture_paused_at is not None,
                               capture_paused_at=account.capture_paused_at)
+
+
+def grantable_notebooks(actor: Actor) -> QuerySet[Any]:
+    """The account's notebooks a connection's grant may name: every one not deleted.
+    Core does not import feature apps, so the notebook model is resolved by name.
+    Caller holds a tenant transaction."""
+    notebook_model = apps.get_model("notebooks", "Notebook")
+    return notebook_model.objects.filter(account_id=actor.account_id, deleted_at__isnull=True)

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from django.apps import apps
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from grove import selectors
 from grove.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.errors import Conflict, Invalid, NotFound
 from grove.models import Account, Connection
@@ -110,11 +110,8 @@ def _clean_grant_notebooks(actor: Actor, value: Any) -> list[uuid.UUID]:
         except ValueError:
             raise Invalid(f"{item!r} is not a notebook id.", code="invalid_grant") from None
     ids = sorted(set(ids), key=str)
-    # Core does not import feature apps; the notebook table is resolved by name.
-    notebook_model = apps.get_model("notebooks", "Notebook")
-    found = set(notebook_model.objects.filter(
-        account_id=actor.account_id, id__in=ids, deleted_at__isnull=True)
-        .values_list("id", flat=True))
+    found = set(selectors.grantable_notebooks(actor).filter(id__in=ids)
+                .values_list("id", flat=True))
     missing = [str(i) for i in ids if i not in found]
     if missing:
         raise NotFound(f"No such notebook: {missing[0]}.", code="notebook_not_found")

@@ -17,6 +17,7 @@ from grove import selectors, services
 from grove.actor import READ, WRITE, Actor
 from grove.errors import GroveError
 from grove.middleware import session_actor
+from grove.tenancy import tenant
 
 
 class OwnerSetupForm(forms.Form):
@@ -102,14 +103,8 @@ class KeyForm(forms.Form):
 
 
 def _notebook_choices(actor: Actor) -> list[tuple[str, str]]:
-    # Core does not import feature apps; the notebook table is resolved by name.
-    from django.apps import apps
-
-    from grove.tenancy import tenant
-
-    notebook_model = apps.get_model("notebooks", "Notebook")
     with tenant(actor):
-        rows = notebook_model.objects.filter(deleted_at__isnull=True).order_by("name", "id")
+        rows = selectors.grantable_notebooks(actor).order_by("name", "id")
         return [(str(nb.id), nb.name) for nb in rows]
 
 

@@ -32,7 +32,8 @@ from grove.schemas import Out
 from grove.tenancy import tenant
 from notebooks.indexing import mark_for_indexing
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
-from notebooks.selectors import notebooks_visible_to, notes_visible_to
+from notebooks.schemas import NotebookOut
+from notebooks.selectors import notebooks_as_seen, notebooks_visible_to, notes_visible_to
 from notebooks.services import clean_content, clean_kind, clean_name, clean_retention
 
 FORMAT = 1
@@ -119,7 +120,8 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
     holds one transaction open while the client reads)."""
     with tenant(actor):
         actor.require(READ)
-        notebooks = list(notebooks_visible_to(actor).order_by("created_at", "id"))
+        notebooks = notebooks_as_seen(
+            actor, list(notebooks_visible_to(actor).order_by("created_at", "id")))
     yield _dump(Header(type="grove-export", format=FORMAT, exported_at=timezone.now()))
     for notebook in _parents_first(notebooks):
         yield _dump(NotebookRecord(type="notebook", id=notebook.id, name=notebook.name,
@@ -154,23 +156,18 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
         after = (page[-1].created_at, page[-1].id)
 
 
-def _parents_first(notebooks: list[Notebook]) -> list[Notebook]:
-    """A parent before its children. A notebook whose parent the caller cannot see is
-    exported at the root (the hidden parent stays hidden)."""
-    ids = {n.id for n in notebooks}
-    children: dict[uuid.UUID | None, list[Notebook]] = {}
+def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
+    """A parent before its children (a parent the caller cannot see is already hidden:
+    `notebooks_as_seen` exported such a notebook at the root)."""
+    children: dict[uuid.UUID | None, list[NotebookOut]] = {}
     for notebook in notebooks:
-        parent = notebook.parent_id if notebook.parent_id in ids else None
-        children.setdefault(parent, []).append(notebook)
-    ordered: list[Notebook] = []
+        children.setdefault(notebook.parent_id, []).append(notebook)
+    ordered: list[NotebookOut] = []
     stack = list(reversed(children.get(None, [])))
     while stack:
         notebook = stack.pop()
         ordered.append(notebook)
         stack.extend(reversed(children.get(notebook.id, [])))
-    for notebook in ordered:
-        if notebook.parent_id not in ids:
-            notebook.parent_id = None
     return ordered
 
 

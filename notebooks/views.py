@@ -155,8 +155,7 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
             # Keep the draft; the page shows the newer text above it. Resubmitting
             # overwrites it knowingly (the form now carries the newer version).
             draft = NoteEditForm(initial={**data, "operation_id": uuid.uuid4(),
-                                          "expected_version": _current_version(request,
-                                                                               note_id)})
+                                          "expected_version": exc.details["current_version"]})
             return _note_page(request, note_id, edit_form=draft, status=409,
                               conflict="Someone changed this note while you were editing. "
                                        "The newer text is shown above; your draft is kept "
@@ -164,10 +163,6 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
         form.add_error(None, exc.message)
         return _note_page(request, note_id, edit_form=form, status=exc.status)
     return redirect("note", note_id=note_id)
-
-
-def _current_version(request: HttpRequest, note_id: str) -> int:
-    return selectors.note_get(actor=session_actor(request), note_id=note_id).version
 
 
 NOTE_ACTIONS = {"archive": services.note_archive, "restore": services.note_restore,
