@@ -74,3 +74,41 @@ class ApiMethodNotAllowedMiddleware:
             if allow:
                 response["Allow"] = allow
         return response
+
+
+class WebErrorMiddleware:
+    """The website's one error mapping (STYLE §6): a domain error a view did not handle
+    in place becomes a friendly page with its 4xx status — or, for an HTMX request, a
+    message swapped into the page's status area. The REST API maps errors itself."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from django.http import Http404
+        from django.shortcuts import render
+
+        from grove.errors import GroveError, NotFound
+
+        if request.path.startswith("/v1/"):
+            return None
+        if isinstance(exception, NotFound | Http404):
+            status, code, message = 404, "not_found", "There is nothing here — it may have "\
+                "been deleted, or it belongs to someone else."
+        elif isinstance(exception, PermissionDenied):
+            status, code, message = 403, "forbidden", str(exception) or "Not allowed."
+        elif isinstance(exception, GroveError):
+            status, code, message = exception.status, exception.code, exception.message
+        else:
+            return None
+        htmx = getattr(request, "htmx", None)
+        template = "error.html#message" if htmx else "error.html"
+        response = render(request, template, {"status": status, "code": code,
+                                              "message": message}, status=status)
+        if htmx:
+            response["HX-Retarget"] = "#flash"
+            response["HX-Reswap"] = "innerHTML"
+        return response

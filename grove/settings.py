@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+from django.utils.csp import CSP
+
 from grove.config import load
 
 CONFIG = load()
@@ -26,6 +28,8 @@ GROVE_EMBEDDINGS_MODEL = CONFIG.embeddings_model
 GROVE_EMBEDDINGS_BASE_URL = CONFIG.embeddings_base_url
 GROVE_EMBEDDINGS_API_KEY = CONFIG.embeddings_api_key
 GROVE_EMBEDDINGS_DIMENSION = CONFIG.embeddings_dimension
+GROVE_LLM_BASE_URL = CONFIG.llm_base_url
+GROVE_LLM_MODEL = CONFIG.llm_model
 
 INSTALLED_APPS = [
     "grove",
@@ -45,6 +49,7 @@ MIDDLEWARE = [
     "grove.middleware.RequestIdMiddleware",
     "grove.middleware.ApiMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -54,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "grove.middleware.ActorMiddleware",
+    "grove.middleware.WebErrorMiddleware",
 ]
 
 ROOT_URLCONF = "grove.urls"
@@ -76,6 +82,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
+                "notebooks.context.sidebar",
             ],
         },
     },
@@ -117,12 +125,44 @@ WHITENOISE_AUTOREFRESH = DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
-SESSION_COOKIE_SECURE = CONFIG.base_url.startswith("https://")
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 CSRF_TRUSTED_ORIGINS = [CONFIG.base_url]
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Nothing inline runs: scripts and styles come only from Grove's own static files (htmx
+# is configured by a <meta> tag, with eval and its injected indicator styles off), and
+# no page may be framed. Rendered notes carry no style attributes (see rendering.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:", "https:"],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+# Behind HTTPS (GROVE_BASE_URL https://…) TLS ends at a reverse proxy that sets
+# X-Forwarded-Proto (see README, "Deploying"): cookies are Secure, plain HTTP redirects to
+# HTTPS, and browsers are told to stay on HTTPS for a year. The health check is
+# exempt so a load balancer can probe the process over plain HTTP.
+HTTPS = CONFIG.base_url.startswith("https://")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = 365 * 24 * 3600
+# includeSubDomains and preload would bind every sibling host of a self-hosted domain
+# to HTTPS; that is the domain owner's call, not Grove's.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+
+# Sign-in throttling (grove/throttle.py): failures per account name and per client
+# address within a window; over either limit the form says when to try again.
+GROVE_LOGIN_LIMITS = {"account": 5, "address": 20, "window": 15 * 60}
 
 # The per-connection API rate limit counts in the cache: Redis when configured (shared
 # by every process), else process memory (the embedded default runs one web process).

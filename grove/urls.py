@@ -15,6 +15,8 @@ urlpatterns = [
     path("connections/", views.connections, name="connections"),
     path("connections/<uuid:connection_id>/revoke", views.connection_revoke,
          name="connection-revoke"),
+    path("settings/", views.account_settings, name="settings"),
+    path("healthz", views.healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("notebooks.urls")),
 ]

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from grove import selectors, services
+from grove import selectors, services, throttle
 from grove.actor import READ, WRITE, Actor
 from grove.errors import GroveError
 from grove.middleware import session_actor
@@ -56,6 +58,10 @@ def owner_setup(request: HttpRequest) -> HttpResponse:
 
 
 class GroveLoginView(LoginView):
+    """Sign-in, throttled per account name and per client address (grove/throttle.py).
+    Django's `login()` rotates the session key, so a session id planted before sign-in
+    is worthless after it."""
+
     template_name = "grove/login.html"
     redirect_authenticated_user = True
 
@@ -63,6 +69,31 @@ class GroveLoginView(LoginView):
         if not selectors.account_exists():
             return redirect("setup")
         return super().dispatch(request, *args, **kwargs)
+
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        username = request.POST.get("username", "")
+        wait = throttle.login_blocked_for(username, throttle.client_address(request))
+        if wait is not None:
+            form = self.get_form()
+            form.errors.clear()
+            form.add_error(None, f"Too many failed sign-in attempts. Try again in "
+                                 f"{max(1, round(wait / 60))} minute{'s' if wait > 90 else ''}.")
+            response = self.render_to_response(self.get_context_data(form=form))
+            response.status_code = 429
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        throttle.login_failed(self.request.POST.get("username", ""),
+                              throttle.client_address(self.request))
+        response = super().form_invalid(form)
+        response.status_code = 400
+        return response
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        throttle.login_succeeded(self.request.POST.get("username", ""))
+        return super().form_valid(form)
 
 
 @require_POST
@@ -118,6 +149,7 @@ def _connections_page(request: HttpRequest, *, form: KeyForm | None = None,
         for c in selectors.connection_list(actor=actor)
     ]
     response = render(request, "grove/connections.html", {
+        "section": "connections",
         "connections": connections, "form": form or KeyForm(notebooks=choices),
         "new_key": new_key,
     }, status=status)
@@ -162,3 +194,41 @@ def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
             raise Http404(exc.message) from None
         raise
     return redirect("connections")
+
+
+# -- settings ----------------------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_settings(request: HttpRequest) -> HttpResponse:
+    """Automatic-capture pause, provider status, export and import (SPEC §11)."""
+    actor = session_actor(request)
+    if request.method == "POST":
+        paused = request.POST.get("capture") == "paused"
+        services.account_set_capture_paused(actor=actor, paused=paused)
+        messages.success(request, "Automatic capture paused." if paused
+                         else "Automatic capture resumed.")
+        return redirect("settings")
+    from grove.embeddings import configured_profile
+
+    profile = configured_profile()
+    return render(request, "grove/settings.html", {
+        "section": "settings",
+        "account": selectors.account_settings(actor=actor),
+        "embeddings": {"provider": settings.GROVE_EMBEDDINGS, "profile": profile},
+        "generation": {"base_url": settings.GROVE_LLM_BASE_URL,
+                       "model": settings.GROVE_LLM_MODEL},
+    })
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    """Liveness and database reachability, for load balancers and compose."""
+    from django.db import connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception:  # noqa: BLE001 - any database failure means "not ready"
+        return HttpResponse("database unavailable\n", status=503, content_type="text/plain")
+    return HttpResponse("ok\n", content_type="text/plain")

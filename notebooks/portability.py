@@ -14,6 +14,7 @@ all or nothing.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -193,6 +194,18 @@ def _parse(number: int, raw: dict[str, Any]) -> _Record:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise Invalid(f"line {number}: {where}: {first['msg']}", code="invalid_import") from None
+
+
+def ndjson_records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The records of an export file, line by line (blank lines skipped); a line that is
+    not JSON is `Invalid` with its number."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except ValueError:
+            raise Invalid(f"Line {number} is not JSON.", code="invalid_import") from None
 
 
 def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> ImportOut:

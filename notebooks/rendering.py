@@ -23,7 +23,7 @@ TAGS = {
 ATTRIBUTES = {
     "a": {"href", "title"},
     "img": {"src", "alt", "title"},
-    "th": {"style"}, "td": {"style"},  # column alignment: text-align only (filtered below)
+    "th": {"class"}, "td": {"class"},  # column alignment: align-left|center|right
     "ol": {"start"},
     "li": {"class"}, "ul": {"class"},
     "input": {"type", "checked", "disabled", "class"},
@@ -39,17 +39,29 @@ def _parser() -> MarkdownIt:
             .use(tasklists_plugin))
 
 
-def _keep_alignment_only(element: str, attribute: str, value: str) -> str | None:
-    if attribute == "style":
-        return value if value in ("text-align:left", "text-align:center",
-                                  "text-align:right") else None
+ALIGNMENTS = {f"text-align:{side}": f"align-{side}" for side in ("left", "center", "right")}
+
+
+def _classes_only(element: str, attribute: str, value: str) -> str | None:
+    if attribute == "class" and element in ("th", "td"):
+        return value if value in ALIGNMENTS.values() else None
     return value
 
 
 def render_markdown(text: str) -> SafeString:
-    """The note's content as safe HTML for templates."""
-    html = _parser().render(text)
+    """The note's content as safe HTML for templates. Table column alignment becomes a
+    class, not a style attribute: the site's Content-Security-Policy allows no inline
+    styles."""
+    parser = _parser()
+    env: dict = {}
+    tokens = parser.parse(text, env)
+    for token in tokens:
+        if token.type in ("th_open", "td_open") and token.attrs.get("style"):
+            side = ALIGNMENTS.get(str(token.attrs.pop("style")))
+            if side:
+                token.attrs["class"] = side
+    html = parser.renderer.render(tokens, parser.options, env)
     clean = nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
                       link_rel="noopener noreferrer nofollow",
-                      attribute_filter=_keep_alignment_only)
+                      attribute_filter=_classes_only)
     return mark_safe(clean)  # noqa: S308 - sanitised by nh3 just above

@@ -1,81 +1,176 @@
-"""The minimal library page: the owner's notebooks and notes, with create forms.
-(The full library UI is built on the same services and selectors.)"""
+"""The browser library (SPEC §11): the notes list with search, filters and infinite
+scroll; the note page; notebook management; import. Each view parses its input, calls
+one service or selector, and renders — a page, or with HTMX the page's partial.
+
+Domain errors not handled in place (a conflict that keeps a draft, a form error) reach
+`grove.middleware.WebErrorMiddleware`, which renders the one error page/partial.
+"""
 
 from __future__ import annotations
 
+import difflib
+import html
+import io
 import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import reverse
+from django.utils.html import escape, strip_tags
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from grove.errors import GroveError, NotFound
+from grove.errors import GroveError, Invalid, NotFound
 from grove.middleware import session_actor
-from notebooks import selectors, services
-from notebooks.forms import ConfirmForm, NotebookForm, NoteEditForm, NoteForm
+from notebooks import portability, search, selectors, services
+from notebooks.context import notebooks_for
+from notebooks.forms import (
+    ConfirmForm,
+    DiffForm,
+    ImportForm,
+    LibraryForm,
+    NotebookConfirmForm,
+    NotebookEditForm,
+    NotebookForm,
+    NoteEditForm,
+    NoteForm,
+    NoteMoveForm,
+)
 from notebooks.models import Notebook
 from notebooks.rendering import render_markdown
 from notebooks.schemas import NoteOut
 
-
-def _tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:
-    """Notebooks depth-first with their depth; a notebook whose parent is not listed
-    (archived or outside the grant) is shown at the top level."""
-    listed = {nb.id for nb in notebooks}
-    children: dict[object, list[Notebook]] = {}
-    for nb in notebooks:
-        parent = nb.parent_id if nb.parent_id in listed else None
-        children.setdefault(parent, []).append(nb)
-    ordered: list[tuple[Notebook, int]] = []
-
-    def walk(parent: object, depth: int) -> None:
-        for nb in children.get(parent, []):
-            ordered.append((nb, depth))
-            walk(nb.id, depth + 1)
-
-    walk(None, 0)
-    return ordered
+PAGE_SIZE = 25
+LIBRARY_FORM_ID = "library"
 
 
-def _page(request: HttpRequest, *, note_form: NoteForm | None = None,
-          notebook_form: NotebookForm | None = None, status: int = 200) -> HttpResponse:
-    actor = session_actor(request)
-    notebooks = selectors.notebook_list(actor=actor)
-    notes = selectors.note_list(actor=actor, limit=200)
-    names = {nb.id: nb.name for nb in notebooks}
-    return render(
-        request,
-        "notebooks/home.html",
-        {
-            "notebooks": _tree(notebooks),
-            "notes": [
-                (note, names.get(note.notebook_id, "") if note.notebook_id else "Personal")
-                for note in notes
-            ],
-            "note_form": note_form or NoteForm(notebooks=notebooks),
-            "notebook_form": notebook_form or NotebookForm(notebooks=notebooks),
-        },
-        status=status,
-    )
+# -- library -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One note in the library list."""
+
+    note: NoteOut
+    place: str
+    title: str
+    excerpt: SafeString
+
+
+def _plain(markdown: str) -> str:
+    """Markdown as one line of plain text (rendered, then the tags dropped)."""
+    return " ".join(html.unescape(strip_tags(render_markdown(markdown))).split())
+
+
+def _title_and_excerpt(content: str) -> tuple[str, str]:
+    lines = content.strip().splitlines()
+    title = _plain(lines[0]) if lines else ""
+    rest = _plain("\n".join(lines[1:]))
+    if not title:
+        title, rest = (rest[:80] or "(empty)"), rest[80:]
+    return title[:120], (rest[:240] + "…") if len(rest) > 240 else rest
+
+
+def _highlighted(snippet: str) -> SafeString:
+    """A search headline with «matched» terms as <mark> (escaped first: it is note text)."""
+    marked = str(escape(snippet)).replace("«", "<mark>").replace("»", "</mark>")
+    return mark_safe(marked)  # noqa: S308 - escaped just above; only <mark> added
+
+
+def _place_of(request: HttpRequest, raw: str) -> tuple[str, Notebook | None, Any]:
+    """("everything" | "personal" | "notebook", the notebook, the search argument)."""
+    if not raw:
+        return "everything", None, search.EVERYWHERE
+    if raw == "personal":
+        return "personal", None, None
+    notebooks = notebooks_for(request)
+    for nb in notebooks.all:
+        if str(nb.id) == raw:
+            return "notebook", nb, nb.id
+    raise Http404("No such notebook.")
+
+
+def _library_query(data: dict[str, Any], **changes: Any) -> str:
+    """The query string of this library view (for links, paging and filters)."""
+    keys = ("q", "notebook", "kind", "agent", "lifetime", "status", "sort")
+    params = {k: data.get(k) for k in keys if data.get(k)}
+    params.update({k: v for k, v in changes.items() if v not in (None, "")})
+    if params.get("status") == "active":
+        params.pop("status")
+    return urlencode(params)
 
 
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    return _page(request)
+    """The library: notes of everything granted, Personal, or one notebook; search as
+    you type, filters, sorts, and infinite scroll by the search selector's signed cursor.
+    HTMX asks for `#results` (a new search) or `#rows` (the next page)."""
+    actor = session_actor(request)
+    form = LibraryForm(request.GET)
+    if not form.is_valid():
+        raise Invalid("Those filters are not valid: "
+                      + "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()),
+                      code="invalid_filters")
+    data = form.cleaned_data
+    place, notebook, where = _place_of(request, data["notebook"])
+    query = data["q"].strip() or None
+    page = search.note_search(
+        actor=actor, query=query, notebook_id=where,
+        kinds=[data["kind"]] if data["kind"] else None,
+        source_agent=data["agent"].strip() or None, lifetime=data["lifetime"] or None,
+        status=data["status"] or "active", sort=data["sort"] or None,
+        cursor=data["cursor"] or None, limit=PAGE_SIZE, matches=query is not None)
+    names = notebooks_for(request).names
+    rows = []
+    for item in page.data:
+        title, excerpt = _title_and_excerpt(item.note.content)
+        rows.append(Row(
+            note=item.note,
+            place=names.get(item.note.notebook_id, "") if item.note.notebook_id else "Personal",
+            title=title,
+            excerpt=_highlighted(item.matches.snippet) if item.matches else escape(excerpt)))
+    shown = (data["shown"] or 0) + len(rows) if data["cursor"] else len(rows)
+    next_url = None
+    if page.meta.next_cursor:
+        next_url = "?" + _library_query(data, cursor=page.meta.next_cursor, shown=shown)
+    context = {
+        "section": "library", "place": place, "current_notebook": notebook,
+        "form": form, "library_form_id": LIBRARY_FORM_ID, "search_query": data["q"],
+        "rows": rows, "shown": shown, "available": page.meta.available, "next_url": next_url,
+        "filtered": any(data.get(k) for k in ("kind", "agent", "lifetime", "sort"))
+        or data["status"] not in ("", "active"),
+        "status": data["status"] or "active",
+    }
+    template = "notebooks/home.html"
+    if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]
+        template += "#rows" if data["cursor"] else "#results"
+    return render(request, template, context)
+
+
+# -- creating notes and notebooks --------------------------------------------------------------
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def note_create(request: HttpRequest) -> HttpResponse:
+    """The new-note page; saving goes to the note. The operation id in the form makes a
+    double submit save once."""
     actor = session_actor(request)
-    notebooks = selectors.notebook_list(actor=actor)
-    form = NoteForm(request.POST, notebooks=notebooks)
+    paths = notebooks_for(request).paths()
+    if request.method == "GET":
+        form = NoteForm(paths=paths, initial={"notebook": request.GET.get("notebook", "")})
+        return render(request, "notebooks/new_note.html", {"form": form, "section": "library"})
+    form = NoteForm(request.POST, paths=paths)
     if form.is_valid():
         data = form.cleaned_data
         try:
-            services.note_remember(
+            saved = services.note_remember(
                 actor=actor, operation_id=data["operation_id"], content=data["content"],
                 kind=data["kind"], notebook_id=data["notebook"] or None,
                 task_id=data["task_id"] or None, source_agent="website",
@@ -83,32 +178,40 @@ def note_create(request: HttpRequest) -> HttpResponse:
         except GroveError as exc:
             form.add_error(None, exc.message)
         else:
-            return redirect("home")
-    return _page(request, note_form=form, status=400)
+            return redirect("note", note_id=saved.note.id)
+    return render(request, "notebooks/new_note.html", {"form": form, "section": "library"},
+                  status=400)
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def notebook_create(request: HttpRequest) -> HttpResponse:
     actor = session_actor(request)
-    notebooks = selectors.notebook_list(actor=actor)
-    form = NotebookForm(request.POST, notebooks=notebooks)
+    paths = notebooks_for(request).paths()
+    if request.method == "GET":
+        form = NotebookForm(paths=paths, initial={"parent": request.GET.get("parent", "")})
+        return render(request, "notebooks/new_notebook.html", {"form": form})
+    form = NotebookForm(request.POST, paths=paths)
     if form.is_valid():
         data = form.cleaned_data
         try:
-            services.notebook_create(
+            created = services.notebook_create(
                 actor=actor, operation_id=data["operation_id"], name=data["name"],
                 parent_id=data["parent"] or None,
             )
         except GroveError as exc:
             form.add_error(None, exc.message)
         else:
-            return redirect("home")
-    return _page(request, notebook_form=form, status=400)
+            return redirect(reverse("home") + f"?notebook={created.id}")
+    return render(request, "notebooks/new_notebook.html", {"form": form}, status=400)
+
+
+# -- the note page -----------------------------------------------------------------------------
 
 
 def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | None = None,
-               conflict: str | None = None, status: int = 200) -> HttpResponse:
+               conflict: str | None = None, status: int = 200,
+               diff: dict[str, Any] | None = None) -> HttpResponse:
     """One note with its metadata, history and actions. Missing, deleted and foreign
     notes are the same 404 (as over REST)."""
     actor = session_actor(request)
@@ -117,15 +220,21 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
         revisions = selectors.note_revisions(actor=actor, note_id=note_id)
     except NotFound:
         raise Http404("No such note.") from None
-    place = "Personal"
-    if note.notebook_id:
-        place = selectors.notebook_out(actor=actor, notebook_id=note.notebook_id).name
+    notebooks = notebooks_for(request)
+    place = notebooks.names.get(note.notebook_id, "") if note.notebook_id else "Personal"
     out = NoteOut.of(note)
+    newest = revisions[0].version if revisions else note.version
     return render(request, "notebooks/note.html", {
-        "note": out, "html": render_markdown(note.content), "place": place,
+        "section": "library", "note": out, "html": render_markdown(note.content),
+        "place": place, "current_notebook": next(
+            (nb for nb in notebooks.all if nb.id == note.notebook_id), None),
         "revisions": revisions, "conflict": conflict,
         "edit_form": edit_form or NoteEditForm(initial={
             "content": note.content, "kind": note.kind, "expected_version": note.version}),
+        "move_form": NoteMoveForm(paths=notebooks.paths(), initial={
+            "destination": str(note.notebook_id or "")}),
+        "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
+        "diff": diff,
         "delete_form": ConfirmForm(),
     }, status=status)
 
@@ -148,8 +257,6 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
             actor=session_actor(request), operation_id=data["operation_id"], note_id=note_id,
             expected_version=data["expected_version"], content=data["content"],
             kind=data["kind"])
-    except NotFound:
-        raise Http404("No such note.") from None
     except GroveError as exc:
         if exc.code == "version_conflict":
             # Keep the draft; the page shows the newer text above it. Resubmitting
@@ -160,13 +267,17 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
                               conflict="Someone changed this note while you were editing. "
                                        "The newer text is shown above; your draft is kept "
                                        "below — save again to replace it.")
+        if isinstance(exc, NotFound):
+            raise
         form.add_error(None, exc.message)
         return _note_page(request, note_id, edit_form=form, status=exc.status)
+    messages.success(request, "Saved.")
     return redirect("note", note_id=note_id)
 
 
 NOTE_ACTIONS = {"archive": services.note_archive, "restore": services.note_restore,
                 "delete": services.note_forget}
+DONE = {"archive": "Archived.", "restore": "Restored.", "delete": "Deleted."}
 
 
 @login_required
@@ -180,12 +291,15 @@ def note_action(request: HttpRequest, note_id: str, action: str) -> HttpResponse
         return _note_page(request, note_id, status=400,
                           conflict="Tick the confirmation to delete this note.")
     operation_id = request.POST.get("operation_id") or uuid.uuid4()
-    try:
-        result = NOTE_ACTIONS[action](actor=actor, operation_id=operation_id, items=[note_id])
-    except GroveError as exc:
-        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
-    if result.items[0].status == "not_found":
+    result = NOTE_ACTIONS[action](actor=actor, operation_id=operation_id, items=[note_id])
+    outcome = result.items[0]
+    if outcome.status == "not_found":
         raise Http404("No such note.")
+    if outcome.status == "not_restorable":
+        return _note_page(request, note_id, status=409,
+                          conflict="This note cannot be restored: its notebook is archived "
+                                   "or it has expired. Restore the notebook first.")
+    messages.success(request, DONE[action])
     if action == "delete":
         return redirect("home")
     return redirect("note", note_id=note_id)
@@ -198,8 +312,180 @@ def note_restore_revision(request: HttpRequest, note_id: str, version: int) -> H
         services.note_restore_revision(
             actor=session_actor(request), operation_id=request.POST.get("operation_id")
             or uuid.uuid4(), note_id=note_id, revision=version)
+    except GroveError as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
+    messages.success(request, f"Restored the text of version {version}.")
+    return redirect("note", note_id=note_id)
+
+
+@login_required
+@require_POST
+def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
+    form = NoteMoveForm(request.POST, paths=notebooks_for(request).paths())
+    if not form.is_valid():
+        return _note_page(request, note_id, status=400,
+                          conflict="Pick a notebook to move the note to.")
+    try:
+        services.note_move(actor=session_actor(request),
+                           operation_id=form.cleaned_data["operation_id"], note_ids=[note_id],
+                           notebook_id=form.cleaned_data["destination"] or None)
+    except GroveError as exc:
+        if isinstance(exc, NotFound) and exc.code == "not_found":
+            raise
+        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
+    messages.success(request, "Moved.")
+    return redirect("note", note_id=note_id)
+
+
+@login_required
+@require_POST
+def note_retry_indexing(request: HttpRequest, note_id: str) -> HttpResponse:
+    note = services.note_retry_indexing(actor=session_actor(request), note_id=note_id)
+    messages.success(request, "Indexing queued again." if note.indexing == "pending"
+                     else f"Indexing is {note.indexing}; nothing to retry.")
+    return redirect("note", note_id=note_id)
+
+
+def revision_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """A line diff as (kind, text) rows: "same", "del", "add" or "gap" (skipped lines)."""
+    rows: list[tuple[str, str]] = []
+    a, b = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(3):
+        if rows:
+            rows.append(("gap", "…"))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows.extend(("same", line) for line in a[i1:i2])
+                continue
+            rows.extend(("del", line) for line in a[i1:i2])
+            rows.extend(("add", line) for line in b[j1:j2])
+    return rows
+
+
+@login_required
+@require_GET
+def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
+    """The difference between any two revisions (`?a=2&b=5`); HTMX swaps in `#diff`."""
+    form = DiffForm(request.GET)
+    if not form.is_valid():
+        raise Invalid("Pick two versions to compare.", code="invalid_versions")
+    try:
+        revisions = {r.version: r for r in selectors.note_revisions(
+            actor=session_actor(request), note_id=note_id)}
     except NotFound:
         raise Http404("No such note.") from None
+    a, b = form.cleaned_data["a"], form.cleaned_data["b"]
+    if a not in revisions or b not in revisions:
+        raise Invalid(f"This note has versions 1 to {max(revisions)}.",
+                      code="invalid_versions")
+    diff = {"a": revisions[a], "b": revisions[b],
+            "rows": revision_diff(revisions[a].content, revisions[b].content),
+            "kind_changed": revisions[a].kind != revisions[b].kind}
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "notebooks/note.html#diff", {"diff": diff})
+    return _note_page(request, note_id, diff=diff)
+
+
+# -- notebooks ---------------------------------------------------------------------------------
+
+
+def _notebook_page(request: HttpRequest, notebook_id: str, *,
+                   form: NotebookEditForm | None = None, problem: str | None = None,
+                   status: int = 200) -> HttpResponse:
+    actor = session_actor(request)
+    try:
+        notebook = selectors.notebook_get(actor=actor, notebook_id=notebook_id)
+        counts = selectors.notebook_subtree_counts(actor=actor, notebook_id=notebook_id)
+    except NotFound:
+        raise Http404("No such notebook.") from None
+    notebooks = notebooks_for(request)
+    # The parent picker offers every live notebook outside this one's subtree.
+    inside = {notebook.id}
+    for nb, _depth in notebooks.tree:
+        if nb.parent_id in inside:
+            inside.add(nb.id)
+    paths = [(nb, path) for nb, path in notebooks.paths() if nb.id not in inside]
+    return render(request, "notebooks/notebook.html", {
+        "section": "library", "notebook": notebook, "counts": counts, "problem": problem,
+        "current_notebook": notebook,
+        "form": form or NotebookEditForm(paths=paths, initial={
+            "name": notebook.name, "parent": str(notebook.parent_id or "")}),
+        "confirm": {action: NotebookConfirmForm(auto_id=f"{action}-%s")
+                    for action in NOTEBOOK_ACTIONS},
+    }, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notebook_manage(request: HttpRequest, notebook_id: str) -> HttpResponse:
+    """Rename and move (a parent picker, no dragging); the subtree counts that archive,
+    restore and delete would act on."""
+    if request.method == "GET":
+        return _notebook_page(request, notebook_id)
+    form = NotebookEditForm(request.POST, paths=notebooks_for(request).paths())
+    if not form.is_valid():
+        return _notebook_page(request, notebook_id, form=form, status=400)
+    data = form.cleaned_data
+    try:
+        services.notebook_update(
+            actor=session_actor(request), operation_id=data["operation_id"],
+            notebook_id=notebook_id, name=data["name"], parent_id=data["parent"] or None)
     except GroveError as exc:
-        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
-    return redirect("note", note_id=note_id)
+        if isinstance(exc, NotFound) and exc.code == "not_found":
+            raise
+        form.add_error(None, exc.message)
+        return _notebook_page(request, notebook_id, form=form, status=exc.status)
+    messages.success(request, "Notebook saved.")
+    return redirect("notebook", notebook_id=notebook_id)
+
+
+NOTEBOOK_ACTIONS = {"archive": services.notebook_archive,
+                    "restore": services.notebook_restore,
+                    "delete": services.notebook_delete}
+
+
+@login_required
+@require_POST
+def notebook_action(request: HttpRequest, notebook_id: str, action: str) -> HttpResponse:
+    """Archive, restore or delete a notebook with everything inside it, after the owner
+    confirmed the counts shown on the notebook page."""
+    if action not in NOTEBOOK_ACTIONS:
+        raise Http404("No such action.")
+    form = NotebookConfirmForm(request.POST)
+    if not form.is_valid():
+        return _notebook_page(request, notebook_id, status=400,
+                              problem="Tick the confirmation first.")
+    counts = NOTEBOOK_ACTIONS[action](
+        actor=session_actor(request), notebook_id=notebook_id,
+        operation_id=form.cleaned_data["operation_id"] or uuid.uuid4())
+    verb = {"archive": "Archived", "restore": "Restored", "delete": "Deleted"}[action]
+    messages.success(request, f"{verb} {counts.notebooks} notebook"
+                     f"{'s' if counts.notebooks != 1 else ''} and {counts.notes} note"
+                     f"{'s' if counts.notes != 1 else ''}.")
+    if action == "delete":
+        return redirect("home")
+    return redirect("notebook", notebook_id=notebook_id)
+
+
+# -- import ------------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def account_import_upload(request: HttpRequest) -> HttpResponse:
+    """Import an export file (NDJSON) into this account: all or nothing."""
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        raise Invalid("Choose an export file to import.", code="invalid_file")
+    lines = io.TextIOWrapper(form.cleaned_data["file"].file, encoding="utf-8")
+    try:
+        result = portability.account_import(actor=session_actor(request),
+                                             records=portability.ndjson_records(lines))
+    except UnicodeDecodeError:
+        raise Invalid("The file is not UTF-8 text.", code="invalid_import") from None
+    messages.success(request, f"Imported {result.notebooks} notebooks, {result.notes} notes "
+                     f"and {result.revisions} revisions.")
+    return redirect("settings")

@@ -1,7 +1,9 @@
 """Take the README's screenshots of the real UI: `python scripts/screenshots.py`.
 
-Starts `grove serve` on a throwaway data folder, walks through owner setup and the
-library in headless Chromium (Playwright), and writes PNGs to docs/screenshots/.
+Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
+notes, search, a note's history, Connections and Settings in headless Chromium
+(Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
+error (a Content-Security-Policy violation included) fails the run.
 """
 
 from __future__ import annotations
@@ -17,20 +19,31 @@ import time
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 PASSWORD = "a long enough passphrase 42"  # noqa: S105 - throwaway demo account
+NOTEBOOKS = [("Grove", ""), ("Releases", "Grove"), ("Recipes", "")]
 NOTES = [
-    ("Grove", "decision", "Grove keeps one service layer; REST, MCP and the website call it."),
-    ("Grove", "handoff", "Next: wire the REST envelope to the service errors."),
-    ("Recipes", "solution", "Sourdough: 12-hour cold rise, then 45 minutes at 240 °C."),
+    ("Grove", "decision", "Grove keeps one service layer\n\nREST, MCP and the website all "
+     "call the same services, so a rule is written once."),
+    ("Grove", "handoff", "Next: wire the REST envelope to the service errors.\n\n"
+     "Done so far: notes, search, recall."),
+    ("Recipes", "solution", "Sourdough timing\n\n12-hour cold rise, then 45 minutes at 240 °C."),
     ("", "preference", "Answer in British English, with metric units."),
-    ("Grove", "decision",
-     "## Release checklist\n\n| step | owner | done |\n|---|---|---|\n"
+    ("Recipes", "fact", "Our oven runs 10 °C hot; set 230 °C for 240 °C."),
+    ("Releases", "decision",
+     "## Release checklist\n\n| step | owner | done |\n|:---|:---:|---:|\n"
      "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
      "- [x] changelog written\n- [ ] announcement"),
 ]
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def shoot(page: Page, name: str) -> None:
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=OUT / f"{name}.png", full_page=True)
 
 
 def main() -> None:
@@ -43,6 +56,7 @@ def main() -> None:
     server = subprocess.Popen([sys.executable, "-m", "grove", "serve", "--port", str(port)],
                               env=env)
     base = f"http://127.0.0.1:{port}"
+    errors: list[str] = []
     try:
         for _ in range(300):
             try:
@@ -52,45 +66,71 @@ def main() -> None:
                 time.sleep(0.1)
         OUT.mkdir(parents=True, exist_ok=True)
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"])
-            page = browser.new_page(viewport={"width": 1200, "height": 760})
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(base + "/")
-            page.screenshot(path=OUT / "setup.png")
+            shoot(page, "setup")
             page.get_by_label("Username").fill("owner")
             page.locator("#id_password").fill(PASSWORD)
             page.get_by_label("Password again").fill(PASSWORD)
             page.get_by_role("button", name="Create owner account").click()
-            for name in ("Grove", "Recipes"):
+            for name, parent in NOTEBOOKS:
+                page.goto(base + "/notebooks/new")
                 page.get_by_label("Name").fill(name)
+                if parent:
+                    page.get_by_label("Parent").select_option(label=parent)
                 page.get_by_role("button", name="Create notebook").click()
             for notebook, kind, content in NOTES:
+                page.goto(base + "/notes/new")
                 page.get_by_label("Content").fill(content)
                 page.get_by_label("Kind").select_option(kind)
-                page.get_by_label("Notebook").select_option(label=notebook or "Personal")
+                path = {"Releases": "Grove / Releases"}.get(notebook, notebook or "Personal")
+                page.locator("#id_notebook").select_option(label=path)
                 if kind == "handoff":
                     page.get_by_label("Task id").fill("rest-api")
                 page.get_by_role("button", name="Save note").click()
-            page.screenshot(path=OUT / "library.png", full_page=True)
-            page.locator("li.note").first.get_by_role("link", name="open").click()
-            page.screenshot(path=OUT / "note.png", full_page=True)
-            page.get_by_role("link", name="Connections").click()
+            page.goto(base + "/")
+            shoot(page, "library")
+            page.locator("#q").fill("oven")
+            page.wait_for_selector("#count:has-text('matching')")
+            shoot(page, "search")
+            page.goto(base + "/")
+            page.get_by_role("link", name="Release checklist").click()
+            page.get_by_label("Content").fill(page.get_by_label("Content").input_value()
+                                              .replace("| no |", "| yes |"))
+            page.get_by_role("button", name="Save changes").click()
+            page.get_by_role("button", name="Compare").click()
+            page.wait_for_selector("pre.diff")
+            shoot(page, "note")
+            page.goto(base + "/")
+            page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
+            page.get_by_role("link", name="Manage notebook").click()
+            shoot(page, "notebook")
+            page.goto(base + "/connections/")
             page.get_by_label("Name").fill("Claude on the laptop")
             page.get_by_label("Every notebook, current and future").check()
             page.get_by_role("button", name="Create key").click()
-            page.screenshot(path=OUT / "connections.png", full_page=True)
+            shoot(page, "connections")
+            page.goto(base + "/settings/")
+            shoot(page, "settings")
             state = page.context.storage_state()
             phone = browser.new_context(viewport={"width": 375, "height": 740},
                                         storage_state=state, color_scheme="dark")
             phone_page = phone.new_page()
+            phone_page.on("console",
+                          lambda m: errors.append(m.text) if m.type == "error" else None)
             phone_page.goto(base + "/")
-            phone_page.screenshot(path=OUT / "library-phone-dark.png", full_page=True)
+            shoot(phone_page, "library-phone-dark")
+            phone_page.get_by_role("link", name="Release checklist").click()
+            shoot(phone_page, "note-phone-dark")
             browser.close()
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         shutil.rmtree(home, ignore_errors=True)
+    if errors:
+        raise SystemExit("console errors:\n" + "\n".join(errors))
     print(f"wrote {', '.join(p.name for p in sorted(OUT.glob('*.png')))}")
 
 

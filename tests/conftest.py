@@ -29,6 +29,15 @@ def require_program(name: str, path: str | None = None) -> str:
     return found
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Counters kept in Django's cache (API rate limit, sign-in throttle) start at zero
+    in every test."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def home():
     """A fresh, empty Grove data folder (removed afterwards, its server stopped)."""

@@ -35,4 +35,4 @@ def test_a_strangers_note_is_the_same_404_on_the_website_and_over_rest():
     owner_web.force_login(Account.objects.get(id=owner.account_id))
     mine = owner_web.get(f"/notes/{note.id}/")
     assert mine.status_code == 200 and "private plans" in mine.content.decode()
-    assert "v1 · create" in mine.content.decode()
+    assert "<strong>v1</strong> · create" in mine.content.decode()

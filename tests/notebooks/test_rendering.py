@@ -44,9 +44,17 @@ class ActiveParts(HTMLParser):
 
 def test_gfm_tables_strikethrough_and_task_lists():
     html = str(render_markdown("| a | b |\n|:-|-:|\n| 1 | ~~2~~ |\n\n- [x] done\n- [ ] todo"))
-    assert "<table>" in html and '<th style="text-align:left">a</th>' in html
+    assert "<table>" in html and '<th class="align-left">a</th>' in html
+    assert '<td class="align-right"><s>2</s></td>' in html
+    assert "style=" not in html  # the CSP allows no inline styles
     assert "<s>2</s>" in html
     assert 'type="checkbox"' in html and 'checked="checked"' in html and "disabled" in html
+
+
+def test_only_alignment_classes_survive():
+    # A class can only come from the table renderer; none can be smuggled in.
+    html = str(render_markdown('| a |\n|--|\n| <td class="x">1 |'))
+    assert '<td class="x"' not in html and '&lt;td class="x"&gt;' in html
 
 
 def test_links_are_kept_safe():
@@ -71,6 +79,6 @@ def test_the_note_page_shows_rendered_markdown():
     web.force_login(Account.objects.get(id=owner.account_id))
     page = web.get(f"/notes/{note.id}/").content.decode()
     assert "<h1>Plan</h1>" in page and "<table>" in page
-    body = page[page.index("<main>"):]
+    body = page[page.index("<main"):]
     assert ActiveParts(body).found == []
     assert ActiveParts('<a href="javascript:x" onclick="y">').found  # the checker works

@@ -1,6 +1,5 @@
 """`grove import --user USERNAME FILE`: load an NDJSON export into an account."""
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ class Command(BaseCommand):
         from grove.actor import Actor
         from grove.errors import GroveError
         from grove.models import Account
-        from notebooks.portability import account_import
+        from notebooks.portability import account_import, ndjson_records
 
         account = Account.objects.filter(username=user, is_active=True).first()
         if account is None:
@@ -30,18 +29,10 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"{file}: {exc.strerror}") from None
 
-        def records() -> Any:
-            for number, line in enumerate(stream, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    raise CommandError(f"line {number}: not JSON") from None
-
         try:
             with stream:
-                result = account_import(actor=Actor.for_session(account.id), records=records())
+                result = account_import(actor=Actor.for_session(account.id),
+                                        records=ndjson_records(stream))
         except GroveError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(f"imported {result.notebooks} notebooks, {result.notes} notes, "

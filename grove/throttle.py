@@ -1,0 +1,54 @@
+"""Sign-in throttling: failed attempts are counted per account name and per client
+address in fixed windows (Django's cache: Redis when configured, else process memory).
+Over either limit, sign-in is refused — even with the right password — until the window
+ends, and the form says how long that is. A success clears the account's count."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+
+
+def _keys(username: str, address: str, window: int, now: float) -> dict[str, str]:
+    slot = int(now // window)
+    # Hashed: the cache holds no user names or addresses in the clear.
+    account = hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
+    where = hashlib.sha256(address.encode()).hexdigest()[:32]
+    return {"account": f"login:a:{account}:{slot}", "address": f"login:i:{where}:{slot}"}
+
+
+def client_address(request: HttpRequest) -> str:
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+def login_blocked_for(username: str, address: str, *, now: float | None = None) -> int | None:
+    """Seconds until sign-in may be tried again, or None when it may be tried now."""
+    limits = settings.GROVE_LOGIN_LIMITS
+    now = time.time() if now is None else now
+    window = limits["window"]
+    keys = _keys(username, address, window, now)
+    counts = cache.get_many(list(keys.values()))
+    for scope, key in keys.items():
+        if counts.get(key, 0) >= limits[scope]:
+            return max(1, math.ceil(window - now % window))
+    return None
+
+
+def login_failed(username: str, address: str, *, now: float | None = None) -> None:
+    window = settings.GROVE_LOGIN_LIMITS["window"]
+    for key in _keys(username, address, window, time.time() if now is None else now).values():
+        cache.add(key, 0, timeout=window + 5)
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=window + 5)
+
+
+def login_succeeded(username: str, *, now: float | None = None) -> None:
+    window = settings.GROVE_LOGIN_LIMITS["window"]
+    cache.delete(_keys(username, "", window, time.time() if now is None else now)["account"])

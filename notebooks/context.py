@@ -1,0 +1,82 @@
+"""The website shell's notebook tree: one read per request, shared by the sidebar
+(context processor) and any view that needs the same notebooks (names, pickers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
+
+from notebooks import selectors
+from notebooks.models import Notebook
+
+
+@dataclass
+class Notebooks:
+    """Every notebook the owner sees, archived ones included (for names), and the live
+    ones as a depth-first tree."""
+
+    all: list[Notebook]
+    tree: list[tuple[Notebook, int]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.tree = tree([nb for nb in self.all if nb.archived_at is None])
+
+    @property
+    def archived(self) -> list[Notebook]:
+        return sorted((nb for nb in self.all if nb.archived_at is not None),
+                      key=lambda nb: nb.name.casefold())
+
+    @property
+    def names(self) -> dict[Any, str]:
+        return {nb.id: nb.name for nb in self.all}
+
+    def paths(self, *, live_only: bool = True) -> list[tuple[Notebook, str]]:
+        """(notebook, "Parent / Child") in tree order, for pickers."""
+        rows = self.tree if live_only else tree(self.all)
+        by_id = {nb.id: nb for nb in self.all}
+        out = []
+        for nb, _depth in rows:
+            names, parent = [nb.name], nb.parent_id
+            while parent in by_id:
+                names.insert(0, by_id[parent].name)
+                parent = by_id[parent].parent_id
+            out.append((nb, " / ".join(names)))
+        return out
+
+
+def tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:
+    """Notebooks depth-first (by name) with their depth; a notebook whose parent is not
+    listed (archived or outside the grant) is shown at the top level."""
+    listed = {nb.id for nb in notebooks}
+    children: dict[object, list[Notebook]] = {}
+    for nb in sorted(notebooks, key=lambda n: (n.name.casefold(), str(n.id))):
+        parent = nb.parent_id if nb.parent_id in listed else None
+        children.setdefault(parent, []).append(nb)
+    ordered: list[tuple[Notebook, int]] = []
+
+    def walk(parent: object, depth: int) -> None:
+        for nb in children.get(parent, []):
+            ordered.append((nb, depth))
+            walk(nb.id, depth + 1)
+
+    walk(None, 0)
+    return ordered
+
+
+def notebooks_for(request: HttpRequest) -> Notebooks:
+    """The signed-in owner's notebooks, read at most once per request."""
+    cached = getattr(request, "_grove_notebooks", None)
+    if cached is None:
+        actor = request.actor  # type: ignore[attr-defined]
+        cached = Notebooks(selectors.notebook_list(actor=actor, include_archived=True))
+        request._grove_notebooks = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def sidebar(request: HttpRequest) -> dict[str, Any]:
+    if getattr(request, "actor", None) is None:
+        return {}
+    return {"sidebar": SimpleLazyObject(lambda: notebooks_for(request))}

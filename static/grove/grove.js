@@ -1,0 +1,97 @@
+// Grove's only script (besides htmx). Everything works without it; it adds keyboard
+// shortcuts and copy buttons. Loaded from a file: the CSP allows no inline script.
+"use strict";
+
+// Copy buttons: <button data-copy="#selector"> copies that input's value.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button) return;
+  const field = document.querySelector(button.dataset.copy);
+  if (!field) return;
+  try {
+    await navigator.clipboard.writeText(field.value);
+  } catch {
+    field.select();
+    document.execCommand("copy");
+  }
+  button.textContent = "Copied";
+});
+
+// Keyboard: "/" search, "j"/"k" move through the notes list, "enter" opens,
+// "e" edits (the selected note, or the note on its page), "n" new note.
+function typing(target) {
+  return target.closest("input, textarea, select, [contenteditable]") !== null;
+}
+
+function notes() {
+  return Array.from(document.querySelectorAll("ol[data-keynav] > li.note"));
+}
+
+function select(items, index) {
+  items.forEach((item) => item.classList.remove("selected"));
+  const item = items[index];
+  if (!item) return;
+  item.classList.add("selected");
+  item.scrollIntoView({ block: "nearest" });
+  item.querySelector("a.title").focus({ preventScroll: true });
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+  const items = notes();
+  const current = items.findIndex((item) => item.classList.contains("selected")
+    || item.contains(document.activeElement));
+  switch (event.key) {
+    case "/": {
+      const search = document.getElementById("q");
+      if (!search) return;
+      event.preventDefault();
+      search.focus();
+      search.select();
+      break;
+    }
+    case "j":
+      if (!items.length) return;
+      event.preventDefault();
+      select(items, Math.min(current + 1, items.length - 1));
+      break;
+    case "k":
+      if (!items.length) return;
+      event.preventDefault();
+      select(items, Math.max(current - 1, 0));
+      break;
+    case "Enter":
+      if (current < 0 || document.activeElement.closest("li.note")) return;
+      event.preventDefault();
+      items[current].querySelector("a.title").click();
+      break;
+    case "e": {
+      const editor = document.querySelector("#edit textarea");
+      if (editor) {
+        event.preventDefault();
+        editor.focus();
+        editor.scrollIntoView({ block: "center" });
+      } else if (current >= 0) {
+        event.preventDefault();
+        window.location.href = items[current].querySelector("a.title").href + "#edit";
+      }
+      break;
+    }
+    case "n": {
+      const link = document.querySelector("a.new-note");
+      if (!link) return;
+      event.preventDefault();
+      window.location.href = link.href;
+      break;
+    }
+    default:
+  }
+});
+
+// A #edit link on the note page focuses the editor.
+document.addEventListener("DOMContentLoaded", () => {
+  if (window.location.hash === "#edit") {
+    const editor = document.querySelector("#edit textarea");
+    if (editor) editor.focus();
+  }
+});

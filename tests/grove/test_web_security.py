@@ -1,0 +1,113 @@
+"""Website security: sign-in throttling per account and per address, session rotation
+on sign-in, secure cookies behind HTTPS, and `grove check --deploy` clean for the
+production configuration the README documents."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.test import Client, override_settings
+
+from grove import throttle
+from grove.models import Account
+from tests.grove.processes import run_grove
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "a long enough passphrase 42"  # noqa: S105
+
+
+def attempt(client: Client, username: str, password: str, address: str = "10.0.0.1"):
+    return client.post("/login/", {"username": username, "password": password},
+                       REMOTE_ADDR=address)
+
+
+def test_failures_per_account_lock_that_account_with_a_clear_message():
+    Account.objects.create_user(username="alice", password=PASSWORD)
+    client = Client()
+    limit = settings.GROVE_LOGIN_LIMITS["account"]
+    for _ in range(limit):
+        assert attempt(client, "alice", "wrong").status_code == 400
+    # Now even the right password is refused, from any address, until the window ends.
+    locked = attempt(client, "Alice", PASSWORD, address="10.9.9.9")
+    assert locked.status_code == 429 and int(locked["Retry-After"]) > 0
+    assert "Too many failed sign-in attempts" in locked.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_failures_per_address_lock_that_address():
+    Account.objects.create_user(username="bob", password=PASSWORD)
+    client = Client()
+    for number in range(settings.GROVE_LOGIN_LIMITS["address"]):
+        attempt(client, f"guess{number}", "wrong", address="10.0.0.7")
+    assert attempt(client, "bob", PASSWORD, address="10.0.0.7").status_code == 429
+    assert attempt(client, "bob", PASSWORD, address="10.0.0.8").status_code == 302
+
+
+def test_the_lock_lifts_when_the_window_ends():
+    now = 1_000_000.0
+    window = settings.GROVE_LOGIN_LIMITS["window"]
+    for _ in range(settings.GROVE_LOGIN_LIMITS["account"]):
+        throttle.login_failed("carol", "10.0.0.1", now=now)
+    wait = throttle.login_blocked_for("carol", "10.0.0.2", now=now)
+    assert wait is not None and 0 < wait <= window
+    assert throttle.login_blocked_for("carol", "10.0.0.2", now=now + wait) is None
+
+
+def test_success_clears_the_account_count():
+    Account.objects.create_user(username="dave", password=PASSWORD)
+    client = Client()
+    for _ in range(settings.GROVE_LOGIN_LIMITS["account"] - 1):
+        attempt(client, "dave", "wrong")
+    assert attempt(client, "dave", PASSWORD).status_code == 302
+    client.post("/logout/")
+    attempt(client, "dave", "wrong")
+    assert attempt(client, "dave", PASSWORD).status_code == 302
+
+
+def test_signing_in_rotates_the_session_key():
+    Account.objects.create_user(username="erin", password=PASSWORD)
+    client = Client()
+    client.get("/login/")
+    session = client.session
+    session["planted"] = "by someone else"
+    session.save()
+    before = session.session_key
+    client.cookies[settings.SESSION_COOKIE_NAME] = before
+    assert attempt(client, "erin", PASSWORD).status_code == 302
+    assert client.cookies[settings.SESSION_COOKIE_NAME].value != before
+
+
+def test_setup_refuses_a_weak_password():
+    response = Client().post("/setup/", {"username": "owner", "password": "password",
+                                         "password_again": "password"})
+    assert response.status_code == 400 and "too common" in response.content.decode()
+
+
+@override_settings(SESSION_COOKIE_SECURE=True, CSRF_COOKIE_SECURE=True)
+def test_cookies_are_secure_and_httponly_behind_https():
+    Account.objects.create_user(username="frank", password=PASSWORD)
+    client = Client()
+    client.get("/login/", secure=True)
+    response = client.post("/login/", {"username": "frank", "password": PASSWORD},
+                           secure=True)
+    cookie = response.cookies[settings.SESSION_COOKIE_NAME]
+    assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Lax"
+
+
+@pytest.mark.slow
+def test_check_deploy_passes_for_the_documented_production_configuration(tmp_path):
+    db = settings.DATABASES["default"]
+    url = f"postgresql://{db['USER']}:{db.get('PASSWORD') or ''}@/{db['NAME']}" \
+          f"?host={db['HOST']}&port={db['PORT']}"
+    result = run_grove(
+        "check", "--deploy", "--fail-level", "WARNING", home=tmp_path / "home",
+        DATABASE_URL=url, GROVE_BASE_URL="https://notes.example.org",
+        GROVE_SECRET_KEY="k" * 20 + "Zq8#xP!2vL9@mN4$wR7^tY1&uI6*oE3(",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+    # And the same check fails loudly for a plain-HTTP base URL (no secure cookies).
+    plain = run_grove("check", "--deploy", "--fail-level", "WARNING", home=tmp_path / "home",
+                      DATABASE_URL=url, GROVE_BASE_URL="http://notes.example.org",
+                      GROVE_SECRET_KEY="k" * 20 + "Zq8#xP!2vL9@mN4$wR7^tY1&uI6*oE3(")
+    assert plain.returncode != 0 and "SESSION_COOKIE_SECURE" in plain.stderr + plain.stdout
