@@ -108,14 +108,17 @@ def main() -> None:
 
     from grove.models import Account
 
-    client = Client()
+    client = Client(HTTP_HOST="127.0.0.1")  # a host ALLOWED_HOSTS accepts (the base URL's)
     client.force_login(Account.objects.get(id=env.account_id))
     words = sorted({w.lower() for q in data.queries.values()
                     for w in re.findall(r"[A-Za-z]{5,}", q)})
     picked = random.Random(1).sample(words, args.samples)  # noqa: S311 - bench data
 
-    first = client.get("/").content.decode()
-    cursor = re.search(r'<li class="more"><a href="([^"]+)"', first).group(1)  # type: ignore[union-attr]
+    first = client.get("/")
+    assert first.status_code == 200, first.status_code
+    more = re.search(r'<li class="more"><a href="([^"]+)"', first.content.decode())
+    assert more is not None, "no next page on the first page"
+    cursor = more.group(1)
     second_page = "/" + cursor.replace("&amp;", "&")
 
     paths: dict[str, Any] = {
@@ -125,13 +128,24 @@ def main() -> None:
         "GET /?status=archived": lambda: timed_get(client, "/?status=archived", args.samples),
         "GET / page 2 (HTMX, signed cursor)": lambda: timed_get_htmx(client, second_page,
                                                                      args.samples),
-        "GET /?q=<word> (search, relevance)": lambda: search_words(client, picked),
+        "GET /?q=<word> (search, relevance)": lambda: SEARCH_SECONDS.extend(
+            search_words(client, picked)) or SEARCH_SECONDS,
     }
     results: dict[str, Any] = {"size": args.size, "samples": args.samples, "load": info,
                                "paths": {}}
     for label, run in paths.items():
         results["paths"][label] = summary_ms(run())
         print(label, results["paths"][label], flush=True)
+    results["search_matches"] = {
+        "median": int(np.median(MATCHED)), "p95": int(np.percentile(MATCHED, 95)),
+        "max": max(MATCHED), "over_10000": sum(m > 10_000 for m in MATCHED)}
+    by_size = sorted(zip(MATCHED, SEARCH_SECONDS, strict=True))
+    results["search_by_matches"] = {
+        label: summary_ms([t for m, t in by_size if lo <= m < hi])
+        for label, lo, hi in (("< 1,000 matches", 0, 1_000), ("1,000–10,000", 1_000, 10_000),
+                              ("≥ 10,000", 10_000, 10**9))
+        if any(lo <= m < hi for m, _t in by_size)}
+    print("search matches", results["search_matches"], results["search_by_matches"])
     results["seconds"] = round(time.perf_counter() - started_all, 1)
     path = write_result(args.out, results, env)
     rows = [[label, s["p50"], s["p95"], s["p99"]] for label, s in results["paths"].items()]
@@ -151,6 +165,10 @@ def timed_get_htmx(client: Any, path: str, samples: int) -> list[float]:
         client.get = get
 
 
+MATCHED: list[int] = []
+SEARCH_SECONDS: list[float] = []
+
+
 def search_words(client: Any, words: list[str]) -> list[float]:
     for word in words[:WARMUP]:
         client.get("/", {"q": word})
@@ -160,6 +178,9 @@ def search_words(client: Any, words: list[str]) -> list[float]:
         response = client.get("/", {"q": word})
         seconds.append(time.perf_counter() - started)
         assert response.status_code == 200
+        count = re.search(r"Showing \d+ of (\d+)", response.content.decode())
+        assert count is not None
+        MATCHED.append(int(count.group(1)))
     return seconds
 
 

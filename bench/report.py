@@ -126,10 +126,23 @@ def latency() -> None:
         print()
 
 
+def library() -> None:
+    d = read("library")
+    if not d:
+        return
+    print("### library —", provenance(d))
+    rows = [[label, ms(s)] for label, s in d["paths"].items()]
+    rows += [[f"  search, {label}", ms(s)] for label, s in d.get("search_by_matches", {}).items()]
+    print(md([f"path at {d['size']:,} notes (in-process request)", "p50 / p95 / p99 ms"], rows))
+    if "search_matches" in d:
+        print(f"\nnotes matched per search word: {d['search_matches']}; load {d['load']}\n")
+
+
 def main() -> None:
     quality()
     pipeline()
     latency()
+    library()
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ APPEND_ONLY_TABLES = ("notebooks_revision",)
 DEFINER_FUNCTIONS = (
     "grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, integer,"
     " integer)",
+    "grove_search_matches(tsquery)",
 )
 
 

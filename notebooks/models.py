@@ -194,7 +194,12 @@ class Note(NoteFields):
         db_table = "notebooks_note"
         indexes = [
             models.Index(fields=["account", "notebook", "status"], name="note_scope"),
-            models.Index(fields=["account", "updated_at"], name="note_updated"),
+            # Keyset order of the library (updated_desc / updated_asc).
+            models.Index(fields=["account", "updated_at", "id"], name="note_updated"),
+            # The library's "of N" count: an index-only scan instead of reading every
+            # note's row (content included).
+            models.Index(fields=["account", "status"], name="note_counting",
+                         include=["notebook", "expires_at", "created_at", "updated_at"]),
             models.Index(
                 fields=["expires_at"],
                 condition=Q(status="active", expires_at__isnull=False),

@@ -185,15 +185,22 @@ def note_search(
         search_query = None
         if query:
             search_query = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
-            notes = notes.filter(search=search_query)
+            # The index lookup runs in a security-definer function (migration 0010:
+            # `@@` under RLS cannot use the GIN index); this query, under RLS, keeps
+            # only the ids the caller may see.
+            notes = notes.filter(id__in=RawSQL(
+                "SELECT grove_search_matches(websearch_to_tsquery(%s::regconfig, %s))",
+                [SEARCH_CONFIG, query]))
         available = notes.count()
 
         page = _order_and_seek(notes, sort, search_query, after_key)
         if matches and search_query is not None:
+            # One passage of 15–35 words around the best match (fragment mode cut
+            # short notes down to two words).
             page = page.annotate(
                 headline=SearchHeadline("content", search_query, config=SEARCH_CONFIG,
-                                        start_sel="«", stop_sel="»", max_fragments=2,
-                                        max_words=24, min_words=8),
+                                        start_sel="«", stop_sel="»", max_fragments=0,
+                                        max_words=35, min_words=15),
                 matched_terms=RawSQL(
                     "ARRAY(SELECT unnest(tsvector_to_array(notebooks_note.search)) "
                     "INTERSECT SELECT unnest(tsvector_to_array("

@@ -46,6 +46,7 @@ from notebooks.rendering import render_markdown
 from notebooks.schemas import NoteOut
 
 PAGE_SIZE = 25
+EXCERPT_SOURCE_CHARS = 800
 LIBRARY_FORM_ID = "library"
 
 
@@ -68,7 +69,8 @@ def _plain(markdown: str) -> str:
 
 
 def _title_and_excerpt(content: str) -> tuple[str, str]:
-    lines = content.strip().splitlines()
+    # The excerpt shows at most 240 characters: render only the start of a long note.
+    lines = content.strip()[:EXCERPT_SOURCE_CHARS].splitlines()
     title = _plain(lines[0]) if lines else ""
     rest = _plain("\n".join(lines[1:]))
     if not title:

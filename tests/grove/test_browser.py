@@ -259,3 +259,28 @@ def test_an_api_key_is_made_on_the_connections_page(browser_site: str, page: Pag
     page.goto(browser_site + "/connections/")  # shown once: gone on the next visit
     expect(page.locator("table.connections")).to_contain_text("laptop agent")
     assert key not in page.content()
+
+
+def test_without_javascript_reading_searching_paging_and_editing_work(browser_site: str,
+                                                                      browser):
+    from grove.models import Account
+
+    account = Account.objects.create_user(username="nojs", password=PASSWORD)
+    actor = factories.Actor.for_session(account.id)
+    for number in range(1, 31):
+        factories.note(actor, f"Plain note {number:02d} about walnuts")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    _sign_in(page, browser_site, "nojs")
+    page.locator("#q").fill("walnuts")
+    page.locator("#q").press("Enter")
+    expect(page).to_have_url(re.compile(r"q=walnuts"))
+    expect(page.locator("#count")).to_contain_text("Showing 25 of 30 notes matching")
+    page.get_by_role("link", name="Load more").click()
+    expect(page.locator("#count")).to_contain_text("Showing 30 of 30 notes matching")
+    page.locator("li.note a.title").first.click()
+    page.get_by_label("Content").fill("Walnuts keep for a year in the freezer.")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator(".markdown")).to_have_text("Walnuts keep for a year in the freezer.")
+    expect(page.locator(".flash")).to_have_text("Saved.")
+    context.close()

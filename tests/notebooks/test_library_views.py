@@ -74,7 +74,7 @@ def test_search_partial_highlights_matches(owner, web):
     assert body.startswith('\n<section id="results"') or body.lstrip().startswith(
         '<section id="results"')
     assert "Showing 1 of 1 note matching “starter”" in body
-    assert "<mark>starter</mark>" in body and "Bicycle" not in body
+    assert "<mark>starter</mark> needs feeding twice a day" in body and "Bicycle" not in body
     # The full page for the same URL (a reload, or no JavaScript) has the box filled.
     full = web.get("/", {"q": "starter"}).content.decode()
     assert 'value="starter"' in full and "<mark>starter</mark>" in full
