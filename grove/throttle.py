@@ -23,6 +23,12 @@ def _keys(username: str, address: str, window: int, now: float) -> dict[str, str
 
 
 def client_address(request: HttpRequest) -> str:
+    """The client's address. Behind the HTTPS reverse proxy (an https base URL) every
+    connection comes from the proxy, so the address the proxy appended last to
+    X-Forwarded-For is used — not earlier entries, which the client could forge."""
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if getattr(settings, "SECURE_PROXY_SSL_HEADER", None) and forwarded.strip():
+        return forwarded.split(",")[-1].strip()
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 

@@ -74,11 +74,12 @@ class GroveLoginView(LoginView):
         username = request.POST.get("username", "")
         wait = throttle.login_blocked_for(username, throttle.client_address(request))
         if wait is not None:
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, f"Too many failed sign-in attempts. Try again in "
-                                 f"{max(1, round(wait / 60))} minute{'s' if wait > 90 else ''}.")
-            response = self.render_to_response(self.get_context_data(form=form))
+            # Refused before the password is even checked (no hashing work, no oracle).
+            minutes = max(1, round(wait / 60))
+            form = self.get_form_class()(request, initial={"username": username})
+            response = self.render_to_response(self.get_context_data(
+                form=form, throttled=f"Too many failed sign-in attempts. Try again in "
+                                     f"{minutes} minute{'s' if minutes > 1 else ''}."))
             response.status_code = 429
             response["Retry-After"] = str(wait)
             return response

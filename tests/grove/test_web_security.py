@@ -43,6 +43,16 @@ def test_failures_per_address_lock_that_address():
     assert attempt(client, "bob", PASSWORD, address="10.0.0.8").status_code == 302
 
 
+def test_behind_the_proxy_the_address_is_the_one_it_appended():
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.254",
+                                   HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.9")
+    assert throttle.client_address(request) == "10.0.0.254"  # not behind a proxy
+    with override_settings(SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https")):
+        assert throttle.client_address(request) == "203.0.113.9"
+
+
 def test_the_lock_lifts_when_the_window_ends():
     now = 1_000_000.0
     window = settings.GROVE_LOGIN_LIMITS["window"]
