@@ -13,6 +13,7 @@ keys with 403 (`session_required`). Feature apps add their routers in `grove.url
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -29,27 +30,16 @@ from ninja import NinjaAPI, Router, Status
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from grove import selectors, services
 from grove.actor import Actor
-from grove.errors import GroveError, Invalid
-from grove.schemas import AccountSettingsOut, ConnectionOut, NewKeyOut, Out
+from grove.errors import GroveError, Invalid, NotFound
+from grove.schemas import AccountSettingsOut, ConnectionOut, In, NewKeyOut, Out
 
 logger = logging.getLogger(__name__)
 
 # -- shapes ----------------------------------------------------------------------------------
-
-
-class In(BaseModel):
-    """A request body: camelCase on the wire, unknown fields refused."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    def given(self, *names: str) -> dict[str, Any]:
-        """The named fields the caller actually sent (omitted ≠ null)."""
-        return {n: getattr(self, n) for n in names if n in self.model_fields_set}
 
 
 class Ok[T](Out):
@@ -406,4 +396,36 @@ def account_settings_update(request: HttpRequest, payload: AccountSettingsIn) ->
 
 
 api.add_router("", connections)
+
+
+# -- MCP tools over REST ---------------------------------------------------------------------
+
+tools_router = ApiRouter(tags=["tools"])
+
+
+@tools_router.post(
+    "/tools/{tool}", response={200: Ok[dict[str, Any]], **WRITE_ERRORS},
+    openapi_extra={"requestBody": {"content": {"application/json": {"schema": {
+        "type": "object", "description": "The tool's arguments, exactly as over MCP "
+                                        "(see tools/list for each tool's inputSchema)"}}}}},
+    summary="Run an MCP tool with the same arguments; the result in the REST envelope")
+def tool_run(request: HttpRequest, tool: str) -> Any:
+    from grove import mcp
+
+    try:
+        arguments = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise Invalid("The body must be a JSON object of the tool's arguments.",
+                      code="invalid_request") from None
+    if not isinstance(arguments, dict):
+        raise Invalid("The body must be a JSON object of the tool's arguments.",
+                      code="invalid_request")
+    try:
+        output = mcp.run_tool(actor_of(request), tool, arguments)
+    except mcp.UnknownTool:
+        raise NotFound(f"No tool named {tool!r}.", code="unknown_tool") from None
+    return ok(output.model_dump(mode="json", by_alias=True))
+
+
+api.add_router("", tools_router)
 

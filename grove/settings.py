@@ -63,6 +63,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "grove.urls"
+# Modules whose TOOLS list is served over MCP and POST /v1/tools/<name> (grove/mcp.py).
+GROVE_MCP_TOOL_MODULES = ["notebooks.mcp"]
 # Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
 # characters and a batch at most 100 items, so 1 MiB is generous. Larger → 413.
 GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024

@@ -2,6 +2,7 @@ from django.urls import include, path, re_path
 
 from grove import views
 from grove.api import api, not_found_view
+from grove.mcp import mcp_endpoint
 
 # Feature apps' REST routers, named by module so core does not import them.
 api.add_router("", "notebooks.api.router")
@@ -9,6 +10,7 @@ api.add_router("", "notebooks.api.router")
 urlpatterns = [
     path("v1/", api.urls),
     re_path(r"^v1/(?P<rest>.*)$", not_found_view),
+    path("mcp", mcp_endpoint, name="mcp"),
     path("setup/", views.owner_setup, name="setup"),
     path("login/", views.GroveLoginView.as_view(), name="login"),
     path("logout/", views.logout_view, name="logout"),

@@ -37,6 +37,19 @@ from grove.api import (
 from grove.errors import Invalid, NotFound
 from notebooks import portability, search, selectors, services
 from notebooks import recall as recall_service
+from notebooks.arguments import (
+    BatchIn,
+    KindName,
+    MoveIn,
+    NotebookCreateIn,
+    NotebookUpdateIn,
+    NoteUpdateIn,
+    Operated,
+    RecallIn,
+    RememberIn,
+    RestoreRevisionIn,
+    SearchIn,
+)
 from notebooks.schemas import (
     BatchOut,
     NotebookOut,
@@ -45,85 +58,19 @@ from notebooks.schemas import (
     RevisionOut,
     SubtreeCounts,
 )
-from notebooks.services import BATCH_MAX
 
 router = ApiRouter()
 
-KindName = Literal["preference", "fact", "decision", "solution", "handoff"]
-CONTENT_MAX = 6000
-
-
-class Operated(In):
-    """Every change may carry its operation id in the body (or `Idempotency-Key`)."""
-
-    operation_id: uuid.UUID | None = None
-
-
 # -- notes -----------------------------------------------------------------------------------
-
-
-class RememberIn(Operated):
-    content: str = Field(max_length=CONTENT_MAX * 2)
-    kind: KindName
-    notebook_id: uuid.UUID | None = None
-    task_id: str | None = Field(default=None, max_length=200)
-    source_agent: str | None = Field(default=None, max_length=200)
-    capture: Literal["explicit", "automatic"] | None = None
-    pinned: bool | None = None
-    importance: float | None = None
-    retention_days: int | None = None
-
-
-class NoteUpdateIn(Operated):
-    expected_version: int | None = None
-    content: str | None = Field(default=None, max_length=CONTENT_MAX * 2)
-    kind: KindName | None = None
-    task_id: str | None = Field(default=None, max_length=200)
-    source_agent: str | None = Field(default=None, max_length=200)
-    pinned: bool | None = None
-    importance: float | None = None
-    retention_days: int | None = None
-
-
-class BatchItem(In):
-    id: uuid.UUID
-    expected_version: int | None = None
-
-
-class BatchIn(Operated):
-    items: list[uuid.UUID | BatchItem] = Field(min_length=1, max_length=BATCH_MAX)
-
-
-class MoveIn(Operated):
-    note_ids: list[uuid.UUID] = Field(min_length=1, max_length=BATCH_MAX)
-    notebook_id: uuid.UUID | None
-
-
-class RestoreRevisionIn(Operated):
-    revision: int
-    durable: bool = False
-    expected_version: int | None = None
-
-
-def _not_null(payload: In, *names: str) -> dict[str, Any]:
-    """Sent fields, refusing null where the service has no null meaning."""
-    given = payload.given(*names)
-    for name, value in given.items():
-        if value is None:
-            raise Invalid(f"{name} cannot be null.", code="invalid_argument")
-    return given
 
 
 @router.post("/notes", tags=["notes"], response={201: Ok[NoteOut], 200: Ok[NoteOut],
                                                   **WRITE_ERRORS},
              summary="Remember: save a note (201), or update the live handoff of its task (200)")
 def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
-    optional = _not_null(payload, "capture", "pinned", "importance")
-    optional |= payload.given("source_agent", "retention_days")
     result: RememberOut = services.note_remember(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
-        content=payload.content, kind=payload.kind, notebook_id=payload.notebook_id,
-        task_id=payload.task_id, **optional)
+        **payload.service_kwargs())
     return Status(201 if result.created else 200, ok(result.note))
 
 
@@ -168,32 +115,11 @@ def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
         sort=filters.sort, cursor=filters.cursor, limit=filters.limit))
 
 
-class SearchIn(In):
-    query: str | None = Field(default=None, max_length=search.QUERY_MAX_CHARS)
-    notebook_id: uuid.UUID | None = None
-    kind: list[KindName] | None = None
-    source_agent: str | None = Field(default=None, max_length=200)
-    updated_after: datetime | None = None
-    lifetime: Literal["permanent", "ephemeral"] | None = None
-    status: Literal["active", "archived", "expired"] = "active"
-    sort: Literal["relevance", "updated_desc", "updated_asc", "created_desc"] | None = None
-    cursor: str | None = Field(default=None, max_length=2000)
-    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT)
-    matches: bool = False
-
-
 @router.post("/notes/search", tags=["notes"],
              response={200: SearchEnvelope, **ERRORS},
              summary="Library search: query in the body, filters, sorts, signed cursor")
 def note_search(request: HttpRequest, payload: SearchIn) -> Any:
-    notebook = payload.notebook_id if "notebook_id" in payload.model_fields_set \
-        else search.EVERYWHERE
-    return _page(search.note_search(
-        actor=actor_of(request), query=payload.query, notebook_id=notebook,
-        kinds=payload.kind, source_agent=payload.source_agent,
-        updated_after=payload.updated_after, lifetime=payload.lifetime, status=payload.status,
-        sort=payload.sort, cursor=payload.cursor, limit=payload.limit,
-        matches=payload.matches))
+    return _page(search.note_search(actor=actor_of(request), **payload.service_kwargs()))
 
 
 @router.get("/notes/{note_id}/revisions", tags=["notes"],
@@ -215,29 +141,24 @@ def note_restore_revision(request: HttpRequest, note_id: uuid.UUID,
         expected_version=payload.expected_version))
 
 
-def _items(payload: BatchIn) -> list[Any]:
-    return [str(i) if isinstance(i, uuid.UUID) else
-            {"id": str(i.id), "expectedVersion": i.expected_version} for i in payload.items]
-
-
 @router.post("/notes/archive", tags=["notes"], response={200: Ok[BatchOut], **WRITE_ERRORS},
              summary="Archive notes (reversible); per-item results")
 def note_archive(request: HttpRequest, payload: BatchIn) -> Any:
-    return ok(services.note_archive(actor=actor_of(request), items=_items(payload),
+    return ok(services.note_archive(actor=actor_of(request), items=payload.service_items(),
                                     operation_id=operation_id(request, payload.operation_id)))
 
 
 @router.post("/notes/restore", tags=["notes"], response={200: Ok[BatchOut], **WRITE_ERRORS},
              summary="Restore archived or expired notes; per-item results")
 def note_restore(request: HttpRequest, payload: BatchIn) -> Any:
-    return ok(services.note_restore(actor=actor_of(request), items=_items(payload),
+    return ok(services.note_restore(actor=actor_of(request), items=payload.service_items(),
                                     operation_id=operation_id(request, payload.operation_id)))
 
 
 @router.post("/notes/forget", tags=["notes"], response={200: Ok[BatchOut], **WRITE_ERRORS},
              summary="Forget (soft-delete) notes; per item deleted | not_found | version_conflict")
 def note_forget(request: HttpRequest, payload: BatchIn) -> Any:
-    return ok(services.note_forget(actor=actor_of(request), items=_items(payload),
+    return ok(services.note_forget(actor=actor_of(request), items=payload.service_items(),
                                    operation_id=operation_id(request, payload.operation_id)))
 
 
@@ -269,24 +190,12 @@ def note_get(request: HttpRequest, note_id: uuid.UUID) -> Any:
 @router.patch("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **WRITE_ERRORS},
               summary="Correct a note: omitted fields stay; expectedVersion guards races")
 def note_update(request: HttpRequest, note_id: uuid.UUID, payload: NoteUpdateIn) -> Any:
-    changes = _not_null(payload, "content", "kind", "pinned", "importance")
-    changes |= payload.given("task_id", "source_agent", "retention_days")
     return ok(services.note_update(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
-        note_id=note_id, expected_version=payload.expected_version, **changes))
+        note_id=note_id, expected_version=payload.expected_version, **payload.changes()))
 
 
 # -- notebooks -------------------------------------------------------------------------------
-
-
-class NotebookCreateIn(Operated):
-    name: str = Field(max_length=400)
-    parent_id: uuid.UUID | None = None
-
-
-class NotebookUpdateIn(Operated):
-    name: str | None = Field(default=None, max_length=400)
-    parent_id: uuid.UUID | None = None
 
 
 class NotebookListQuery(In):
@@ -319,10 +228,9 @@ def notebook_create(request: HttpRequest, payload: NotebookCreateIn) -> Any:
               summary="Rename or move a notebook (parentId null = root)")
 def notebook_update(request: HttpRequest, notebook_id: uuid.UUID,
                     payload: NotebookUpdateIn) -> Any:
-    changes = _not_null(payload, "name") | payload.given("parent_id")
     return ok(services.notebook_update(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
-        notebook_id=notebook_id, **changes))
+        notebook_id=notebook_id, **payload.changes()))
 
 
 @router.get("/notebooks/{notebook_id}/counts", tags=["notebooks"],
@@ -352,18 +260,6 @@ def notebook_subtree(request: HttpRequest, notebook_id: uuid.UUID,
 # -- recall and typed ids --------------------------------------------------------------------
 
 
-class RecallIn(In):
-    query: str | None = Field(default=None, max_length=recall_service.QUERY_MAX_CHARS)
-    notebook_id: uuid.UUID | None = Field(
-        default=None, description="One notebook; null = Personal only; omit for all granted")
-    notebook_ids: list[uuid.UUID] | None = Field(default=None, max_length=100)
-    include_personal: bool = True
-    task_id: str | None = Field(default=None, max_length=200)
-    limit: int = Field(default=recall_service.DEFAULT_LIMIT, ge=1, le=recall_service.MAX_LIMIT)
-    max_chars: int = Field(default=recall_service.DEFAULT_MAX_CHARS,
-                           ge=recall_service.MIN_MAX_CHARS, le=recall_service.MAX_MAX_CHARS)
-
-
 class RecallEnvelope(Ok[list[recall_service.RecallItem]]):
     meta: recall_service.RecallMeta
 
@@ -371,19 +267,7 @@ class RecallEnvelope(Ok[list[recall_service.RecallItem]]):
 @router.post("/recall", tags=["recall"], response={200: RecallEnvelope, **ERRORS},
              summary="Recall: the notes relevant to a query within a budget, or the profile")
 def recall(request: HttpRequest, payload: RecallIn) -> Any:
-    notebook_ids: list[uuid.UUID] | None = payload.notebook_ids
-    include_personal = payload.include_personal
-    if "notebook_id" in payload.model_fields_set:
-        if payload.notebook_ids is not None:
-            raise Invalid("Send notebookId or notebookIds, not both.", code="invalid_scope")
-        if payload.notebook_id is None:  # Personal only
-            notebook_ids, include_personal = [], True
-        else:
-            notebook_ids = [payload.notebook_id]
-    result = recall_service.recall(
-        actor=actor_of(request), query=payload.query, notebook_ids=notebook_ids,
-        include_personal=include_personal, task_id=payload.task_id, limit=payload.limit,
-        max_chars=payload.max_chars)
+    result = recall_service.recall(actor=actor_of(request), **payload.service_kwargs())
     return ok(result.data, meta=result.meta)
 
 

@@ -19,7 +19,9 @@ pytestmark = pytest.mark.django_db
 
 READ_ONLY_METHODS = {"get"}
 # Write routes that are reads in disguise (query in the body).
-READS_BY_POST = {"/v1/notes/search", "/v1/recall"}
+# (`/v1/tools/{tool}` is exercised with the read tool `get_note`; write tools with a
+# read-only key: tests/mcp/test_protocol.py.)
+READS_BY_POST = {"/v1/notes/search", "/v1/recall", "/v1/tools/{tool}"}
 SESSION_ONLY = {"/v1/connections", "/v1/connections/keys", "/v1/connections/{connection_id}",
                 "/v1/connections/{connection_id}/revoke", "/v1/notebooks/{notebook_id}/{action}"}
 
@@ -51,6 +53,7 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         "/v1/connections/keys": {"name": "k"},
         "/v1/connections/{connection_id}": {"expectedState": "x", "name": "n"},
         "/v1/account/settings": {"capturePaused": False},
+        "/v1/tools/{tool}": {"noteId": ids["note_id"]},
     }
     if method in ("post", "patch") and path in bodies:
         return bodies[path]
@@ -67,7 +70,7 @@ def test_the_route_table_is_what_the_tests_cover():
 def test_anonymous_is_401_everywhere(method, path):
     ids = {"note_id": str(uuid.uuid4()), "notebook_id": str(uuid.uuid4()),
            "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}",
-           "action": "archive"}
+           "action": "archive", "tool": "get_note"}
     response = Caller(Client(), None).call(method.upper(), fill(path, ids)[3:],
                                            body_for(method, path, {**ids}))
     assert response.status_code == 401, (method, path, response.content[:300])
@@ -83,7 +86,7 @@ def test_read_only_keys_cannot_write_and_keys_cannot_administer(method, path):
     key, actor = new_key(owner, capabilities=["memory:read"])
     ids = {"note_id": str(note.id), "notebook_id": str(notebook.id),
            "connection_id": str(actor.connection_id), "typed_id": f"note:{note.id}",
-           "action": "archive"}
+           "action": "archive", "tool": "get_note"}
     response = Caller(Client(), key).call(method.upper(), fill(path, ids)[3:],
                                           body_for(method, path, ids))
     if path in SESSION_ONLY:
@@ -109,9 +112,10 @@ def test_foreign_ids_are_the_same_404_as_missing_ones(method, path):
     _, their_key = new_key(stranger)
     foreign = {"note_id": str(their_note.id), "notebook_id": str(their_book.id),
                "connection_id": str(their_key.connection_id),
-               "typed_id": f"note:{their_note.id}"}
+               "typed_id": f"note:{their_note.id}", "tool": "get_note"}
     missing = {"note_id": str(uuid.uuid4()), "notebook_id": str(uuid.uuid4()),
-               "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}"}
+               "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}",
+               "tool": "get_note"}
     caller = Caller(Client(), key)
     answers = []
     for ids in (foreign, missing):
@@ -135,7 +139,7 @@ def test_every_route_succeeds_for_its_owner(method, path):
     key, actor = new_key(owner)
     ids = {"note_id": str(note.id), "notebook_id": str(notebook.id),
            "connection_id": str(actor.connection_id), "typed_id": f"note:{note.id}@1",
-           "action": "archive"}
+           "action": "archive", "tool": "get_note"}
     administration = path in SESSION_ONLY or (path == "/v1/account/settings"
                                               and method == "patch")
     caller = session_caller(owner) if administration else Caller(Client(), key)

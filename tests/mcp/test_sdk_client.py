@@ -1,0 +1,78 @@
+"""The official MCP Python SDK client against a live Grove (uvicorn, real database),
+authenticated with an API key: the era probe falls back to initialize, tools are
+listed, and tool calls save and find notes within the key's grant."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from notebooks import selectors
+from tests import factories
+from tests.api.conftest import new_key
+
+pytestmark = pytest.mark.slow
+
+
+async def _session(url: str, key: str, steps):
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+        return await steps(client)
+
+
+def test_sdk_client_lists_tools_and_calls_them_within_the_grant(site_url, committed):
+    owner = factories.owner()
+    shared = factories.notebook(owner, "Shared")
+    hidden = factories.notebook(owner, "Hidden")
+    factories.note(owner, "The hidden walnut stash is behind the shed.", notebook_id=hidden.id)
+    key, _ = new_key(owner, all_notebooks=False, personal=False, notebooks=[shared.id])
+    operation = str(uuid.uuid4())
+
+    async def steps(client):
+        listed = await client.list_tools()
+        saved = await client.call_tool("remember", {
+            "content": "Walnuts keep a year in the freezer.", "kind": "fact",
+            "notebookId": str(shared.id), "operationId": operation})
+        again = await client.call_tool("remember", {
+            "content": "Walnuts keep a year in the freezer.", "kind": "fact",
+            "notebookId": str(shared.id), "operationId": operation})
+        found = await client.call_tool("recall", {"query": "walnut"})
+        refused = await client.call_tool("remember", {
+            "content": "x", "kind": "fact", "notebookId": str(hidden.id)})
+        bad = await client.call_tool("remember", {"content": "x", "kind": "poem"})
+        init = (client.protocol_version, client.server_info.name)
+        return init, listed, saved, again, found, refused, bad
+
+    init, listed, saved, again, found, refused, bad = asyncio.run(
+        _session(f"{site_url}/mcp", key, steps))
+
+    assert init == ("2025-11-25", "grove")  # the modern probe fell back to initialize
+    names = {tool.name for tool in listed.tools}
+    assert {"remember", "recall", "list_notes", "forget", "update_notebook"} <= names
+    recall_tool = next(t for t in listed.tools if t.name == "recall")
+    assert recall_tool.annotations.read_only_hint is True
+    assert recall_tool.annotations.open_world_hint is False
+
+    assert saved.is_error is False
+    note = saved.structured_content["note"]
+    assert again.structured_content["note"]["id"] == note["id"]
+    hits = [hit["note"]["content"] for hit in found.structured_content["data"]]
+    assert hits == ["Walnuts keep a year in the freezer."]  # the hidden note stays hidden
+    assert refused.is_error is True
+    assert bad.is_error is True and bad.structured_content["code"] == "invalid_arguments"
+    assert [n.content for n in selectors.note_list(actor=owner, notebook_id=shared.id)] == [
+        "Walnuts keep a year in the freezer."]
+
+
+def test_sdk_client_is_refused_without_a_valid_key(site_url, committed):
+    async def steps(client):
+        return await client.list_tools()
+
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - the SDK's own error types vary
+        asyncio.run(_session(f"{site_url}/mcp", "grv_" + "x" * 75, steps))
+    assert "-32001" in repr(raised.value) and "Authentication required" in repr(raised.value)
