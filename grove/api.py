@@ -403,6 +403,17 @@ api.add_router("", connections)
 tools_router = ApiRouter(tags=["tools"])
 
 
+@tools_router.get("/tools", response={200: Ok[dict[str, Any]], **ERRORS},
+                  summary="The MCP tool declarations (as tools/list) and the server's "
+                          "instructions; used by the stdio bridge")
+def tool_list(request: HttpRequest) -> Any:
+    from grove import mcp
+
+    actor_of(request)
+    return ok({"tools": [t.declaration() for t in mcp.tools().values()],
+               "instructions": mcp.INSTRUCTIONS})
+
+
 @tools_router.post(
     "/tools/{tool}", response={200: Ok[dict[str, Any]], **WRITE_ERRORS},
     openapi_extra={"requestBody": {"content": {"application/json": {"schema": {

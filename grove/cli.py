@@ -34,6 +34,10 @@ def main(argv: list[str] | None = None) -> None:
     argv[0] = "grove"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     command = argv[1] if len(argv) > 1 else "help"
+    if command == "mcp-stdio":  # a pure HTTP client: no configuration, no database
+        from grove.bridge import main as bridge
+
+        raise SystemExit(bridge(argv[2:]))
 
     from grove.config import ConfigError, load
 

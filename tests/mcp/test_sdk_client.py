@@ -76,3 +76,56 @@ def test_sdk_client_is_refused_without_a_valid_key(site_url, committed):
     with pytest.raises(Exception) as raised:  # noqa: PT011 - the SDK's own error types vary
         asyncio.run(_session(f"{site_url}/mcp", "grv_" + "x" * 75, steps))
     assert "-32001" in repr(raised.value) and "Authentication required" in repr(raised.value)
+
+
+def _bridge(url: str, key: str):
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "GROVE_HOME")}
+    env["GROVE_API_KEY"] = key
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "grove", "mcp-stdio", "--url", url], env=env)
+
+
+def test_the_stdio_bridge_forwards_to_the_server(site_url, committed):
+    owner = factories.owner()
+    key, _ = new_key(owner)
+
+    async def steps():
+        async with Client(_bridge(site_url, key)) as client:
+            listed = await client.list_tools()
+            saved = await client.call_tool("remember", {"content": "Bridged note about kiwis.",
+                                                        "kind": "fact"})
+            found = await client.call_tool("list_notes", {"query": "kiwis"})
+            bad = await client.call_tool("get_note", {"noteId": str(uuid.uuid4())})
+            return client.server_info.name, listed, saved, found, bad
+
+    name, listed, saved, found, bad = asyncio.run(steps())
+    assert name == "grove"
+    assert len(listed.tools) >= 13 and all(t.annotations for t in listed.tools)
+    assert saved.is_error is False
+    assert found.structured_content["meta"]["available"] == 1
+    assert bad.is_error is True and bad.structured_content["code"] == "note_not_found"
+    assert [n.content for n in selectors.note_list(actor=owner)] == ["Bridged note about kiwis."]
+
+
+def test_the_stdio_bridge_fails_clearly(site_url, committed):
+    import subprocess
+
+    owner = factories.owner()
+    key, _ = new_key(owner)
+    for url, expected in (("http://127.0.0.1:9", "cannot reach Grove at http://127.0.0.1:9"),
+                          (site_url, "refused the API key")):
+        params = _bridge(url, key if url != site_url else "grv_" + "x" * 75)
+        result = subprocess.run([params.command, *params.args], env=params.env, input="",
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 1, result.stderr
+        assert expected in result.stderr and "Traceback" not in result.stderr
+    params = _bridge(site_url, key)
+    params.env.pop("GROVE_API_KEY")
+    result = subprocess.run([params.command, *params.args], env=params.env, input="",
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 1 and "set GROVE_API_KEY" in result.stderr

@@ -1,0 +1,158 @@
+"""`grove mcp-stdio --url URL`: MCP over stdio for clients that launch a command
+(Claude Desktop, scripts), forwarding to a Grove server over HTTP with the API key in
+`GROVE_API_KEY`. It has no database and no Django: `initialize` and `ping` are answered
+here, `tools/list` comes from `GET /v1/tools` and every `tools/call` is
+`POST /v1/tools/<name>` — the same tools, grants and errors as `/mcp`.
+
+Messages are newline-delimited JSON-RPC on stdin/stdout (the MCP stdio transport);
+diagnostics go to stderr. An unreachable server or a refused key stops the bridge at
+start with one line saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import IO, Any
+
+import httpx
+
+HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+
+
+class Bridge:
+    def __init__(self, url: str, key: str, *, timeout: float = 60) -> None:
+        self.url = url.rstrip("/")
+        self.http = httpx.Client(base_url=self.url + "/v1", timeout=timeout,
+                                 headers={"Authorization": f"Bearer {key}",
+                                          "User-Agent": "grove-mcp-stdio"})
+        self.tools: list[dict[str, Any]] = []
+        self.instructions = ""
+
+    def connect(self) -> None:
+        """Fetch the tool list once; raises SystemExit with a clear line on failure."""
+        try:
+            response = self.http.get("/tools")
+        except httpx.HTTPError as exc:
+            fail(f"cannot reach Grove at {self.url} ({exc.__class__.__name__}: {exc})")
+        if response.status_code == 401:
+            fail(f"Grove at {self.url} refused the API key in GROVE_API_KEY "
+                 "(unknown, revoked, or mistyped)")
+        if response.status_code != 200 or not _is_envelope(response):
+            fail(f"{self.url} did not answer like a Grove server "
+                 f"(GET /v1/tools: HTTP {response.status_code})")
+        data = response.json()["data"]
+        self.tools, self.instructions = data["tools"], data["instructions"]
+
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" \
+                or not isinstance(message.get("method"), str):
+            return _error(None, -32600, "Not a JSON-RPC 2.0 request.")
+        if "id" not in message:
+            return None  # a notification
+        request_id, method = message["id"], message["method"]
+        params = message.get("params") or {}
+        if method == "initialize":
+            requested = params.get("protocolVersion")
+            return _result(request_id, {
+                "protocolVersion": requested if requested in HANDSHAKE_VERSIONS
+                else HANDSHAKE_VERSIONS[0],
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "grove", "title": "Grove (stdio bridge)",
+                               "version": "1"},
+                "instructions": self.instructions,
+            })
+        if method == "ping":
+            return _result(request_id, {})
+        if method == "tools/list":
+            return _result(request_id, {"tools": self.tools})
+        if method == "tools/call":
+            return self._call(request_id, params.get("name"), params.get("arguments") or {})
+        return _error(request_id, -32601, f"Method not found: {method}.")
+
+    def _call(self, request_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+        if not isinstance(name, str) or not any(t["name"] == name for t in self.tools):
+            return _error(request_id, -32602, f"Unknown tool: {name}.")
+        try:
+            response = self.http.post(f"/tools/{name}", json=arguments)
+        except httpx.HTTPError as exc:
+            return _result(request_id, _tool_error(
+                "unavailable", f"Grove at {self.url} is unreachable: {exc}"))
+        if not _is_envelope(response):
+            return _result(request_id, _tool_error(
+                "unavailable", f"Grove answered HTTP {response.status_code} without a "
+                               "result; try again later."))
+        body = response.json()
+        if body.get("success"):
+            data = body["data"]
+            return _result(request_id, {
+                "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}],
+                "structuredContent": data, "isError": False})
+        error = body.get("error") or {}
+        return _result(request_id, _tool_error(error.get("code", "error"),
+                                               error.get("message", "The call failed.")))
+
+
+def _is_envelope(response: httpx.Response) -> bool:
+    try:
+        return isinstance(response.json(), dict) and "success" in response.json()
+    except ValueError:
+        return False
+
+
+def _tool_error(code: str, message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}],
+            "structuredContent": {"code": code, "message": message}, "isError": True}
+
+
+def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def fail(message: str) -> None:
+    print(f"grove mcp-stdio: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(1)
+
+
+def serve(bridge: Bridge, stdin: IO[str], stdout: IO[str]) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError:
+            reply: dict[str, Any] | None = _error(None, -32700, "Not JSON.")
+        else:
+            if isinstance(message, list):
+                reply = _error(None, -32600, "Batches are not supported.")
+            else:
+                reply = bridge.handle(message)
+        if reply is not None:
+            stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+            stdout.flush()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="grove mcp-stdio",
+        description="MCP over stdio, forwarded to a Grove server (API key in GROVE_API_KEY).")
+    parser.add_argument("--url", required=True,
+                        help="the Grove server, e.g. https://notes.example.org")
+    args = parser.parse_args(argv)
+    key = os.environ.get("GROVE_API_KEY", "").strip()
+    if not key:
+        fail("set GROVE_API_KEY to an API key (Connections page or `grove key create`)")
+    if not args.url.startswith(("http://", "https://")):
+        fail(f"--url {args.url!r} is not an http(s) URL")
+    bridge = Bridge(args.url, key)
+    bridge.connect()
+    print(f"grove mcp-stdio: connected to {bridge.url} ({len(bridge.tools)} tools)",
+          file=sys.stderr, flush=True)
+    serve(bridge, sys.stdin, sys.stdout)
+    return 0
