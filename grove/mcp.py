@@ -163,12 +163,38 @@ def _unauthorized(token_sent: bool) -> HttpResponse:
     return response
 
 
-def _authenticate(request: HttpRequest) -> tuple[Actor | None, bool]:
+def _authenticate(request: HttpRequest) -> tuple[Any, bool]:
+    """(caller, token sent): an Actor (API key or approved OAuth client), a
+    PendingClient (OAuth client awaiting the owner's approval) or None."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
         return None, False
-    return services.connection_authenticate(token.strip()), True
+    if token.startswith(services.KEY_PREFIX):
+        return services.connection_authenticate(token), True
+    from grove.oauth import token_caller
+
+    caller, _error = token_caller(request)
+    return caller, True
+
+
+def connection_required(pending: Any) -> dict[str, Any]:
+    """The tool result for a client the owner has not approved: where to approve it."""
+    request = services.connection_request_approval(
+        account_id=pending.account_id, connection_id=pending.connection_id,
+        redirect_host=pending.redirect_host)
+    url = (f"{settings.GROVE_BASE_URL.rstrip('/')}/connections/{pending.connection_id}"
+           f"/approve?request={request['id']}")
+    message = (f"The owner of this Grove has not approved this app yet. Ask them to open "
+               f"{url} (signed in to Grove), choose what this app may read or change, and "
+               f"approve; then call the tool again. The link works for 10 minutes. "
+               f"Client id: {pending.client_id}.")
+    return {"content": [{"type": "text", "text": message}],
+            "structuredContent": {"code": "connection_required", "message": message,
+                                  "approvalUrl": url, "clientId": pending.client_id,
+                                  "expiresAt": request["expiresAt"]},
+            "isError": True}
 
 
 def _origin_allowed(request: HttpRequest) -> bool:
@@ -238,6 +264,10 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         name = params.get("name")
         if not isinstance(name, str):
             return _rpc_error(request_id, INVALID_PARAMS, "tools/call needs a tool name.")
+        if not isinstance(actor, Actor):  # authenticated, not approved: never 401/403
+            if name not in tools():
+                return _rpc_error(request_id, INVALID_PARAMS, f"Unknown tool: {name}.")
+            return _result(request_id, connection_required(actor))
         try:
             output = run_tool(actor, name, params.get("arguments"))
         except UnknownTool:

@@ -54,6 +54,13 @@ class Connection(models.Model):
     grant_notebooks = ArrayField(models.UUIDField(), default=list, blank=True)
     key_prefix = models.CharField(max_length=32, blank=True, default="")
     key_hash = models.CharField(max_length=128, null=True, blank=True, unique=True)
+    # OAuth clients: the client id (django-oauth-toolkit Application.client_id); while
+    # pending, the outstanding approval request ({id, expiresAt, clientName,
+    # redirectHost} — bounded, replaced on each new request, cleared by approval, grant
+    # edits and revocation); and the request whose approval made it active.
+    oauth_client_id = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    pending_request = models.JSONField(null=True, blank=True)
+    approved_request_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -79,6 +86,17 @@ class Connection(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(name__regex=r"\S"), name="connection_name_not_blank"
+            ),
+            # One live connection per OAuth client and account (a revoked one stays as
+            # history; the client's next token after the cutoff starts a new one).
+            models.UniqueConstraint(
+                fields=["account", "oauth_client_id"],
+                condition=Q(kind="oauth") & ~Q(status="revoked"),
+                name="connection_one_live_per_oauth_client",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="api_key") | Q(oauth_client_id__isnull=False),
+                name="connection_oauth_has_client_id",
             ),
         ]
 

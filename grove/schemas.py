@@ -62,6 +62,9 @@ class ConnectionOut(Out):
     created_at: datetime
     revoked_at: datetime | None
     last_contact_at: datetime | None
+    # OAuth clients: the client id, and while pending the outstanding approval request.
+    client_id: str | None = None
+    pending_request_id: str | None = None
     # Fingerprint of status, capabilities and grant (not timestamps): send it back as
     # `expectedState` to change the connection only if nobody else did meanwhile.
     state: str
@@ -78,6 +81,8 @@ class ConnectionOut(Out):
                            notebooks=sorted(row.grant_notebooks, key=str)),
             key_prefix=row.key_prefix or None, created_at=row.created_at,
             revoked_at=row.revoked_at, last_contact_at=row.last_used_at,
+            client_id=row.oauth_client_id,
+            pending_request_id=(row.pending_request or {}).get("id"),
             state=connection_state(row),
         )
 

@@ -6,12 +6,12 @@ import hashlib
 import secrets
 import uuid
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -193,6 +193,7 @@ def connection_update(
             row.grant_all = bool(all_notebooks)
             if row.grant_all:
                 row.grant_notebooks = []
+        row.pending_request = None  # a manual edit invalidates an outstanding request
         row.save()
         return ConnectionOut.of(row)
 
@@ -205,7 +206,14 @@ def connection_revoke(*, actor: Actor, connection_id: uuid.UUID | str) -> Connec
         row = _access_connection(actor, connection_id)
         if row.status != Connection.Status.REVOKED:
             row.status, row.revoked_at = Connection.Status.REVOKED, timezone.now()
-            row.save(update_fields=["status", "revoked_at"])
+            row.pending_request = None
+            row.save(update_fields=["status", "revoked_at", "pending_request"])
+            if row.kind == Connection.Kind.OAUTH:
+                from grove.oauth import revoke_client_tokens
+
+                # Same transaction: the client's tokens end with the connection.
+                revoke_client_tokens(account_id=row.account_id,
+                                     client_id=str(row.oauth_client_id))
         return ConnectionOut.of(row)
 
 
@@ -231,3 +239,112 @@ def connection_authenticate(key: str) -> Actor | None:
                 Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - CONTACT_RESOLUTION)
             ).update(last_used_at=now)
     return Actor.for_connection(row)
+
+
+# -- connections: OAuth clients (SPEC §5 "OAuth clients need owner approval") -------------
+
+APPROVAL_REQUEST_TTL = timedelta(minutes=10)
+
+
+def connection_for_oauth_token(
+    *, account_id: uuid.UUID, client_id: str, client_name: str, token_issued_at: datetime,
+) -> Connection | None:
+    """The connection an OAuth access token speaks for: the client's live connection in
+    the account, or a new pending one. None when the client's last connection was
+    revoked after this token was issued (reapproval needs a token from after the
+    cutoff). Records the contact at most once a minute."""
+    with tenant(account_id):
+        live = Connection.objects.filter(account_id=account_id, kind=Connection.Kind.OAUTH,
+                                         oauth_client_id=client_id).exclude(
+            status=Connection.Status.REVOKED).first()
+        if live is None:
+            revoked = Connection.objects.filter(
+                account_id=account_id, kind=Connection.Kind.OAUTH, oauth_client_id=client_id,
+                status=Connection.Status.REVOKED).order_by("-revoked_at").first()
+            if revoked is not None and revoked.revoked_at is not None \
+                    and token_issued_at <= revoked.revoked_at:
+                return None
+            try:
+                with transaction.atomic():
+                    live = Connection.objects.create(
+                        account_id=account_id, kind=Connection.Kind.OAUTH,
+                        status=Connection.Status.PENDING, oauth_client_id=client_id,
+                        name=clean_connection_name((client_name or "").strip()[:200]
+                                                   or "OAuth client"),
+                        capabilities=[])
+            except IntegrityError:  # a concurrent first request made it
+                live = Connection.objects.get(account_id=account_id, oauth_client_id=client_id,
+                                              kind=Connection.Kind.OAUTH,
+                                              status__in=[Connection.Status.PENDING,
+                                                          Connection.Status.ACTIVE])
+        now = timezone.now()
+        if live.last_used_at is None or live.last_used_at < now - CONTACT_RESOLUTION:
+            Connection.objects.filter(id=live.id).update(last_used_at=now)
+        return live
+
+
+def connection_request_approval(
+    *, account_id: uuid.UUID, connection_id: uuid.UUID, redirect_host: str = "",
+) -> dict[str, Any]:
+    """The outstanding approval request of a pending OAuth connection: the current one
+    while it is fresh, else a new one valid for 10 minutes (stored, bounded, on the row)."""
+    with tenant(account_id):
+        row = Connection.objects.select_for_update().get(id=connection_id,
+                                                         account_id=account_id)
+        now = timezone.now()
+        current = row.pending_request or {}
+        expires = current.get("expiresAt")
+        if current.get("id") and expires and datetime.fromisoformat(expires) > now:
+            return current
+        row.pending_request = {
+            "id": str(uuid.uuid4()), "expiresAt": (now + APPROVAL_REQUEST_TTL).isoformat(),
+            "clientName": row.name[:200], "redirectHost": redirect_host[:255]}
+        row.save(update_fields=["pending_request"])
+        return row.pending_request
+
+
+def connection_approve(
+    *, actor: Actor, connection_id: uuid.UUID | str, request_id: uuid.UUID | str,
+    capabilities: Sequence[str], personal: bool, all_notebooks: bool,
+    notebooks: Sequence[Any] = (),
+) -> ConnectionOut:
+    """The owner approves a pending OAuth client's request with capabilities and a
+    grant (website owner only). Approving the same request again returns the existing
+    result. Refused: a revoked connection (`connection_revoked`), an unknown, replaced or
+    expired request (`approval_request_expired`)."""
+    actor.require_session()
+    try:
+        wanted = uuid.UUID(str(request_id))
+    except ValueError:
+        raise Invalid("request must be the id from the approval link.",
+                      code="invalid_request_id") from None
+    with tenant(actor):
+        row = _access_connection(actor, connection_id)
+        if row.kind != Connection.Kind.OAUTH:
+            raise NotFound("No such connection.", code="not_found")
+        if row.status == Connection.Status.REVOKED:
+            raise Conflict("This connection was revoked; the app must sign in again.",
+                           code="connection_revoked")
+        if row.status == Connection.Status.ACTIVE and row.approved_request_id == wanted:
+            return ConnectionOut.of(row)  # approved already: the same answer
+        pending = row.pending_request or {}
+        expires = pending.get("expiresAt")
+        if pending.get("id") != str(wanted) or not expires \
+                or datetime.fromisoformat(expires) <= timezone.now():
+            raise Conflict("This approval request has expired or was replaced. Ask the app "
+                           "to try again; it will show a new link.",
+                           code="approval_request_expired")
+        if all_notebooks and notebooks:
+            raise Invalid("Grant all notebooks or a list of notebooks, not both.",
+                          code="invalid_grant")
+        row.capabilities = clean_capabilities(list(capabilities))
+        row.grant_personal = bool(personal)
+        row.grant_all = bool(all_notebooks)
+        row.grant_notebooks = [] if all_notebooks else _clean_grant_notebooks(
+            actor, list(notebooks))
+        row.status = Connection.Status.ACTIVE
+        row.pending_request = None
+        row.approved_request_id = wanted
+        row.save()
+        return ConnectionOut.of(row)
+

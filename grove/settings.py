@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "oauth2_provider",
 ]
 
 MIDDLEWARE = [
@@ -160,7 +161,56 @@ if HTTPS:
     SECURE_HSTS_SECONDS = 365 * 24 * 3600
 # includeSubDomains and preload would bind every sibling host of a self-hosted domain
 # to HTTPS; that is the domain owner's call, not Grove's.
-SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+# oauth2_provider.W008 warns that plain-http redirect URIs are allowed: they are, but
+# only for loopback addresses (native apps, RFC 8252) — grove/oauth.py refuses any other
+# http redirect URI at registration.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021", "oauth2_provider.W008"]
+
+# OAuth 2.1 for MCP clients (django-oauth-toolkit; grove/oauth.py). Grove is both the
+# authorization server (issuer = the base URL) and the one protected resource, /mcp:
+# every token is bound to it (RFC 8707). Public clients with PKCE S256 only; no implicit
+# or password grants; refresh tokens rotate, and replaying an old one revokes the family;
+# tokens are stored hashed. Registration is open (it grants nothing: the owner approves
+# each client on the Connections page before it reaches any note).
+GROVE_ISSUER = CONFIG.base_url.rstrip("/")
+GROVE_MCP_RESOURCE = GROVE_ISSUER + "/mcp"
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Use Grove's tools within what the owner approves"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+    # Desktop clients redirect to their own schemes (Cursor) or to a loopback port.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http", "cursor", "vscode", "vscode-insiders",
+                                     "windsurf", "claude"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OIDC_ISS_ENDPOINT": GROVE_ISSUER,
+    "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": GROVE_MCP_RESOURCE,
+    "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [GROVE_ISSUER],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Grove",
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic",
+                                                     "client_secret_post"],
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 24 * 3600,
+    # Client ID metadata documents: a client may name itself by an https URL whose JSON
+    # describes it (fetched with the toolkit's SSRF-safe fetcher: public addresses only,
+    # no redirects, size and time limits).
+    "CIMD_ENABLED": True,
+    "OAUTH2_VALIDATOR_CLASS": "grove.oauth.GroveOAuth2Validator",
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "grove.oauth.audience_is_mcp",
+}
 
 # Sign-in throttling (grove/throttle.py): failures per account name and per client
 # address within a window; over either limit the form says when to try again.

@@ -1,13 +1,35 @@
 from django.urls import include, path, re_path
+from oauth2_provider import views as oauth_views
 
-from grove import views
+from grove import oauth, views
 from grove.api import api, not_found_view
 from grove.mcp import mcp_endpoint
 
 # Feature apps' REST routers, named by module so core does not import them.
 api.add_router("", "notebooks.api.router")
 
+# The toolkit's endpoints under /o/ (authorize and token are Grove's subclasses), without
+# its application-management pages (any signed-in user could create clients there).
+OAUTH_PATTERNS = [
+    path("authorize/", oauth.GroveAuthorizationView.as_view(), name="authorize"),
+    path("token/", oauth.GroveTokenView.as_view(), name="token"),
+    path("revoke_token/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
+    path("register/", oauth.GroveRegistrationView.as_view(), name="dcr-register"),
+    path("register/<str:client_id>/", oauth.GroveRegistrationManagementView.as_view(),
+         name="dcr-register-management"),
+]
+
 urlpatterns = [
+    path("o/", include((OAUTH_PATTERNS, "oauth2_provider"), namespace="oauth2_provider")),
+    # RFC 8414 at the origin root; RFC 9728 for /mcp (and the root form).
+    path(".well-known/oauth-authorization-server",
+         oauth_views.OAuthServerMetadataView.as_view(), name="oauth-server-metadata"),
+    path(".well-known/oauth-protected-resource/mcp",
+         oauth_views.OAuthProtectedResourceMetadataView.as_view(),
+         name="oauth-resource-metadata-mcp"),
+    path(".well-known/oauth-protected-resource",
+         oauth_views.OAuthProtectedResourceMetadataView.as_view(),
+         name="oauth-resource-metadata"),
     path("v1/", api.urls),
     re_path(r"^v1/(?P<rest>.*)$", not_found_view),
     path("mcp", mcp_endpoint, name="mcp"),
@@ -15,6 +37,8 @@ urlpatterns = [
     path("login/", views.GroveLoginView.as_view(), name="login"),
     path("logout/", views.logout_view, name="logout"),
     path("connections/", views.connections, name="connections"),
+    path("connections/<uuid:connection_id>/approve", views.connection_approve,
+         name="connection-approve"),
     path("connections/<uuid:connection_id>/revoke", views.connection_revoke,
          name="connection-revoke"),
     path("settings/", views.account_settings, name="settings"),

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -12,6 +15,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -19,6 +23,7 @@ from grove import selectors, services, throttle
 from grove.actor import READ, WRITE, Actor
 from grove.errors import GroveError
 from grove.middleware import session_actor
+from grove.models import Connection
 from grove.tenancy import tenant
 
 
@@ -134,6 +139,16 @@ class KeyForm(forms.Form):
         field.choices = notebooks
 
 
+class ApproveForm(KeyForm):
+    """What an OAuth client may do: the key form without a name (the client has one)."""
+
+    request = forms.UUIDField(widget=forms.HiddenInput)
+
+    def __init__(self, *args: object, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        del self.fields["name"]
+
+
 def _notebook_choices(actor: Actor) -> list[tuple[str, str]]:
     with tenant(actor):
         rows = selectors.grantable_notebooks(actor).order_by("name", "id")
@@ -183,6 +198,44 @@ def connections(request: HttpRequest) -> HttpResponse:
         else:
             return _connections_page(request, new_key=created.key)
     return _connections_page(request, form=form, status=400)
+
+
+@login_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse:
+    """The owner approves (or not) an OAuth client that asked through an approval link:
+    capabilities and grant, as for an API key."""
+    actor = session_actor(request)
+    with tenant(actor):
+        row = Connection.objects.filter(id=connection_id, account_id=actor.account_id,
+                                        kind=Connection.Kind.OAUTH).first()
+    if row is None:
+        raise Http404("No such connection.")
+    choices = _notebook_choices(actor)
+    if request.method == "POST":
+        form = ApproveForm(request.POST, notebooks=choices)
+        if form.is_valid():
+            data = form.cleaned_data
+            services.connection_approve(
+                actor=actor, connection_id=row.id, request_id=data["request"],
+                capabilities=[READ, WRITE] if data["can_write"] else [READ],
+                personal=data["personal"], all_notebooks=data["scope"] == "all",
+                notebooks=data["notebooks"] if data["scope"] == "some" else [])
+            messages.success(request, f"Approved {row.name}. It can use Grove now.")
+            return redirect("connections")
+        status = 400
+    else:
+        form = ApproveForm(notebooks=choices, initial={"request": request.GET.get("request")})
+        status = 200
+    pending = row.pending_request or {}
+    asked = request.GET.get("request") or request.POST.get("request")
+    expires = pending.get("expiresAt")
+    fresh = bool(pending.get("id") and pending.get("id") == asked and expires
+                 and datetime.fromisoformat(expires) > timezone.now())
+    return render(request, "grove/approve.html", {
+        "section": "connections", "connection": row, "form": form, "fresh": fresh,
+        "pending": pending}, status=status)
 
 
 @login_required

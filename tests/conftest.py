@@ -180,15 +180,13 @@ def browser_type_launch_args(browser_type_launch_args):
 @pytest.fixture(scope="session")
 def site_url(django_db_setup, django_db_blocker) -> Iterator[str]:
     """Grove's ASGI app under uvicorn in a thread, serving the test database."""
-    import socket
     import threading
     import time
 
     import uvicorn
+    from django.conf import settings
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = settings.TEST_SITE_PORT  # the port GROVE_BASE_URL names (tests/settings.py)
     server = uvicorn.Server(uvicorn.Config(
         "grove.asgi:application", host="127.0.0.1", port=port, lifespan="off",
         log_level="warning",

@@ -18,6 +18,22 @@ os.environ["GROVE_HOME"] = os.environ.get(
 )
 os.environ.setdefault("GROVE_SECRET_KEY", "test-secret-key-that-is-long-enough-for-django-0123")
 
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# The live test server (tests/conftest.py `site_url`) listens on this port, and Grove's
+# base URL names it: OAuth metadata, token audiences and approval links must point at
+# the server a client actually talks to.
+TEST_SITE_PORT = int(os.environ.get("GROVE_TEST_SITE_PORT") or _free_port())
+os.environ["GROVE_TEST_SITE_PORT"] = str(TEST_SITE_PORT)
+os.environ["GROVE_BASE_URL"] = f"http://127.0.0.1:{TEST_SITE_PORT}"
+
 from grove.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from grove.mcp import HANDSHAKE_VERSIONS, tools
@@ -79,7 +80,7 @@ def test_transport_rules(key):
     assert unknown.status_code == 200 and unknown.json()["error"]["code"] == -32601
     foreign = rpc(key, "ping", headers={"Origin": "https://evil.example"})
     assert foreign.status_code == 403
-    same = rpc(key, "ping", headers={"Origin": "http://127.0.0.1:8000"})
+    same = rpc(key, "ping", headers={"Origin": settings.GROVE_BASE_URL})
     assert same.status_code == 200
 
 
@@ -94,7 +95,7 @@ def test_unauthenticated_requests_get_the_resource_metadata_challenge():
     missing = rpc(None, "initialize", {"protocolVersion": "2025-11-25"})
     assert missing.status_code == 401
     challenge = missing["WWW-Authenticate"]
-    assert challenge == ('Bearer resource_metadata="http://127.0.0.1:8000/.well-known/'
+    assert challenge == (f'Bearer resource_metadata="{settings.GROVE_BASE_URL}/.well-known/'
                          'oauth-protected-resource/mcp"')
     wrong = rpc("grv_" + "x" * 75, "initialize", {"protocolVersion": "2025-11-25"})
     assert wrong.status_code == 401 and 'error="invalid_token"' in wrong["WWW-Authenticate"]

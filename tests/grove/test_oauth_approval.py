@@ -1,0 +1,205 @@
+"""OAuth clients on /mcp need the owner's approval (SPEC §5): an authenticated but
+unapproved client may initialize and list tools; every tool call answers
+`connection_required` with the approval link and client id (HTTP 200, isError); the
+owner approves with a grant; edits and revocation invalidate requests; after revocation
+only a token issued later can ask again. Adversarial token cases: wrong audience,
+expired, the registration token."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from django.utils import timezone
+from oauth2_provider.models import AccessToken
+
+from grove import services
+from grove.models import Account, Connection
+from grove.tenancy import tenant
+from tests import factories
+from tests.grove.oauth_helpers import consent, exchange, new_flow, register
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "a long enough passphrase 42"  # noqa: S105
+
+
+@pytest.fixture
+def owner_account() -> Account:
+    return Account.objects.create_user(username="owner", password=PASSWORD)
+
+
+@pytest.fixture
+def owner_web(owner_account) -> Client:
+    client = Client()
+    client.force_login(owner_account)
+    return client
+
+
+def token_for(owner_web: Client, client_id: str) -> dict:
+    flow = new_flow(client_id)
+    status, tokens = exchange(flow, consent(owner_web, flow)["code"])
+    assert status == 200
+    return tokens
+
+
+def rpc(token: str, method: str, params: dict | None = None) -> tuple[int, dict, dict]:
+    response = Client().post("/mcp", data=json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}),
+        content_type="application/json", headers={"Authorization": f"Bearer {token}"})
+    body = response.json() if response.content else {}
+    return response.status_code, body, dict(response.headers)
+
+
+def call(token: str, tool: str, arguments: dict) -> dict:
+    status, body, _ = rpc(token, "tools/call", {"name": tool, "arguments": arguments})
+    assert status == 200, body
+    return body["result"]
+
+
+def approve(owner_web: Client, url: str, *, notebooks: list[str], write: bool = True):
+    parts = urlsplit(url)
+    request_id = parse_qs(parts.query)["request"][0]
+    form = {"request": request_id, "scope": "some", "notebooks": notebooks}
+    if write:
+        form["can_write"] = "on"
+    return owner_web.post(parts.path, form)
+
+
+def connection_of(account: Account) -> Connection:
+    with tenant(account.id):
+        return Connection.objects.filter(kind="oauth").order_by("-created_at").first()
+
+
+def test_unapproved_client_lists_tools_then_gets_connection_required_until_approved(
+        owner_account, owner_web):
+    actor = factories.Actor.for_session(owner_account.id)
+    shared = factories.notebook(actor, "Shared")
+    other = factories.notebook(actor, "Other")
+    factories.note(actor, "Other walnut note", notebook_id=other.id)
+    client_id = register(name="Claude")
+    token = token_for(owner_web, client_id)["access_token"]
+
+    status, body, _ = rpc(token, "initialize", {"protocolVersion": "2025-11-25"})
+    assert status == 200 and body["result"]["serverInfo"]["name"] == "grove"
+    assert len(rpc(token, "tools/list")[1]["result"]["tools"]) >= 13
+
+    refused = call(token, "remember", {"content": "Walnut bread", "kind": "fact",
+                                       "notebookId": str(shared.id)})
+    assert refused["isError"] is True
+    details = refused["structuredContent"]
+    assert details["code"] == "connection_required" and details["clientId"] == client_id
+    row = connection_of(owner_account)
+    assert details["approvalUrl"] == (f"{settings.GROVE_BASE_URL}/connections/{row.id}/approve"
+                                      f"?request={row.pending_request['id']}")
+    assert row.status == "pending" and row.name == "Claude"
+    # The same request is offered while fresh (no new link on every call).
+    again = call(token, "recall", {"query": "walnut"})["structuredContent"]
+    assert again["approvalUrl"] == details["approvalUrl"]
+
+    page = owner_web.get("/connections/").content.decode()
+    assert f'data-pending="{row.id}"' in page and "waits for your approval" in page
+    review = owner_web.get(urlsplit(details["approvalUrl"]).path + "?" +
+                           urlsplit(details["approvalUrl"]).query)
+    assert review.status_code == 200 and "Approve “Claude”?" in review.content.decode()
+
+    done = approve(owner_web, details["approvalUrl"], notebooks=[str(shared.id)])
+    assert done.status_code == 302
+    saved = call(token, "remember", {"content": "Walnut bread", "kind": "fact",
+                                     "notebookId": str(shared.id)})
+    assert saved["isError"] is False
+    hits = call(token, "recall", {"query": "walnut"})["structuredContent"]["data"]
+    assert [h["note"]["content"] for h in hits] == ["Walnut bread"]  # Other stays hidden
+
+    # Approving the same request again answers the same, changing nothing.
+    assert approve(owner_web, details["approvalUrl"], notebooks=[str(other.id)]).status_code \
+        == 302
+    assert connection_of(owner_account).grant_notebooks == [shared.id]
+
+
+def test_an_expired_request_cannot_be_approved(owner_account, owner_web):
+    token = token_for(owner_web, register())["access_token"]
+    url = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    row = connection_of(owner_account)
+    with tenant(owner_account.id):
+        Connection.objects.filter(id=row.id).update(pending_request={
+            **row.pending_request,
+            "expiresAt": (timezone.now() - timedelta(seconds=1)).isoformat()})
+    page = owner_web.get(urlsplit(url).path + "?" + urlsplit(url).query).content.decode()
+    assert 'data-code="approval_request_expired"' in page
+    refused = approve(owner_web, url, notebooks=[])
+    assert refused.status_code == 409
+    assert connection_of(owner_account).status == "pending"
+    fresh = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    assert fresh != url  # a new request after expiry
+
+
+def test_a_grant_edit_invalidates_the_outstanding_request(owner_account, owner_web):
+    token = token_for(owner_web, register())["access_token"]
+    url = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    row = connection_of(owner_account)
+    services.connection_update(actor=factories.Actor.for_session(owner_account.id),
+                               connection_id=row.id,
+                               expected_state=services.connection_state(row),
+                               personal=True)
+    assert approve(owner_web, url, notebooks=[]).status_code == 409
+
+
+def test_revocation_cuts_off_and_only_a_later_token_can_ask_again(owner_account, owner_web):
+    client_id = register()
+    tokens = token_for(owner_web, client_id)
+    url = call(tokens["access_token"], "recall", {})["structuredContent"]["approvalUrl"]
+    assert approve(owner_web, url, notebooks=[]).status_code == 302
+    assert call(tokens["access_token"], "recall", {})["isError"] is False
+    row = connection_of(owner_account)
+    owner_web.post(f"/connections/{row.id}/revoke")
+
+    status, _, headers = rpc(tokens["access_token"], "tools/call",
+                             {"name": "recall", "arguments": {}})
+    assert status == 401 and 'error="invalid_token"' in headers["WWW-Authenticate"]
+    refreshed = Client().post("/o/token/", {"grant_type": "refresh_token",
+                                            "refresh_token": tokens["refresh_token"],
+                                            "client_id": client_id})
+    assert refreshed.status_code == 400  # the client must sign in again
+
+    # Signing in again after the cutoff makes a new pending connection to approve.
+    newer = token_for(owner_web, client_id)["access_token"]
+    asked = call(newer, "recall", {})["structuredContent"]
+    assert asked["code"] == "connection_required"
+    assert connection_of(owner_account).id != row.id
+    with tenant(owner_account.id):
+        assert Connection.objects.get(id=row.id).status == "revoked"
+
+
+def test_tokens_that_are_not_for_mcp_are_refused(owner_account, owner_web):
+    client_id = register()
+    tokens = token_for(owner_web, client_id)
+    # Another audience (written directly: Grove's endpoints never issue one).
+    AccessToken.objects.filter(scope="mcp").update(resource=["https://elsewhere.example/api"])
+    status, _, headers = rpc(tokens["access_token"], "initialize")
+    assert status == 401 and 'error="invalid_token"' in headers["WWW-Authenticate"]
+    # Expired.
+    AccessToken.objects.filter(scope="mcp").update(
+        resource=[settings.GROVE_MCP_RESOURCE], expires=timezone.now() - timedelta(seconds=1))
+    assert rpc(tokens["access_token"], "initialize")[0] == 401
+    # The registration token (no resource, another scope).
+    registered = Client().post("/o/register/", data=json.dumps({
+        "redirect_uris": ["https://x.example/cb"], "token_endpoint_auth_method": "none"}),
+        content_type="application/json").json()
+    assert rpc(registered["registration_access_token"], "initialize")[0] == 401
+
+
+def test_another_accounts_client_is_a_separate_connection(owner_account, owner_web):
+    client_id = register()
+    token_for(owner_web, client_id)
+    stranger = Account.objects.create_user(username="stranger", password=PASSWORD)
+    web = Client()
+    web.force_login(stranger)
+    theirs = token_for(web, client_id)["access_token"]
+    url = call(theirs, "recall", {})["structuredContent"]["approvalUrl"]
+    # The owner cannot see or approve the stranger's pending connection.
+    assert owner_web.get(urlsplit(url).path).status_code == 404
+    assert approve(owner_web, url, notebooks=[]).status_code == 404
