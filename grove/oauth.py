@@ -203,7 +203,8 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
     if connection.status == Connection.Status.ACTIVE:
         return Actor.for_connection(connection), None
     uris = application.redirect_uris.split()
-    host = urlsplit(uris[0]).netloc or urlsplit(uris[0]).scheme if uris else ""
+    first = urlsplit(uris[0]) if uris else None
+    host = (first.netloc or first.scheme) if first else ""
     return PendingClient(account_id=token.user_id, connection_id=connection.id,
                          client_id=application.client_id, redirect_host=host), None
 

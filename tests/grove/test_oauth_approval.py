@@ -203,3 +203,35 @@ def test_another_accounts_client_is_a_separate_connection(owner_account, owner_w
     # The owner cannot see or approve the stranger's pending connection.
     assert owner_web.get(urlsplit(url).path).status_code == 404
     assert approve(owner_web, url, notebooks=[]).status_code == 404
+
+
+def test_revoking_a_pending_client_invalidates_its_request(owner_account, owner_web):
+    token = token_for(owner_web, register())["access_token"]
+    url = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    row = connection_of(owner_account)
+    owner_web.post(f"/connections/{row.id}/revoke")
+    refused = approve(owner_web, url, notebooks=[])
+    assert refused.status_code == 409
+    assert 'data-code="connection_revoked"' in refused.content.decode()
+    with tenant(owner_account.id):
+        assert Connection.objects.get(id=row.id).pending_request is None
+
+
+def test_only_tokens_issued_after_the_revocation_may_ask_again(owner_account, owner_web):
+    client_id = register()
+    token_for(owner_web, client_id)
+    first = services.connection_for_oauth_token(
+        account_id=owner_account.id, client_id=client_id, client_name="Agent",
+        token_issued_at=timezone.now())
+    services.connection_revoke(actor=factories.Actor.for_session(owner_account.id),
+                               connection_id=first.id)
+    with tenant(owner_account.id):
+        cutoff = Connection.objects.get(id=first.id).revoked_at
+    older = services.connection_for_oauth_token(
+        account_id=owner_account.id, client_id=client_id, client_name="Agent",
+        token_issued_at=cutoff - timedelta(seconds=1))
+    assert older is None
+    newer = services.connection_for_oauth_token(
+        account_id=owner_account.id, client_id=client_id, client_name="Agent",
+        token_issued_at=cutoff + timedelta(seconds=1))
+    assert newer is not None and newer.id != first.id and newer.status == "pending"
