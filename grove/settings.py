@@ -256,6 +256,8 @@ CELERY_BEAT_SCHEDULE = {
     "recover": {"task": "grove.recover", "schedule": 30},
     # Lexeme document frequencies that recall's lexical arm weighs terms with.
     "term-stats": {"task": "grove.term_stats", "schedule": 10 * 60},
+    # Expired OAuth tokens and authorization codes.
+    "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

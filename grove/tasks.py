@@ -16,3 +16,12 @@ def job_run_task(job_id: str, account_id: str) -> int:
 @shared_task(name="grove.recover", ignore_result=True)
 def jobs_recover_task() -> dict[str, int]:
     return jobs.recover()
+
+
+@shared_task(name="grove.clear_tokens", ignore_result=True)
+def oauth_tokens_clear_task() -> None:
+    """Delete expired OAuth tokens and grants (django-oauth-toolkit's `cleartokens`);
+    revoked refresh tokens are kept until they expire, for reuse detection."""
+    from oauth2_provider.models import clear_expired
+
+    clear_expired()

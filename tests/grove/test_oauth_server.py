@@ -168,3 +168,22 @@ def test_password_and_implicit_grants_are_refused(owner_web):
     assert implicit.status_code in (302, 400)
     assert "access_token" not in implicit.get("Location", "")
 
+
+
+def test_expired_tokens_are_cleared_by_the_periodic_task(owner_web):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grove.tasks import oauth_tokens_clear_task
+
+    flow = new_flow(register())
+    exchange(flow, consent(owner_web, flow)["code"])
+    live = AccessToken.objects.filter(scope="mcp")
+    assert live.count() == 1
+    oauth_tokens_clear_task()
+    assert live.count() == 1  # not expired: kept
+    live.update(expires=timezone.now() - timedelta(days=1))
+    RefreshToken.objects.update(revoked=timezone.now() - timedelta(days=60))
+    oauth_tokens_clear_task()
+    assert not AccessToken.objects.filter(scope="mcp").exists()
