@@ -113,6 +113,9 @@ class GroveTokenView(TokenView):
         if not response.get("Content-Type", "").startswith("application/json"):
             answer = JsonResponse({}, status=response.status_code)
             answer.content = response.content
+            for header, value in response.items():  # e.g. WWW-Authenticate
+                if header.lower() != "content-type":
+                    answer[header] = value
             response = answer
         response["Cache-Control"] = "no-store"
         response["Pragma"] = "no-cache"
@@ -192,7 +195,7 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
     valid, core_request = get_oauthlib_core().verify_request(request, scopes=["mcp"])
     token = getattr(core_request, "access_token", None) if valid else None
     if token is None or list(token.resource) != [settings.GROVE_MCP_RESOURCE] \
-            or token.user_id is None:
+            or token.user_id is None or not token.user.is_active:
         return None, "invalid_token"
     application = token.application
     connection = services.connection_for_oauth_token(

@@ -235,3 +235,10 @@ def test_only_tokens_issued_after_the_revocation_may_ask_again(owner_account, ow
         account_id=owner_account.id, client_id=client_id, client_name="Agent",
         token_issued_at=cutoff + timedelta(seconds=1))
     assert newer is not None and newer.id != first.id and newer.status == "pending"
+
+
+def test_a_deactivated_account_s_tokens_stop_working(owner_account, owner_web):
+    token = token_for(owner_web, register())["access_token"]
+    assert rpc(token, "initialize")[0] == 200
+    Account.objects.filter(id=owner_account.id).update(is_active=False)
+    assert rpc(token, "initialize")[0] == 401
