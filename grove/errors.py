@@ -56,3 +56,11 @@ class Gone(GroveError):
 
     status = 410
     default_code = "gone"
+
+
+class Unavailable(GroveError):
+    """A dependency (e.g. the answer provider) failed; nothing was made up or changed."""
+
+    status = 503
+    default_code = "unavailable"
+

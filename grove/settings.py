@@ -30,6 +30,7 @@ GROVE_EMBEDDINGS_API_KEY = CONFIG.embeddings_api_key
 GROVE_EMBEDDINGS_DIMENSION = CONFIG.embeddings_dimension
 GROVE_LLM_BASE_URL = CONFIG.llm_base_url
 GROVE_LLM_MODEL = CONFIG.llm_model
+GROVE_LLM_API_KEY = CONFIG.llm_api_key
 
 INSTALLED_APPS = [
     "grove",
@@ -65,7 +66,7 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "grove.urls"
 # Modules whose TOOLS list is served over MCP and POST /v1/tools/<name> (grove/mcp.py).
-GROVE_MCP_TOOL_MODULES = ["notebooks.mcp"]
+GROVE_MCP_TOOL_MODULES = ["notebooks.mcp", "ask.mcp"]
 # Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
 # characters and a batch at most 100 items, so 1 MiB is generous. Larger → 413.
 GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024

@@ -7,6 +7,7 @@ from grove.mcp import mcp_endpoint
 
 # Feature apps' REST routers, named by module so core does not import them.
 api.add_router("", "notebooks.api.router")
+api.add_router("", "ask.api.router")
 
 # The toolkit's endpoints under /o/ (authorize and token are Grove's subclasses), without
 # its application-management pages (any signed-in user could create clients there).

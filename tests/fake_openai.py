@@ -1,5 +1,9 @@
 """A local server that speaks enough of the OpenAI wire protocol for Grove's tests:
-`POST /v1/embeddings`. The real `openai` client talks to it over HTTP."""
+`POST /v1/embeddings` and `POST /v1/chat/completions` (non-streaming). The real `openai`
+client talks to it over HTTP. Chat replies are scripted: each entry of `chat_replies`
+is consumed by one request — a string (the assistant message content), a callable
+(request body → content), or an int (answer with that HTTP status), or "sleep:<s>"
+(stall that long before answering, to provoke client timeouts)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ class FakeOpenAI:
         self.dimension = dimension
         self.requests: list[dict] = []
         self.fail_with: int | None = None  # HTTP status to answer with, if set
+        self.chat_replies: list = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,6 +34,9 @@ class FakeOpenAI:
                     self._send(server.fail_with, {"error": {"message": "down",
                                                             "type": "server_error"}})
                     return
+                if self.path == "/v1/chat/completions":
+                    self._chat(body)
+                    return
                 if self.path != "/v1/embeddings":
                     self._send(404, {"error": {"message": "no such route"}})
                     return
@@ -39,6 +47,25 @@ class FakeOpenAI:
                         for i, text in enumerate(inputs)]
                 self._send(200, {"object": "list", "data": data, "model": body["model"],
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+            def _chat(self, body: dict) -> None:
+                import time
+
+                reply = server.chat_replies.pop(0) if server.chat_replies else "{}"
+                if isinstance(reply, str) and reply.startswith("sleep:"):
+                    time.sleep(float(reply.split(":", 1)[1]))
+                    reply = "{}"
+                if isinstance(reply, int):
+                    self._send(reply, {"error": {"message": "scripted failure",
+                                                 "type": "server_error"}})
+                    return
+                content = reply(body) if callable(reply) else reply
+                self._send(200, {
+                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", "fake"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
             def _send(self, status: int, payload: dict) -> None:
                 raw = json.dumps(payload).encode()

@@ -21,7 +21,7 @@ READ_ONLY_METHODS = {"get"}
 # Write routes that are reads in disguise (query in the body).
 # (`/v1/tools/{tool}` is exercised with the read tool `get_note`; write tools with a
 # read-only key: tests/mcp/test_protocol.py.)
-READS_BY_POST = {"/v1/notes/search", "/v1/recall", "/v1/tools/{tool}"}
+READS_BY_POST = {"/v1/notes/search", "/v1/recall", "/v1/tools/{tool}", "/v1/ask"}
 SESSION_ONLY = {"/v1/connections", "/v1/connections/keys", "/v1/connections/{connection_id}",
                 "/v1/connections/{connection_id}/revoke", "/v1/notebooks/{notebook_id}/{action}"}
 
@@ -54,6 +54,7 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         "/v1/connections/{connection_id}": {"expectedState": "x", "name": "n"},
         "/v1/account/settings": {"capturePaused": False},
         "/v1/tools/{tool}": {"noteId": ids["note_id"]},
+        "/v1/ask": {"query": "hello", "mode": "search"},
     }
     if method in ("post", "patch") and path in bodies:
         return bodies[path]

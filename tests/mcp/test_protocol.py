@@ -106,7 +106,8 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     names = [t["name"] for t in listed]
     assert names == ["remember", "recall", "update_memory", "forget", "get_note",
                      "list_notes", "note_history", "restore_note", "archive_notes",
-                     "move_notes", "list_notebooks", "create_notebook", "update_notebook"]
+                     "move_notes", "list_notebooks", "create_notebook", "update_notebook",
+                     "ask"]
     for tool in listed:
         assert tool["title"] and len(tool["description"]) > 40
         assert tool["inputSchema"]["type"] == "object"

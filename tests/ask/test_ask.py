@@ -1,0 +1,160 @@
+"""Stateless Ask (`ask.services.ask`, `POST /v1/ask`, the `ask` MCP tool) against a fake
+OpenAI-compatible server driven by the real `openai` client: cited answers, citations of
+anything not shown dropped and marked unsupported, wrong versions, malformed JSON,
+timeouts and 500s (never a made-up answer), no evidence → no model call, generation
+off → sources only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client, override_settings
+
+from ask import services
+from grove import jobs
+from grove.errors import Invalid, Unavailable
+from notebooks.indexing import EMBED
+from tests import factories
+from tests.api.conftest import Caller, new_key
+from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _clean_vector_index(vacuumed_vectors):
+    pass
+
+
+@pytest.fixture
+def owner():
+    return factories.owner()
+
+
+@pytest.fixture
+def provider():
+    with FakeOpenAI() as server, override_settings(
+            GROVE_LLM_BASE_URL=server.url, GROVE_LLM_MODEL="fake-model",
+            GROVE_LLM_API_KEY="sk-test", GROVE_LLM_TIMEOUT=1.0):
+        yield server
+
+
+def index_all(actor):
+    while jobs.run_batch(account_id=actor.account_id, kind=EMBED):
+        pass
+
+
+def answer(status: str, *blocks: tuple[str, list[str]]) -> str:
+    return json.dumps({"status": status, "blocks": [{"text": t, "citations": c}
+                                                     for t, c in blocks]})
+
+
+def test_a_cited_answer_names_exact_revisions(owner, provider):
+    note = factories.note(owner, "The staging database is rebuilt every Sunday night.")
+    index_all(owner)
+    cite = f"note:{note.id}@1"
+    provider.chat_replies = [answer("answered", ("Staging is rebuilt on Sundays.", [cite]))]
+    result = services.ask(actor=owner, query="When is the staging database rebuilt?")
+    assert result.status == "answered"
+    assert [(b.text, b.citations, b.supported) for b in result.blocks] == [
+        ("Staging is rebuilt on Sundays.", [cite], True)]
+    assert [s.cite_as for s in result.sources] == [cite]
+    sent = provider.requests[-1]["body"]
+    assert sent["model"] == "fake-model" and sent["response_format"]["type"] == "json_schema"
+    assert cite in sent["messages"][1]["content"]
+    assert provider.requests[-1]["auth"] == "Bearer sk-test"
+
+
+def test_citations_of_notes_not_shown_are_dropped_and_marked(owner, provider):
+    note = factories.note(owner, "Deploys happen on Tuesdays after the standup.")
+    stranger = factories.owner()
+    theirs = factories.note(stranger, "Deploys happen on Fridays.")
+    index_all(owner)
+    shown = f"note:{note.id}@1"
+    provider.chat_replies = [answer(
+        "answered",
+        ("Deploys are on Tuesdays.", [shown]),
+        ("Or on Fridays.", [f"note:{theirs.id}@1"]),          # another account's note
+        ("Tuesdays, version two.", [f"note:{note.id}@2"]),    # a version it was not shown
+        ("Mixed.", [shown, "note:00000000-0000-0000-0000-000000000000@1"]),
+        ("No sources at all.", []))]
+    result = services.ask(actor=owner, query="When do deploys happen?")
+    assert [(b.citations, b.supported) for b in result.blocks] == [
+        ([shown], True), ([], False), ([], False), ([shown], False), ([], False)]
+    assert str(theirs.id) not in result.model_dump_json()
+
+
+@pytest.mark.parametrize("reply", ["not json at all", '{"status": "answered"}',
+                                   '{"status": "maybe", "blocks": []}', 500, "sleep:3"])
+def test_a_failing_provider_is_unavailable_never_a_guess(owner, provider, reply):
+    factories.note(owner, "The boiler is serviced every October.")
+    index_all(owner)
+    provider.chat_replies = [reply] * 4  # the client retries a bounded number of times
+    with pytest.raises(Unavailable) as raised:
+        services.ask(actor=owner, query="When is the boiler serviced?")
+    assert raised.value.code == "provider_unavailable" and raised.value.status == 503
+
+
+def test_no_evidence_means_no_model_call(owner, provider):
+    factories.note(owner, "Bananas are yellow.")
+    index_all(owner)
+    result = services.ask(actor=owner, query="quantum chromodynamics lattice gauge")
+    assert result.status == "no_evidence" and result.blocks == [] and result.sources == []
+    assert provider.requests == []
+
+
+def test_without_a_provider_ask_returns_the_sources(owner):
+    note = factories.note(owner, "The bike lock code is kept in the blue notebook.")
+    index_all(owner)
+    with override_settings(GROVE_LLM_BASE_URL=None, GROVE_LLM_MODEL=None):
+        result = services.ask(actor=owner, query="Where is the bike lock code?")
+    assert result.status == "disabled" and result.blocks == []
+    assert [s.note.id for s in result.sources] == [note.id]
+
+
+def test_search_mode_and_scope(owner, provider):
+    garden = factories.notebook(owner, "Garden")
+    in_garden = factories.note(owner, "Tomatoes need staking.", notebook_id=garden.id)
+    factories.note(owner, "Tomatoes on toast for breakfast.")
+    index_all(owner)
+    only = services.ask(actor=owner, query="tomatoes", notebook_id=garden.id, mode="search")
+    assert only.status == "search" and [s.note.id for s in only.sources] == [in_garden.id]
+    personal = services.ask(actor=owner, query="tomatoes", notebook_id=None, mode="search")
+    assert in_garden.id not in [s.note.id for s in personal.sources]
+    assert provider.requests == []
+
+
+@pytest.mark.parametrize("bad", [{"query": ""}, {"query": "x" * 6001},
+                                 {"query": "ok", "previous_questions": ["a"] * 5},
+                                 {"query": "ok", "mode": "poem"}])
+def test_bad_questions_are_refused(owner, bad):
+    with pytest.raises(Invalid):
+        services.ask(actor=owner, **bad)
+
+
+def test_over_rest_and_mcp_with_the_grant(owner, provider):
+    shared = factories.notebook(owner, "Shared")
+    hidden = factories.notebook(owner, "Hidden")
+    visible = factories.note(owner, "The wifi password is on the fridge.", notebook_id=shared.id)
+    factories.note(owner, "The wifi password is hunter2.", notebook_id=hidden.id)
+    index_all(owner)
+    key, _ = new_key(owner, all_notebooks=False, personal=False, notebooks=[shared.id])
+    cite = f"note:{visible.id}@1"
+    provider.chat_replies = [answer("answered", ("It is on the fridge.", [cite]))] * 2
+    rest = Caller(Client(), key).post("/ask", {"query": "What is the wifi password?"})
+    assert rest.status_code == 200
+    data = rest.json()["data"]
+    assert data["blocks"][0]["citations"] == [cite]
+    assert [s["citeAs"] for s in data["sources"]] == [cite]
+    assert "hunter2" not in json.dumps(provider.requests)  # the hidden note never left
+    mcp = Client().post("/mcp", data=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "ask", "arguments": {"query": "What is the wifi password?"}}}),
+        content_type="application/json", headers={"Authorization": f"Bearer {key}"})
+    result = mcp.json()["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"]["blocks"][0]["citations"] == [cite]
+    provider.chat_replies = [500] * 4
+    down = Caller(Client(), key).post("/ask", {"query": "What is the wifi password?"})
+    assert down.status_code == 503 and down.json()["error"]["code"] == "provider_unavailable"
