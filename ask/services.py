@@ -20,6 +20,7 @@ from grove.errors import Invalid, Unavailable
 from grove.schemas import Out
 from notebooks import recall
 from notebooks.schemas import NoteOut
+from notebooks.selectors import EVERYWHERE
 from notebooks.services import storable_text
 
 QUERY_MAX_CHARS = 6000
@@ -45,13 +46,6 @@ class AskOut(Out):
     status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled", "search"]
     blocks: list[AnswerBlock]
     sources: list[Source]
-
-
-class _Everywhere:
-    pass
-
-
-EVERYWHERE: Any = _Everywhere()
 
 
 def _clean_query(query: Any) -> str:
@@ -87,7 +81,7 @@ def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         raise Invalid(f"At most {PREVIOUS_MAX} previous questions.", code="invalid_previous")
     previous = [_clean_query(q) for q in previous]
     actor.require(READ)
-    if isinstance(notebook_id, _Everywhere):
+    if notebook_id is EVERYWHERE:
         scope: dict[str, Any] = {"notebook_ids": None, "include_personal": include_personal}
     elif notebook_id is None:
         scope = {"notebook_ids": [], "include_personal": True}

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import httpx
 
-HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+from grove.mcp_versions import HANDSHAKE_VERSIONS
 
 
 class Bridge:

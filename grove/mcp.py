@@ -36,10 +36,11 @@ from pydantic import ValidationError as ArgumentsError
 from grove import services
 from grove.actor import Actor
 from grove.errors import GroveError
+from grove.mcp_versions import HANDSHAKE_VERSIONS
 
 log = logging.getLogger(__name__)
 
-HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+
 LATEST_VERSION = HANDSHAKE_VERSIONS[0]
 # Requests after initialize without the header are from the first Streamable HTTP era.
 DEFAULT_HEADER_VERSION = "2025-03-26"

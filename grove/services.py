@@ -246,6 +246,17 @@ def connection_authenticate(key: str) -> Actor | None:
 APPROVAL_REQUEST_TTL = timedelta(minutes=10)
 
 
+def approval_request_open(pending: dict[str, Any] | None, request_id: Any = None) -> bool:
+    """Is this stored approval request still usable (and, if given, the one named)?"""
+    pending = pending or {}
+    expires = pending.get("expiresAt")
+    if not pending.get("id") or not expires:
+        return False
+    if request_id is not None and pending["id"] != str(request_id):
+        return False
+    return datetime.fromisoformat(expires) > timezone.now()
+
+
 def connection_for_oauth_token(
     *, account_id: uuid.UUID, client_id: str, client_name: str, token_issued_at: datetime,
 ) -> Connection | None:
@@ -291,11 +302,10 @@ def connection_request_approval(
     with tenant(account_id):
         row = Connection.objects.select_for_update().get(id=connection_id,
                                                          account_id=account_id)
-        now = timezone.now()
-        current = row.pending_request or {}
-        expires = current.get("expiresAt")
-        if current.get("id") and expires and datetime.fromisoformat(expires) > now:
+        current: dict[str, Any] = row.pending_request or {}
+        if approval_request_open(current):
             return current
+        now = timezone.now()
         row.pending_request = {
             "id": str(uuid.uuid4()), "expiresAt": (now + APPROVAL_REQUEST_TTL).isoformat(),
             "clientName": row.name[:200], "redirectHost": redirect_host[:255]}
@@ -327,10 +337,7 @@ def connection_approve(
                            code="connection_revoked")
         if row.status == Connection.Status.ACTIVE and row.approved_request_id == wanted:
             return ConnectionOut.of(row)  # approved already: the same answer
-        pending = row.pending_request or {}
-        expires = pending.get("expiresAt")
-        if pending.get("id") != str(wanted) or not expires \
-                or datetime.fromisoformat(expires) <= timezone.now():
+        if not approval_request_open(row.pending_request, wanted):
             raise Conflict("This approval request has expired or was replaced. Ask the app "
                            "to try again; it will show a new link.",
                            code="approval_request_expired")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -15,7 +14,6 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -228,14 +226,11 @@ def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse
     else:
         form = ApproveForm(notebooks=choices, initial={"request": request.GET.get("request")})
         status = 200
-    pending = row.pending_request or {}
-    asked = request.GET.get("request") or request.POST.get("request")
-    expires = pending.get("expiresAt")
-    fresh = bool(pending.get("id") and pending.get("id") == asked and expires
-                 and datetime.fromisoformat(expires) > timezone.now())
+    asked = request.GET.get("request") or request.POST.get("request") or ""
     return render(request, "grove/approve.html", {
-        "section": "connections", "connection": row, "form": form, "fresh": fresh,
-        "pending": pending}, status=status)
+        "section": "connections", "connection": row, "form": form,
+        "fresh": services.approval_request_open(row.pending_request, asked),
+        "pending": row.pending_request or {}}, status=status)
 
 
 @login_required

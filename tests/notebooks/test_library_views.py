@@ -25,18 +25,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture
-def owner():
-    return factories.owner()
-
-
-@pytest.fixture
-def web(owner) -> Client:
-    client = Client()
-    client.force_login(Account.objects.get(id=owner.account_id))
-    return client
-
-
 def templates(response) -> list[str]:
     return [t.name for t in response.templates if t.name]
 

@@ -16,18 +16,6 @@ from tests.factories import op
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def owner():
-    return factories.owner()
-
-
-@pytest.fixture
-def web(owner) -> Client:
-    client = Client()
-    client.force_login(Account.objects.get(id=owner.account_id))
-    return client
-
-
 def edit(web, note_id, content, version, kind="fact"):
     return web.post(f"/notes/{note_id}/edit", {
         "operation_id": str(uuid.uuid4()), "expected_version": version, "content": content,
