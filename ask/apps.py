@@ -2,7 +2,13 @@ from django.apps import AppConfig
 
 
 class AskConfig(AppConfig):
-    """Ask mode: cited answers over notes (built on top of recall in a later step)."""
+    """Ask: cited answers over notes — stateless (`/v1/ask`) and in conversations."""
 
     name = "ask"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from ask.generation import HANDLER
+        from grove import jobs
+
+        jobs.register(HANDLER)

@@ -27,3 +27,51 @@ class AskIn(In):
         return {"query": self.query, "notebook_id": place,
                 "include_personal": self.include_personal,
                 "previous_questions": self.previous_questions, "mode": self.mode}
+
+
+class ContextIn(In):
+    notes: list[uuid.UUID] = Field(default_factory=list,
+                                   description="Up to 12 note ids, each once")
+    notebooks: list[uuid.UUID] = Field(default_factory=list,
+                                       description="Up to 6 notebook ids, each once")
+    only: bool = Field(default=False, description="Use nothing outside the selection")
+
+
+class ConversationCreateIn(In):
+    id: uuid.UUID = Field(description="The conversation's id, chosen by the client (a UUID): "
+                                      "retrying the same create is harmless")
+    notebook_id: uuid.UUID | None = Field(
+        default=None, description="One notebook; null = Personal only; omit for all granted")
+    include_personal: bool = True
+    title: str | None = None
+
+    def service_kwargs(self) -> dict[str, Any]:
+        place = self.notebook_id if "notebook_id" in self.model_fields_set \
+            else services.EVERYWHERE
+        return {"conversation_id": self.id, "notebook_id": place,
+                "include_personal": self.include_personal, "title": self.title}
+
+
+class TurnIn(In):
+    id: uuid.UUID = Field(description="The turn's id, chosen by the client (a UUID): a retry "
+                                      "with the same id and body replays")
+    query: str = Field(description="The question (at most 6,000 characters)")
+    format: Literal["plain", "markdown"] = "plain"
+    expected_version: int = Field(description="The conversation version you last saw")
+    context: ContextIn | None = Field(
+        default=None, description="Strict source selection: notes and notebooks to answer "
+                                  "from; with only=true nothing else is used")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        context = None
+        if self.context is not None:
+            context = {"notes": self.context.notes, "notebooks": self.context.notebooks,
+                       "only": self.context.only}
+        return {"turn_id": self.id, "query": self.query, "format": self.format,
+                "expected_version": self.expected_version, "context": context}
+
+
+class HistorySearchIn(In):
+    query: str | None = Field(default=None, description="Literal, case-insensitive text "
+                                                        "to find in titles and questions")
+    cursor: str | None = None

@@ -11,6 +11,7 @@ answer up.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Literal
@@ -75,12 +76,53 @@ SYSTEM_PROMPT = (
 )
 
 
+STANDALONE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["question"],
+    "properties": {"question": {"type": "string"}},
+}
+
+STANDALONE_PROMPT = (
+    "Rewrite the user's latest question as one standalone question that can be understood "
+    "without the conversation, resolving pronouns and references from the earlier turns. "
+    "Do not answer it. Reply with JSON matching the schema."
+)
+
+
+class Standalone(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=6000)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One earlier completed turn of a conversation, as context for a follow-up."""
+
+    question: str
+    answer: str
+
+
 def configured() -> bool:
     return bool(settings.GROVE_LLM_BASE_URL and settings.GROVE_LLM_MODEL)
 
 
-def _messages(question: str, evidence: list[Evidence],
-              previous_questions: list[str]) -> list[dict[str, str]]:
+def fingerprint() -> str:
+    """Which provider answers now (endpoint and model, not the key): a turn's answer is
+    stored only if this is unchanged since the turn was submitted."""
+    if not configured():
+        return ""
+    raw = f"{settings.GROVE_LLM_BASE_URL}\n{settings.GROVE_LLM_MODEL}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def _history(history: list[Exchange]) -> str:
+    return "".join(f"Q: {h.question}\nA: {h.answer}\n\n" for h in history)
+
+
+def _messages(question: str, evidence: list[Evidence], previous_questions: list[str],
+              history: list[Exchange] | None = None) -> list[dict[str, str]]:
     notes = "\n\n".join(
         f"<note id=\"{e.cite_as}\" kind=\"{e.kind}\" notebook=\"{e.place}\">\n{e.content}\n</note>"
         for e in evidence)
@@ -88,32 +130,82 @@ def _messages(question: str, evidence: list[Evidence],
     user = (f"Notes:\n\n{notes}\n\n"
             + (f"Earlier questions in this conversation (for context only):\n{earlier}\n"
                if earlier else "")
+            + (f"Earlier turns of this conversation (for context only; cite notes, not "
+               f"these):\n{_history(history)}" if history else "")
             + f"Question: {question}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def generate(question: str, evidence: list[Evidence],
-             previous_questions: list[str] | None = None) -> Draft:
-    """Ask the configured model. Raises ProviderUnavailable; never returns a guess."""
+def _client() -> object:
     import openai
 
-    client = openai.OpenAI(base_url=settings.GROVE_LLM_BASE_URL,
-                           api_key=settings.GROVE_LLM_API_KEY or "not-needed",
-                           timeout=getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS),
-                           max_retries=MAX_RETRIES)
+    return openai.OpenAI(base_url=settings.GROVE_LLM_BASE_URL,
+                         api_key=settings.GROVE_LLM_API_KEY or "not-needed",
+                         timeout=getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS),
+                         max_retries=MAX_RETRIES)
+
+
+def _request(messages: list[dict[str, str]], name: str, schema: dict) -> dict:
+    return {"model": str(settings.GROVE_LLM_MODEL), "messages": messages,
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": name, "strict": True, "schema": schema}},
+            "temperature": 0}
+
+
+def _parse[M: BaseModel](response: object, model: type[M]) -> M:
+    choices = getattr(response, "choices", None)
+    content = choices[0].message.content if choices else None
     try:
-        response = client.chat.completions.create(  # type: ignore[call-overload]
-            model=str(settings.GROVE_LLM_MODEL),
-            messages=_messages(question, evidence, previous_questions or []),
-            response_format={"type": "json_schema", "json_schema": {
-                "name": "grove_answer", "strict": True, "schema": ANSWER_SCHEMA}},
-            temperature=0)
-    except openai.OpenAIError as exc:
-        raise ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.") \
-            from None
-    content = response.choices[0].message.content if response.choices else None
-    try:
-        return Draft.model_validate(json.loads(content or ""))
+        return model.model_validate(json.loads(content or ""))
     except (ValueError, ValidationError):
         raise ProviderUnavailable("The answer provider returned something other than the "
                                   "requested JSON answer.") from None
+
+
+def _call[M: BaseModel](request: dict, model: type[M]) -> M:
+    import openai
+
+    try:
+        response = _client().chat.completions.create(**request)  # type: ignore[attr-defined]
+    except openai.OpenAIError as exc:
+        raise ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.") \
+            from None
+    return _parse(response, model)
+
+
+def generate(question: str, evidence: list[Evidence],
+             previous_questions: list[str] | None = None,
+             history: list[Exchange] | None = None) -> Draft:
+    """Ask the configured model. Raises ProviderUnavailable; never returns a guess."""
+    return _call(_request(_messages(question, evidence, previous_questions or [], history),
+                          "grove_answer", ANSWER_SCHEMA), Draft)
+
+
+async def agenerate(question: str, evidence: list[Evidence],
+                    previous_questions: list[str] | None = None) -> Draft:
+    """`generate` on the async client: cancelling the awaiting task (the caller hung up)
+    closes the HTTP request to the provider, which stops inference there."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=settings.GROVE_LLM_BASE_URL,
+                                api_key=settings.GROVE_LLM_API_KEY or "not-needed",
+                                timeout=getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS),
+                                max_retries=MAX_RETRIES)
+    request = _request(_messages(question, evidence, previous_questions or []),
+                       "grove_answer", ANSWER_SCHEMA)
+    try:
+        async with client:
+            response = await client.chat.completions.create(**request)
+    except openai.OpenAIError as exc:
+        raise ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.") \
+            from None
+    return _parse(response, Draft)
+
+
+def standalone_question(question: str, history: list[Exchange]) -> str:
+    """A follow-up resolved against the conversation's earlier turns (for retrieval)."""
+    user = f"Conversation so far:\n{_history(history)}Latest question: {question}"
+    resolved = _call(_request([{"role": "system", "content": STANDALONE_PROMPT},
+                               {"role": "user", "content": user}],
+                              "grove_standalone_question", STANDALONE_SCHEMA), Standalone)
+    return resolved.question.strip() or question

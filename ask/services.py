@@ -12,6 +12,7 @@ unsupported, so an answer never links to a note the model was not shown.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ask import providers
@@ -48,7 +49,7 @@ class AskOut(Out):
     sources: list[Source]
 
 
-def _clean_query(query: Any) -> str:
+def clean_query(query: Any) -> str:
     if not isinstance(query, str) or not query.strip():
         raise Invalid("Ask a question (query).", code="invalid_query")
     if len(query) > QUERY_MAX_CHARS:
@@ -67,45 +68,101 @@ def check_citations(drafted: list[providers.DraftBlock], allowed: set[str]) -> l
     return blocks
 
 
+def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
+    return [providers.Evidence(cite_as=s.cite_as, content=s.note.content, kind=s.note.kind,
+                               place="Personal" if s.note.notebook_id is None
+                               else str(s.note.notebook_id)) for s in sources]
+
+
+def answered(draft: providers.Draft, sources: list[Source]) -> tuple[str, list[AnswerBlock]]:
+    """The model's draft with its citations checked against the sources it was shown."""
+    blocks = check_citations(draft.blocks, {s.cite_as for s in sources})
+    status = draft.status if blocks or draft.status != "answered" else "insufficient_evidence"
+    return status, blocks
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    question: str
+    previous: list[str]
+    sources: list[Source]
+    done: AskOut | None  # the whole answer when no model call is needed
+
+
+def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bool,
+             previous_questions: Any, mode: str) -> _Prepared:
+    question = clean_query(query)
+    if mode not in ("answer", "search"):
+        raise Invalid("mode is answer or search.", code="invalid_mode")
+    previous = list(previous_questions or [])
+    if len(previous) > PREVIOUS_MAX:
+        raise Invalid(f"At most {PREVIOUS_MAX} previous questions.", code="invalid_previous")
+    previous = [clean_query(q) for q in previous]
+    actor.require(READ)
+    sources = retrieve(actor=actor, question=question, notebook_id=notebook_id,
+                       include_personal=include_personal)
+    done = None
+    if not sources:
+        done = AskOut(status="no_evidence", blocks=[], sources=[])
+    elif mode == "search":
+        done = AskOut(status="search", blocks=[], sources=sources)
+    elif not providers.configured():
+        done = AskOut(status="disabled", blocks=[], sources=sources)
+    return _Prepared(question=question, previous=previous, sources=sources, done=done)
+
+
+def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
+             include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> list[Source]:
+    """Recall's evidence for a question in a scope: `notebook_id` omitted (EVERYWHERE) =
+    every granted notebook, None = Personal only, else that one notebook."""
+    if notebook_id is EVERYWHERE:
+        scope: dict[str, Any] = {"notebook_ids": None, "include_personal": include_personal}
+    elif notebook_id is None:
+        scope = {"notebook_ids": [], "include_personal": True}
+    else:
+        scope = {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
+    found = recall.recall(actor=actor, query=question, limit=limit,
+                          max_chars=EVIDENCE_MAX_CHARS, **scope)
+    return [Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
+            for hit in found.data]
+
+
 def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         include_personal: bool = True, previous_questions: Any = (),
         mode: str = "answer") -> AskOut:
     """Answer `query` from the caller's notes. `notebook_id`: omitted = everything
     granted, None = Personal only, else one notebook. Raises Invalid, NotFound (notebook),
     Unavailable (503: `provider_unavailable`). Stores nothing."""
-    question = _clean_query(query)
-    if mode not in ("answer", "search"):
-        raise Invalid("mode is answer or search.", code="invalid_mode")
-    previous = list(previous_questions or [])
-    if len(previous) > PREVIOUS_MAX:
-        raise Invalid(f"At most {PREVIOUS_MAX} previous questions.", code="invalid_previous")
-    previous = [_clean_query(q) for q in previous]
-    actor.require(READ)
-    if notebook_id is EVERYWHERE:
-        scope: dict[str, Any] = {"notebook_ids": None, "include_personal": include_personal}
-    elif notebook_id is None:
-        scope = {"notebook_ids": [], "include_personal": True}
-    else:
-        scope = {"notebook_ids": [uuid.UUID(str(notebook_id))],
-                 "include_personal": False}
-    found = recall.recall(actor=actor, query=question, limit=EVIDENCE_LIMIT,
-                          max_chars=EVIDENCE_MAX_CHARS, **scope)
-    sources = [Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
-               for hit in found.data]
-    if not sources:
-        return AskOut(status="no_evidence", blocks=[], sources=[])
-    if mode == "search":
-        return AskOut(status="search", blocks=[], sources=sources)
-    if not providers.configured():
-        return AskOut(status="disabled", blocks=[], sources=sources)
-    evidence = [providers.Evidence(cite_as=s.cite_as, content=s.note.content,
-                                   kind=s.note.kind,
-                                   place="Personal" if s.note.notebook_id is None
-                                   else str(s.note.notebook_id)) for s in sources]
+    prepared = _prepare(actor=actor, query=query, notebook_id=notebook_id,
+                        include_personal=include_personal,
+                        previous_questions=previous_questions, mode=mode)
+    if prepared.done is not None:
+        return prepared.done
     try:
-        draft = providers.generate(question, evidence, previous)
+        draft = providers.generate(prepared.question, evidence_of(prepared.sources),
+                                   prepared.previous)
     except providers.ProviderUnavailable as exc:
         raise Unavailable(str(exc), code="provider_unavailable") from None
-    blocks = check_citations(draft.blocks, {e.cite_as for e in evidence})
-    return AskOut(status=draft.status if blocks or draft.status != "answered"
-                  else "insufficient_evidence", blocks=blocks, sources=sources)
+    status, blocks = answered(draft, prepared.sources)
+    return AskOut(status=status, blocks=blocks, sources=prepared.sources)  # type: ignore[arg-type]
+
+
+async def aask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
+               include_personal: bool = True, previous_questions: Any = (),
+               mode: str = "answer") -> AskOut:
+    """`ask` for async callers (`POST /v1/ask`): the database work runs in a thread, the
+    model call on the async client, so a caller that hangs up cancels it (SPEC §8)."""
+    from asgiref.sync import sync_to_async
+
+    prepared = await sync_to_async(_prepare)(
+        actor=actor, query=query, notebook_id=notebook_id, include_personal=include_personal,
+        previous_questions=previous_questions, mode=mode)
+    if prepared.done is not None:
+        return prepared.done
+    try:
+        draft = await providers.agenerate(prepared.question, evidence_of(prepared.sources),
+                                          prepared.previous)
+    except providers.ProviderUnavailable as exc:
+        raise Unavailable(str(exc), code="provider_unavailable") from None
+    status, blocks = answered(draft, prepared.sources)
+    return AskOut(status=status, blocks=blocks, sources=prepared.sources)  # type: ignore[arg-type]

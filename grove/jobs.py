@@ -3,10 +3,11 @@
 * `enqueue()` writes the job row inside the caller's transaction and sends the Celery
   message on commit. A queued job for the same target and kind is superseded.
 * `run()` (the Celery task) claims ready jobs with `FOR UPDATE SKIP LOCKED` under a
-  120-second lease, loads their input in a tenant transaction, executes them outside
-  any transaction (CPU/network), then completes each in one transaction that rechecks
-  the lease, the account and — through the handler — that the target is still what
-  the job was made for. Stale work is discarded, never written.
+  lease (120 seconds unless the handler says otherwise), loads their input in a tenant
+  transaction, executes them outside any transaction (CPU/network), then completes
+  each in one transaction that rechecks the lease, the account and — through the
+  handler — that the target is still what the job was made for. Stale work is
+  discarded, never written.
 * Failures of a handler's declared transient errors are retried with exponential
   backoff up to `max_attempts`; then (or at once, for any other error) the job is
   `failed` and the handler marks its target (e.g. `indexing: failed`).
@@ -51,6 +52,7 @@ class Handler:
         tenant transaction with the jobs locked and their leases verified; a job left
         out had a target that changed meanwhile (it is discarded).
     on_failed(job): in a tenant transaction, when the job has failed for good.
+    lease: how long one attempt may take; past it `recover` re-queues the job.
     transient: exceptions worth retrying; anything else fails the job at once.
     """
 
@@ -62,6 +64,7 @@ class Handler:
     transient: tuple[type[BaseException], ...] = ()
     batch_size: int = 1
     max_attempts: int = 5
+    lease: timedelta = LEASE  # how long one attempt may run before recover takes it back
 
 
 _HANDLERS: dict[str, Handler] = {}
@@ -141,7 +144,7 @@ def claim(
         now = timezone.now()
         for job in picked:
             job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
-            job.lease_token, job.lease_expires_at = token, now + LEASE
+            job.lease_token, job.lease_expires_at = token, now + _HANDLERS[kind].lease
         Job.objects.bulk_update(picked, ["status", "attempts", "lease_token", "lease_expires_at"])
     return _Claim(token=token, jobs=picked)
 

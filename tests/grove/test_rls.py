@@ -7,6 +7,7 @@ import pytest
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from ask import conversations
 from grove import dbroles, jobs
 from notebooks import services
 from tests import factories
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
+    "ask_conversation", "ask_turn",
 }
 
 
@@ -43,6 +45,9 @@ def populate(actor):
     factories.connection(actor, all_notebooks=True)
     jobs.run_batch(account_id=actor.account_id, kind="embed")  # a vector row too
     services.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
+    talk, _ = conversations.conversation_create(actor=actor, conversation_id=uuid.uuid4())
+    conversations.turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
+                              query="secret?", expected_version=0)
     return nb, note
 
 

@@ -1,0 +1,296 @@
+"""The `ask.generate` job: a conversation turn's answer (SPEC §8).
+
+Runs on the job framework (`grove.jobs`) under a 5-minute attempt lease:
+
+* **load** (tenant transaction): the pending turn, who asked (the owner, or a connection
+  that must still be active — its grant as it is now), the conversation's scope and,
+  unless the turn is strict (`only`), the latest 8 completed turns as history.
+* **execute** (no transaction): evidence, then the model. With a source selection the
+  selected notes come first and selected notebooks are read whole when small, or
+  searched in scope for the question when large (at most 12 notes supplied, coverage
+  recorded); with `only: true` that is all the model sees — no other notes, no history.
+  Otherwise a follow-up is first resolved against the history into a standalone
+  question, and evidence is retrieved afresh for it.
+* **complete** (tenant transaction, turn locked): final checks before anything is
+  stored — the turn is still pending, the account active (the framework), the caller
+  still allowed, the provider settings unchanged since the turn was submitted, and every
+  source still visible — then the result, or a failure code the UI shows with Retry.
+
+A worker that dies mid-call leaves the job leased; past the lease `recover` re-queues
+it and the turn is generated again (the turn stays `pending` meanwhile).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from ask import providers
+from ask.conversations import (
+    GENERATE,
+    HISTORY_TURNS,
+    Coverage,
+    NotebookCoverage,
+    SourceOut,
+    TurnResult,
+    scope_of,
+)
+from ask.models import Conversation, Turn
+from ask.services import EVIDENCE_LIMIT, Source, answered, evidence_of, retrieve
+from grove.actor import Actor
+from grove.errors import GroveError
+from grove.jobs import Handler
+from grove.models import Connection, Job
+from grove.tenancy import tenant
+from notebooks import recall
+from notebooks.models import Note
+from notebooks.schemas import NoteOut
+from notebooks.selectors import live_filter, notebooks_visible_to, notes_visible_to
+
+LEASE = timedelta(minutes=5)
+SUPPLIED_MAX = 12  # notes supplied to the model from a source selection
+NOTE_MAX_CHARS = 4000  # of one note's content shown to the model
+
+
+class Failed(Exception):
+    """A turn that cannot be answered now, with a code the client can act on."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass
+class Input:
+    turn_id: uuid.UUID
+    question: str
+    actor: Actor | None
+    provider: str  # the fingerprint the turn was submitted under
+    context: dict[str, Any] | None
+    scope: Any
+    include_personal: bool
+    history: list[providers.Exchange] = field(default_factory=list)
+    failure: Failed | None = None
+
+
+@dataclass
+class Output:
+    result: TurnResult | None = None
+    failure: Failed | None = None
+
+
+def _actor_for(turn: Turn) -> Actor:
+    """Who asked, with their grant as it is now."""
+    if turn.connection_id is None:
+        return Actor.for_session(turn.account_id)
+    connection = Connection.objects.filter(id=turn.connection_id).first()
+    if connection is None or connection.status != Connection.Status.ACTIVE:
+        raise Failed("connection_inactive", "The connection that asked is no longer active.")
+    return Actor.for_connection(connection)
+
+
+def _history(turn: Turn) -> list[providers.Exchange]:
+    earlier = (Turn.objects.filter(conversation_id=turn.conversation_id,
+                                   status=Turn.Status.COMPLETED, position__lt=turn.position)
+               .order_by("-position")[:HISTORY_TURNS])
+    exchanges = []
+    for done in reversed(list(earlier)):
+        result = done.result or {}
+        answer = " ".join(block.get("text", "") for block in result.get("blocks", []))
+        exchanges.append(providers.Exchange(question=done.query,
+                                            answer=answer or "(no answer)"))
+    return exchanges
+
+
+def load(jobs: Sequence[Job]) -> dict[uuid.UUID, Input]:
+    inputs: dict[uuid.UUID, Input] = {}
+    for job in jobs:
+        turn = (Turn.objects.select_related("conversation")
+                .filter(id=job.target_id, status=Turn.Status.PENDING).first())
+        if turn is None:
+            continue
+        turn.attempts += 1
+        turn.save(update_fields=["attempts"])
+        conversation: Conversation = turn.conversation
+        strict = bool(turn.context and turn.context.get("only"))
+        entry = Input(turn_id=turn.id, question=turn.query, actor=None, provider=turn.provider,
+                      context=turn.context, scope=scope_of(conversation),
+                      include_personal=conversation.include_personal,
+                      history=[] if strict else _history(turn))
+        try:
+            entry.actor = _actor_for(turn)
+        except Failed as failure:
+            entry.failure = failure
+        inputs[job.id] = entry
+    return inputs
+
+
+def _source(note: NoteOut) -> Source:
+    return Source(cite_as=note.versioned_id, note=note, score=1.0)
+
+
+def _selected(actor: Actor, question: str,
+              context: dict[str, Any]) -> tuple[list[Source], Coverage]:
+    """The selected notes, then the selected notebooks' live notes — all of them when
+    they fit, else the best matches for the question within those notebooks."""
+    with tenant(actor):
+        notes = {n.id: n for n in notes_visible_to(actor).filter(id__in=context["notes"])}
+        notebooks = list(notebooks_visible_to(actor).filter(id__in=context["notebooks"]))
+        if len(notes) != len(context["notes"]) or len(notebooks) != len(context["notebooks"]):
+            raise Failed("context_unavailable",
+                         "A selected note or notebook is no longer reachable.")
+        chosen = [NoteOut.of(notes[uuid.UUID(i)]) for i in context["notes"]]
+        members = {nb.id: list(Note.objects.filter(live_filter(actor), notebook_id=nb.id)
+                               .exclude(id__in=list(notes)).order_by("-updated_at", "id")
+                               [:SUPPLIED_MAX + 1]) for nb in notebooks}
+        counts = {nb.id: Note.objects.filter(live_filter(actor), notebook_id=nb.id).count()
+                  for nb in notebooks}
+    room = max(0, SUPPLIED_MAX - len(chosen))
+    searched = sum(len(m) for m in members.values()) > room
+    if searched and notebooks and room:
+        found = recall.recall(actor=actor, query=question[:recall.QUERY_MAX_CHARS],
+                              notebook_ids=[nb.id for nb in notebooks],
+                              include_personal=False, limit=room,
+                              max_chars=recall.MAX_MAX_CHARS)
+        extra = [hit.note for hit in found.data if hit.note.id not in notes]
+    elif not searched:
+        extra = [NoteOut.of(n) for nb in notebooks for n in members[nb.id]]
+    else:
+        extra = []
+    supplied = (chosen + extra)[:SUPPLIED_MAX]
+    per_notebook = {nb.id: sum(1 for n in extra if n.notebook_id == nb.id) for nb in notebooks}
+    coverage = Coverage(
+        notes_selected=len(chosen), notes_supplied=len(chosen),
+        notebooks=[NotebookCoverage(id=nb.id, name=nb.name, notes=counts[nb.id],
+                                    supplied=per_notebook[nb.id], searched=searched)
+                   for nb in notebooks],
+        supplied=len(supplied),
+        truncated=sum(1 for n in supplied if len(n.content) > NOTE_MAX_CHARS),
+        complete=False)
+    complete = (coverage.notes_supplied == coverage.notes_selected and not coverage.truncated
+                and all(nb.supplied == nb.notes for nb in coverage.notebooks))
+    return [_source(n) for n in supplied], coverage.model_copy(update={"complete": complete})
+
+
+def _label(content: str) -> str:
+    line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
+    return line if len(line) <= 80 else line[:79].rstrip() + "…"
+
+
+def _stored(source: Source) -> SourceOut:
+    note = source.note
+    return SourceOut(cite_as=source.cite_as, note_id=note.id, version=note.version,
+                     kind=note.kind, notebook_id=note.notebook_id, label=_label(note.content))
+
+
+def _generate(entry: Input) -> Output:
+    if entry.failure is not None:
+        return Output(failure=entry.failure)
+    actor = entry.actor
+    assert actor is not None
+    if entry.provider != providers.fingerprint():
+        return Output(failure=Failed(
+            "provider_changed", "The answer provider's settings changed since this question "
+                                "was asked; retry it."))
+    try:
+        sources: list[Source] = []
+        coverage = None
+        resolved = None
+        if entry.context:
+            sources, coverage = _selected(actor, entry.question, entry.context)
+        if not (entry.context and entry.context.get("only")):
+            question = entry.question
+            if entry.history and providers.configured():
+                resolved = providers.standalone_question(entry.question, entry.history)
+                question = resolved
+            found = retrieve(actor=actor, question=question[:recall.QUERY_MAX_CHARS],
+                             notebook_id=entry.scope, include_personal=entry.include_personal,
+                             limit=EVIDENCE_LIMIT)
+            seen = {s.cite_as for s in sources}
+            sources = (sources + [s for s in found if s.cite_as not in seen])[:SUPPLIED_MAX]
+        stored = [_stored(s) for s in sources]
+        if not sources:
+            return Output(result=TurnResult(status="no_evidence", blocks=[], sources=[],
+                                            context_coverage=coverage,
+                                            resolved_question=resolved))
+        if not providers.configured():
+            return Output(result=TurnResult(status="disabled", blocks=[], sources=stored,
+                                            context_coverage=coverage,
+                                            resolved_question=resolved))
+        evidence = [providers.Evidence(cite_as=e.cite_as, content=e.content[:NOTE_MAX_CHARS],
+                                       kind=e.kind, place=e.place)
+                    for e in evidence_of(sources)]
+        draft = providers.generate(entry.question, evidence, history=entry.history)
+        status, blocks = answered(draft, sources)
+        return Output(result=TurnResult(status=status, blocks=blocks,  # type: ignore[arg-type]
+                                        sources=stored, context_coverage=coverage,
+                                        resolved_question=resolved))
+    except providers.ProviderUnavailable as exc:
+        return Output(failure=Failed("provider_unavailable", str(exc)))
+    except Failed as failure:
+        return Output(failure=failure)
+    except GroveError as exc:  # e.g. the conversation's notebook is gone
+        return Output(failure=Failed(exc.code, exc.message))
+
+
+def execute(inputs: list[Input]) -> list[Output]:
+    return [_generate(entry) for entry in inputs]
+
+
+def _final_check(turn: Turn, result: TurnResult) -> None:
+    """Before storing: the caller is still allowed, the provider unchanged and every
+    source still visible to the caller."""
+    actor = _actor_for(turn)
+    if turn.provider != providers.fingerprint():
+        raise Failed("provider_changed", "The answer provider's settings changed while "
+                                         "the answer was made; retry it.")
+    ids = {s.note_id for s in result.sources}
+    if notes_visible_to(actor).filter(id__in=ids).count() != len(ids):
+        raise Failed("sources_changed", "A note the answer used was deleted or is no longer "
+                                        "reachable; retry to answer from what is there now.")
+
+
+def complete(jobs: list[Job], inputs: dict[uuid.UUID, Input],
+             outputs: dict[uuid.UUID, Output]) -> set[uuid.UUID]:
+    stored: set[uuid.UUID] = set()
+    now = timezone.now()
+    for job in jobs:
+        turn = Turn.objects.select_for_update().filter(
+            id=job.target_id, status=Turn.Status.PENDING).first()
+        if turn is None:
+            continue
+        output = outputs[job.id]
+        failure = output.failure
+        if failure is None:
+            assert output.result is not None
+            try:
+                _final_check(turn, output.result)
+            except Failed as exc:
+                failure = exc
+        if failure is None:
+            assert output.result is not None
+            turn.status, turn.result = Turn.Status.COMPLETED, output.result.to_json()
+        else:
+            turn.status = Turn.Status.FAILED
+            turn.error_code, turn.error_message = failure.code, failure.message[:500]
+        turn.completed_at = now
+        turn.save(update_fields=["status", "result", "error_code", "error_message",
+                                 "completed_at"])
+        Conversation.objects.filter(id=turn.conversation_id).update(updated_at=now)
+        stored.add(job.id)
+    return stored
+
+
+def on_failed(job: Job) -> None:
+    Turn.objects.filter(id=job.target_id, status=Turn.Status.PENDING).update(
+        status=Turn.Status.FAILED, error_code="generation_failed",
+        error_message="The answer could not be made; retry it.", completed_at=timezone.now())
+
+
+HANDLER = Handler(kind=GENERATE, load=load, execute=execute, complete=complete,
+                  on_failed=on_failed, batch_size=1, max_attempts=3, lease=LEASE)

@@ -1,0 +1,112 @@
+"""Conversations (SPEC §8): durable Ask threads and their turns.
+
+A conversation's and a turn's id are the client's UUIDs, so a retried create or submit
+finds the row it made. `Conversation.version` counts the turns submitted: a turn names
+the version it expects, and a turn refused for any reason leaves it unchanged. A turn is
+`pending` until its generation job stores an answer (`completed`) or gives up
+(`failed`, retryable). Deleting a conversation hides it; its rows are retained.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+TITLE_MAX_CHARS = 200
+
+
+class Conversation(models.Model):
+    class Scope(models.TextChoices):
+        EVERYWHERE = "everywhere"  # every granted notebook (and Personal if included)
+        PERSONAL = "personal"
+        NOTEBOOK = "notebook"
+
+    id = models.UUIDField(primary_key=True, editable=False)  # the client's UUID
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    # Who started it: None = the owner in the website; a connection sees only its own.
+    connection = models.ForeignKey("grove.Connection", null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    title = models.CharField(max_length=TITLE_MAX_CHARS, blank=True)
+    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.EVERYWHERE)
+    notebook = models.ForeignKey("notebooks.Notebook", null=True, blank=True,
+                                 on_delete=models.PROTECT, related_name="+")
+    include_personal = models.BooleanField(default=True)
+    version = models.PositiveIntegerField(default=0)
+    turn_count = models.PositiveSmallIntegerField(default=0)
+    request_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "ask_conversation"
+        indexes = [models.Index(fields=["account", "-created_at", "-id"],
+                                name="conversation_history",
+                                condition=Q(deleted_at__isnull=True))]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(scope="notebook", notebook__isnull=False)
+                | (~Q(scope="notebook") & Q(notebook__isnull=True)),
+                name="conversation_notebook_iff_scope"),
+            models.CheckConstraint(condition=Q(turn_count__lte=100),
+                                   name="conversation_turn_limit"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or str(self.id)
+
+
+class Turn(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    class Format(models.TextChoices):
+        PLAIN = "plain"
+        MARKDOWN = "markdown"
+
+    id = models.UUIDField(primary_key=True, editable=False)  # the client's UUID
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE,
+                                     related_name="turns")
+    connection = models.ForeignKey("grove.Connection", null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    position = models.PositiveSmallIntegerField()  # 1-based
+    query = models.TextField()
+    format = models.CharField(max_length=16, choices=Format.choices, default=Format.PLAIN)
+    # Strict source selection as submitted: {"notes": [...], "notebooks": [...], "only": b}.
+    context = models.JSONField(null=True, blank=True)
+    request_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # The provider the turn is generated with (a fingerprint of the settings).
+    provider = models.CharField(max_length=64, blank=True)
+    # Completed: {status, blocks, sources, contextCoverage} (see ask.conversations).
+    result = models.JSONField(null=True, blank=True)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_message = models.CharField(max_length=500, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "ask_turn"
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "position"],
+                                    name="turn_position_unique"),
+            models.CheckConstraint(condition=Q(position__gte=1, position__lte=100),
+                                   name="turn_position_range"),
+            models.CheckConstraint(condition=Q(status__in=["pending", "completed", "failed"]),
+                                   name="turn_status_valid"),
+            models.CheckConstraint(
+                condition=~Q(status="completed") | Q(result__isnull=False),
+                name="turn_completed_has_result"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} #{self.position}"
