@@ -3,12 +3,16 @@
 client talks to it over HTTP. Chat replies are scripted: each entry of `chat_replies`
 is consumed by one request — a string (the assistant message content), a callable
 (request body → content), or an int (answer with that HTTP status), or "sleep:<s>"
-(stall that long before answering, to provoke client timeouts)."""
+(stall that long before answering, to provoke client timeouts; a client that hangs up
+meanwhile sets `hung_up`)."""
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -20,6 +24,7 @@ class FakeOpenAI:
         self.requests: list[dict] = []
         self.fail_with: int | None = None  # HTTP status to answer with, if set
         self.chat_replies: list = []
+        self.hung_up = threading.Event()  # a client closed the connection mid-answer
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,11 +54,11 @@ class FakeOpenAI:
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
             def _chat(self, body: dict) -> None:
-                import time
-
                 reply = server.chat_replies.pop(0) if server.chat_replies else "{}"
                 if isinstance(reply, str) and reply.startswith("sleep:"):
-                    time.sleep(float(reply.split(":", 1)[1]))
+                    if self._stall(float(reply.split(":", 1)[1])):
+                        server.hung_up.set()  # the client went away: no one to answer
+                        return
                     reply = "{}"
                 if isinstance(reply, int):
                     self._send(reply, {"error": {"message": "scripted failure",
@@ -66,6 +71,15 @@ class FakeOpenAI:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+            def _stall(self, seconds: float) -> bool:
+                """Wait, watching the connection; True if the client closed it."""
+                deadline = time.monotonic() + seconds
+                while (left := deadline - time.monotonic()) > 0:
+                    readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                    if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                        return True
+                return False
 
             def _send(self, status: int, payload: dict) -> None:
                 raw = json.dumps(payload).encode()
