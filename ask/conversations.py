@@ -372,15 +372,20 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
         conversation.turn_count += 1
         conversation.updated_at = now
         if not conversation.title:
-            conversation.title = _title_from(question)
+            conversation.title = shorten(" ".join(question.split()), 80)
         conversation.save(update_fields=["version", "turn_count", "updated_at", "title"])
         jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
         return TurnOut.of(turn), True
 
 
-def _title_from(question: str) -> str:
-    line = " ".join(question.split())
-    return line if len(line) <= 80 else line[:79].rstrip() + "…"
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def first_line(content: str, limit: int = 80) -> str:
+    """A note's label: its first non-empty line without markdown marks, shortened."""
+    line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
+    return shorten(line, limit)
 
 
 def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:

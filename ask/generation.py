@@ -38,6 +38,7 @@ from ask.conversations import (
     NotebookCoverage,
     SourceOut,
     TurnResult,
+    first_line,
     scope_of,
 )
 from ask.models import Conversation, Turn
@@ -177,15 +178,10 @@ def _selected(actor: Actor, question: str,
     return [_source(n) for n in supplied], coverage.model_copy(update={"complete": complete})
 
 
-def _label(content: str) -> str:
-    line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
-    return line if len(line) <= 80 else line[:79].rstrip() + "…"
-
-
 def _stored(source: Source) -> SourceOut:
     note = source.note
     return SourceOut(cite_as=source.cite_as, note_id=note.id, version=note.version,
-                     kind=note.kind, notebook_id=note.notebook_id, label=_label(note.content))
+                     kind=note.kind, notebook_id=note.notebook_id, label=first_line(note.content))
 
 
 def _generate(entry: Input) -> Output:

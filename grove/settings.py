@@ -228,13 +228,14 @@ else:
                           "LOCATION": "grove"}}
 
 # Background jobs: Celery with Redis when REDIS_URL is set; otherwise kombu's
-# filesystem transport in $GROVE_HOME/broker, so the embedded default needs no Redis.
+# filesystem transport with atomic message files (`grove.broker`) in $GROVE_HOME/broker,
+# so the embedded default needs no Redis.
 BROKER_DIR = GROVE_HOME / "broker"
 if CONFIG.redis_url:
     CELERY_BROKER_URL = CONFIG.redis_url
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_URL = "grovefs://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),

@@ -45,5 +45,6 @@ urlpatterns = [
     path("settings/", views.account_settings, name="settings"),
     path("healthz", views.healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
+    path("", include("ask.urls")),
     path("", include("notebooks.urls")),
 ]

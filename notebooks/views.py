@@ -226,8 +226,16 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
     place = notebooks.names.get(note.notebook_id, "") if note.notebook_id else "Personal"
     out = NoteOut.of(note)
     newest = revisions[0].version if revisions else note.version
+    # `?v=3`: that revision's text (where an Ask citation links), with the way back.
+    viewing, missing_version = None, None
+    if request.GET.get("v"):
+        wanted = request.GET["v"]
+        viewing = next((r for r in revisions if str(r.version) == wanted), None)
+        missing_version = None if viewing else wanted[:12]
     return render(request, "notebooks/note.html", {
-        "section": "library", "note": out, "html": render_markdown(note.content),
+        "section": "library", "note": out,
+        "html": render_markdown(viewing.content if viewing else note.content),
+        "viewing": viewing, "missing_version": missing_version,
         "place": place, "current_notebook": next(
             (nb for nb in notebooks.all if nb.id == note.notebook_id), None),
         "revisions": revisions, "conflict": conflict,

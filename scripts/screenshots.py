@@ -1,9 +1,13 @@
 """Take the README's screenshots of the real UI: `python scripts/screenshots.py`.
 
 Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
-notes, search, a note's history, Connections and Settings in headless Chromium
+notes, search, a note's history, Ask, Connections and Settings in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
+
+Ask needs a model: the script serves a scripted stand-in over the OpenAI wire protocol
+(the tests' fake server), which answers from the notes Grove sends it — the screenshots
+show Grove's real pages, citation checking and chips.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.fake_openai import FakeOpenAI  # noqa: E402 - the repository's own test server
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 PASSWORD = "a long enough passphrase 42"  # noqa: S105 - throwaway demo account
@@ -41,6 +48,28 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+def demo_answer(body: dict) -> str:
+    """The stand-in model: answers the oven question from the notes it was sent."""
+    import json
+    import re
+
+    schema = body["response_format"]["json_schema"]["name"]
+    prompt = body["messages"][-1]["content"]
+    if schema == "grove_standalone_question":
+        return json.dumps({"question": prompt.rsplit("Latest question:", 1)[-1].strip()})
+    notes = dict(re.findall(r'<note id="([^"]+)"[^>]*>\n(.*?)\n</note>', prompt, re.S))
+
+    def cite(word: str) -> list[str]:
+        return [i for i, text in notes.items() if word in text][:1]
+
+    dial = "230 °C" if "230" in " ".join(notes.values()) else "235 °C"
+    return json.dumps({"status": "answered", "blocks": [
+        {"text": "Bake the sourdough at **240 °C** for 45 minutes, after a 12-hour cold "
+                 "rise.", "citations": cite("Sourdough")},
+        {"text": f"Your oven runs hot, so set the dial to **{dial}**.",
+         "citations": cite("oven runs")}]})
+
+
 def shoot(page: Page, name: str) -> None:
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=OUT / f"{name}.png", full_page=True)
@@ -52,7 +81,11 @@ def main() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | {"GROVE_HOME": str(home)}
+    model = FakeOpenAI().__enter__()
+    model.chat_replies = [demo_answer] * 20
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | {
+        "GROVE_HOME": str(home), "GROVE_LLM_BASE_URL": model.url,
+        "GROVE_LLM_MODEL": "stand-in"}
     server = subprocess.Popen([sys.executable, "-m", "grove", "serve", "--port", str(port)],
                               env=env)
     base = f"http://127.0.0.1:{port}"
@@ -103,6 +136,18 @@ def main() -> None:
             page.get_by_role("button", name="Compare").click()
             page.wait_for_selector("pre.diff")
             shoot(page, "note")
+            page.goto(base + "/ask/")
+            page.get_by_label("Question").fill("How hot should the oven be for sourdough?")
+            page.get_by_role("button", name="Ask", exact=True).click()
+            page.wait_for_selector("li.turn[data-status=completed]", timeout=60_000)
+            shoot(page, "ask")
+            conversation = page.url
+            page.locator("a.chip").last.click()
+            page.get_by_label("Content").fill("Our oven runs 5 °C hot; set 235 °C for 240 °C.")
+            page.get_by_role("button", name="Save changes").click()
+            page.goto(conversation)
+            page.wait_for_selector(".badge.changed")
+            shoot(page, "ask-changed")
             page.goto(base + "/")
             page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
             page.get_by_role("link", name="Manage notebook").click()
@@ -128,6 +173,7 @@ def main() -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
+        model.__exit__()
         shutil.rmtree(home, ignore_errors=True)
     if errors:
         raise SystemExit("console errors:\n" + "\n".join(errors))

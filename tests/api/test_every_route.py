@@ -10,6 +10,9 @@ import uuid
 import pytest
 from django.test import Client
 
+from ask import conversations
+from ask.models import Turn
+from grove.tenancy import tenant
 from notebooks import services
 from tests import factories
 from tests.api.conftest import Caller, new_key
@@ -22,8 +25,21 @@ READ_ONLY_METHODS = {"get"}
 # (`/v1/tools/{tool}` is exercised with the read tool `get_note`; write tools with a
 # read-only key: tests/mcp/test_protocol.py.)
 READS_BY_POST = {"/v1/notes/search", "/v1/recall", "/v1/tools/{tool}", "/v1/ask"}
+# Conversations are Ask (reading): a read-only key may hold its own.
+CONVERSATIONS = "/v1/conversations"
 SESSION_ONLY = {"/v1/connections", "/v1/connections/keys", "/v1/connections/{connection_id}",
                 "/v1/connections/{connection_id}/revoke", "/v1/notebooks/{notebook_id}/{action}"}
+
+
+def conversation_of(actor) -> dict[str, str]:
+    """A conversation of `actor` with one turn, failed (so that it can be retried)."""
+    made, _ = conversations.conversation_create(actor=actor, conversation_id=uuid.uuid4())
+    turn, _ = conversations.turn_submit(actor=actor, conversation_id=made.id,
+                                        turn_id=uuid.uuid4(), query="hello?",
+                                        expected_version=0)
+    with tenant(actor):
+        Turn.objects.filter(id=turn.id).update(status="failed", error_code="test")
+    return {"conversation_id": str(made.id), "turn_id": str(turn.id)}
 
 
 def routes() -> list[tuple[str, str]]:
@@ -55,6 +71,10 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         "/v1/account/settings": {"capturePaused": False},
         "/v1/tools/{tool}": {"noteId": ids["note_id"]},
         "/v1/ask": {"query": "hello", "mode": "search"},
+        "/v1/conversations": {"id": str(uuid.uuid4())},
+        "/v1/conversations/search": {"query": "hello"},
+        "/v1/conversations/{conversation_id}/turns": {
+            "id": str(uuid.uuid4()), "query": "hello again?", "expectedVersion": 1},
     }
     if method in ("post", "patch") and path in bodies:
         return bodies[path]
@@ -71,7 +91,8 @@ def test_the_route_table_is_what_the_tests_cover():
 def test_anonymous_is_401_everywhere(method, path):
     ids = {"note_id": str(uuid.uuid4()), "notebook_id": str(uuid.uuid4()),
            "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}",
-           "action": "archive", "tool": "get_note"}
+           "action": "archive", "tool": "get_note", "conversation_id": str(uuid.uuid4()),
+           "turn_id": str(uuid.uuid4())}
     response = Caller(Client(), None).call(method.upper(), fill(path, ids)[3:],
                                            body_for(method, path, {**ids}))
     assert response.status_code == 401, (method, path, response.content[:300])
@@ -87,10 +108,13 @@ def test_read_only_keys_cannot_write_and_keys_cannot_administer(method, path):
     key, actor = new_key(owner, capabilities=["memory:read"])
     ids = {"note_id": str(note.id), "notebook_id": str(notebook.id),
            "connection_id": str(actor.connection_id), "typed_id": f"note:{note.id}",
-           "action": "archive", "tool": "get_note"}
+           "action": "archive", "tool": "get_note", **conversation_of(actor)}
     response = Caller(Client(), key).call(method.upper(), fill(path, ids)[3:],
                                           body_for(method, path, ids))
-    if path in SESSION_ONLY:
+    if path.startswith(CONVERSATIONS):
+        assert response.status_code in (200, 201, 202, 204), (method, path,
+                                                               response.content[:300])
+    elif path in SESSION_ONLY:
         assert response.status_code == 403, (method, path, response.content[:300])
         assert response.json()["error"]["code"] == "session_required"
     elif method in READ_ONLY_METHODS or path in READS_BY_POST:
@@ -113,10 +137,12 @@ def test_foreign_ids_are_the_same_404_as_missing_ones(method, path):
     _, their_key = new_key(stranger)
     foreign = {"note_id": str(their_note.id), "notebook_id": str(their_book.id),
                "connection_id": str(their_key.connection_id),
-               "typed_id": f"note:{their_note.id}", "tool": "get_note"}
+               "typed_id": f"note:{their_note.id}", "tool": "get_note",
+               **conversation_of(their_key)}
     missing = {"note_id": str(uuid.uuid4()), "notebook_id": str(uuid.uuid4()),
                "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}",
-               "tool": "get_note"}
+               "tool": "get_note", "conversation_id": str(uuid.uuid4()),
+               "turn_id": str(uuid.uuid4())}
     caller = Caller(Client(), key)
     answers = []
     for ids in (foreign, missing):
@@ -140,7 +166,7 @@ def test_every_route_succeeds_for_its_owner(method, path):
     key, actor = new_key(owner)
     ids = {"note_id": str(note.id), "notebook_id": str(notebook.id),
            "connection_id": str(actor.connection_id), "typed_id": f"note:{note.id}@1",
-           "action": "archive", "tool": "get_note"}
+           "action": "archive", "tool": "get_note", **conversation_of(actor)}
     administration = path in SESSION_ONLY or (path == "/v1/account/settings"
                                               and method == "patch")
     caller = session_caller(owner) if administration else Caller(Client(), key)
@@ -149,6 +175,13 @@ def test_every_route_succeeds_for_its_owner(method, path):
         state = caller.get("/connections").json()["data"][0]["state"]
         body = {"expectedState": state, "name": "renamed"}
     response = caller.call(method.upper(), fill(path, ids)[3:], body)
-    assert response.status_code in (200, 201), (method, path, response.content[:500])
-    if path != "/v1/export":
+    assert response.status_code in (200, 201, 202, 204), (method, path,
+                                                           response.content[:500])
+    if response.status_code == 204:
+        assert method == "delete" and caller.get(fill(path, ids)[3:]).status_code == 404
+    elif path == "/v1/export":
+        assert b"".join(response.streaming_content)
+    elif path.endswith("/export"):
+        assert response.json()["type"] == "grove-conversation"
+    else:
         assert response.json()["success"] is True

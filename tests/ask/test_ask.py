@@ -17,27 +17,8 @@ from grove.errors import Invalid, Unavailable
 from notebooks.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, new_key
-from tests.fake_openai import FakeOpenAI
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _clean_vector_index(vacuumed_vectors):
-    pass
-
-
-@pytest.fixture
-def owner():
-    return factories.owner()
-
-
-@pytest.fixture
-def provider():
-    with FakeOpenAI() as server, override_settings(
-            GROVE_LLM_BASE_URL=server.url, GROVE_LLM_MODEL="fake-model",
-            GROVE_LLM_API_KEY="sk-test", GROVE_LLM_TIMEOUT=1.0):
-        yield server
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
 
 
 def index_all(actor):

@@ -8,19 +8,16 @@ import time
 
 import httpx
 import pytest
-from django.test import override_settings
 
 from tests import factories
 from tests.api.conftest import new_key
+from tests.ask.conftest import fake_provider
 from tests.ask.test_ask import index_all
-from tests.fake_openai import FakeOpenAI
 
 
 @pytest.fixture
 def provider():
-    with FakeOpenAI() as server, override_settings(
-            GROVE_LLM_BASE_URL=server.url, GROVE_LLM_MODEL="fake-model",
-            GROVE_LLM_TIMEOUT=30.0):
+    with fake_provider(timeout=30.0) as server:
         yield server
 
 

@@ -26,29 +26,10 @@ from notebooks import services as notes
 from tests import factories
 from tests.api.conftest import Caller, new_key
 from tests.ask.test_ask import answer, index_all
-from tests.fake_openai import FakeOpenAI
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
 
 GENERATE = convo.GENERATE
-
-
-@pytest.fixture(autouse=True)
-def _clean_vector_index(vacuumed_vectors):
-    pass
-
-
-@pytest.fixture
-def owner():
-    return factories.owner()
-
-
-@pytest.fixture
-def provider():
-    with FakeOpenAI() as server, override_settings(
-            GROVE_LLM_BASE_URL=server.url, GROVE_LLM_MODEL="fake-model",
-            GROVE_LLM_API_KEY="sk-test", GROVE_LLM_TIMEOUT=1.0):
-        yield server
 
 
 def start(actor, **kwargs):

@@ -79,7 +79,7 @@ def test_celery_end_to_end_with_the_filesystem_broker(committed, celery_worker_o
                "control_folder": str(folder / "control"), "store_processed": False,
                "polling_interval": 0.05}
     actor = factories.owner()
-    with celery_worker_on("filesystem://", options):
+    with celery_worker_on("grovefs://", options):
         note = factories.note(actor, "through the filesystem broker")
         assert _wait_until_indexed(actor, note.id)
 

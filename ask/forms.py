@@ -1,0 +1,66 @@
+"""The Ask page's forms. Ids travel with the form (a fresh UUID per render), so a double
+submit creates one conversation and one turn — the services' idempotency does the rest."""
+
+import uuid
+from typing import Any, cast
+
+from django import forms
+
+from ask import conversations
+from ask.services import QUERY_MAX_CHARS
+
+
+class NoteIdsField(forms.MultipleChoiceField):
+    """Picked note ids: any UUIDs (whether each is reachable is the service's call, a
+    409 context_unavailable); the choices only label the ones shown."""
+
+    def valid_value(self, value: Any) -> bool:
+        try:
+            uuid.UUID(str(value))
+        except ValueError:
+            return False
+        return True
+
+
+class AskForm(forms.Form):
+    conversation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    turn_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    expected_version = forms.IntegerField(widget=forms.HiddenInput, initial=0, min_value=0)
+    query = forms.CharField(label="Question", max_length=QUERY_MAX_CHARS,
+                            widget=forms.Textarea(attrs={
+                                "rows": 3, "placeholder": "Ask anything about your notes…"}))
+    scope = forms.ChoiceField(label="Search in", required=False)
+    format = forms.ChoiceField(choices=[("markdown", "Formatted"), ("plain", "Plain text")],
+                               initial="markdown", label="Answer as")
+    notebooks = forms.MultipleChoiceField(required=False, label="Notebooks",
+                                          widget=forms.CheckboxSelectMultiple)
+    notes = NoteIdsField(required=False, label="Notes", widget=forms.CheckboxSelectMultiple)
+    only = forms.BooleanField(required=False, label="Only these sources")
+
+    def __init__(self, *args: Any, paths: Any = (), notes: Any = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["scope"]).choices = [
+            ("", "All notebooks and Personal"), ("personal", "Personal only")] + [
+            (str(nb.id), path) for nb, path in paths]
+        cast(forms.ChoiceField, self.fields["notebooks"]).choices = [
+            (str(nb.id), path) for nb, path in paths]
+        self.picked_notes = list(notes)
+        cast(forms.ChoiceField, self.fields["notes"]).choices = [
+            (str(n.id), label) for n, label in self.picked_notes]
+
+    def context(self) -> dict[str, Any] | None:
+        """The strict source selection, or None when nothing was picked (the service
+        refuses a selection of nothing only when one was asked for)."""
+        data = self.cleaned_data
+        if not data["notes"] and not data["notebooks"]:
+            return None
+        if len(data["notes"]) > conversations.CONTEXT_NOTES_MAX:
+            raise forms.ValidationError("Pick at most 12 notes.")
+        return {"notes": data["notes"], "notebooks": data["notebooks"],
+                "only": data["only"]}
+
+
+class HistoryForm(forms.Form):
+    q = forms.CharField(required=False, max_length=conversations.SEARCH_MAX_CHARS,
+                        label="Search conversations")
+    cursor = forms.CharField(required=False, max_length=2000)

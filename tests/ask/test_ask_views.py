@@ -1,0 +1,134 @@
+"""The website's Ask mode through Django's test client (the owner's session): start a
+conversation, a pending turn that polls, cited answers whose chips link to the exact
+revision, "note changed since (v1 → v2)" with re-ask, strict selection refused before
+any model call, history search, the note page's `?v=`."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from django.test import override_settings
+
+from ask import conversations as convo
+from notebooks import services as notes
+from tests import factories
+from tests.ask.test_ask import answer, index_all
+from tests.ask.test_conversations import generate
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
+
+
+def ask_form(query: str, **extra) -> dict:
+    return {"conversation_id": str(uuid.uuid4()), "turn_id": str(uuid.uuid4()),
+            "expected_version": "0", "query": query, "format": "markdown", **extra}
+
+
+def test_ask_cite_then_the_note_changes(owner, web, provider):
+    note = factories.note(owner, "The boiler is serviced every **October**.")
+    index_all(owner)
+    home = web.get("/ask/")
+    assert home.status_code == 200 and b"Ask your notes" in home.content
+    assert b"No conversations yet" in home.content
+    form = ask_form("When is the boiler serviced?")
+    started = web.post("/ask/new", form)
+    assert started.status_code == 302
+    url = started["Location"]
+    assert web.post("/ask/new", form)["Location"] == url  # a double submit asks once
+    page = web.get(url).content.decode()
+    assert 'data-status="pending"' in page and "hx-trigger=\"every 1s\"" in page
+
+    provider.chat_replies = [answer("answered", ("Every **October**.", [f"note:{note.id}@1"]))]
+    me = factories.Actor.for_session(owner.account_id)
+    assert generate(me) == 1
+    page = web.get(url).content.decode()
+    assert 'data-status="completed"' in page and "<strong>October</strong>" in page
+    assert f'href="/notes/{note.id}/?v=1"' in page
+    assert "note changed since" not in page
+
+    conversation_id = uuid.UUID(url.rstrip("/").rsplit("/", 1)[1])
+    [turn] = convo.conversation_get(actor=owner, conversation_id=conversation_id).turns
+    partial = web.get(f"/ask/{conversation_id}/turns/{turn.id}",
+                      headers={"HX-Request": "true"}).content.decode()
+    assert partial.strip().startswith("<li") and "hx-trigger" not in partial  # polling stops
+
+    notes.note_update(actor=owner, operation_id=uuid.uuid4(), note_id=note.id,
+                      content="The boiler is serviced every **November**.")
+    old = web.get(f"/notes/{note.id}/?v=1").content.decode()
+    assert "<strong>October</strong>" in old and "it is now at v2" in old
+    assert "no version" in web.get(f"/notes/{note.id}/?v=9").content.decode()
+    page = web.get(url).content.decode()
+    assert "note changed since (v1 → v2)" in page
+    reask_id = re.search(r'class="reask">.*?name="turn_id" value="([0-9a-f-]+)"', page,
+                         re.DOTALL)[1]
+    provider.chat_replies = [
+        '{"question": "When is the boiler serviced?"}',
+        answer("answered", ("Every **November**.", [f"note:{note.id}@2"]))]
+    assert web.post(f"/ask/{conversation_id}/turns/{turn.id}/reask",
+                    {"turn_id": reask_id}).status_code == 302
+    web.post(f"/ask/{conversation_id}/turns/{turn.id}/reask", {"turn_id": reask_id})
+    detail = convo.conversation_get(actor=owner, conversation_id=conversation_id)
+    assert [t.query for t in detail.turns] == ["When is the boiler serviced?"] * 2
+    generate(me)
+    page = web.get(url).content.decode()
+    assert f'href="/notes/{note.id}/?v=2"' in page and "<strong>November</strong>" in page
+
+
+def test_a_strict_question_with_an_unreachable_source_is_refused(owner, web, provider):
+    stranger = factories.owner()
+    theirs = factories.note(stranger, "Not yours.")
+    response = web.post("/ask/new", ask_form("What is this?", notes=[str(theirs.id)],
+                                             only="on"))
+    assert response.status_code == 409
+    assert "no longer reachable" in response.content.decode() or \
+        "not reachable" in response.content.decode()
+    assert convo.conversation_list(actor=owner)[0] == []  # nothing left behind
+    assert provider.requests == []
+    # The form comes back with the question and fresh ids: fixing the pick works.
+    page = response.content.decode()
+    assert "What is this?" in page
+    fresh = dict(re.findall(r'name="(conversation_id|turn_id)" value="([0-9a-f-]+)"', page))
+    mine = factories.note(owner, "This is the thing.")
+    retried = web.post("/ask/new", {**ask_form("What is this?"), **fresh,
+                                    "notes": [str(mine.id)], "only": "on"})
+    assert retried.status_code == 302
+
+
+def test_source_picker_and_history_search(owner, web):
+    note = factories.note(owner, "Packing list for the Lisbon trip.")
+    factories.note(owner, "Groceries.")
+    picker = web.get("/ask/sources", {"find": "Lisbon"}).content.decode()
+    assert f'value="{note.id}"' in picker and "Groceries" not in picker
+    kept = web.get("/ask/sources", {"find": "Groceries", "notes": [str(note.id)]}).content
+    assert kept.decode().count('checked') == 1 and b"Lisbon" in kept
+    for title in ("Lisbon trip", "Tax return"):
+        convo.conversation_create(actor=owner, conversation_id=uuid.uuid4(), title=title)
+    found = web.get("/ask/", {"q": "LISBON", "history": "1"},
+                    headers={"HX-Request": "true"}).content.decode()
+    assert found.strip().startswith('<section class="card ask-history"')
+    assert "Lisbon trip" in found and "Tax return" not in found
+    assert "Ask about this note" in web.get(f"/notes/{note.id}/").content.decode()
+    preset = web.get("/ask/", {"note": str(note.id)}).content.decode()
+    assert f'value="{note.id}" checked' in preset
+
+
+def test_generation_off_says_so_and_shows_sources(owner, web):
+    factories.note(owner, "The spare tyre is in the garage loft.")
+    index_all(owner)
+    with override_settings(GROVE_LLM_BASE_URL=None, GROVE_LLM_MODEL=None):
+        home = web.get("/ask/").content.decode()
+        assert "Answer generation is off" in home
+        url = web.post("/ask/new", ask_form("Where is the spare tyre?"))["Location"]
+        generate(factories.Actor.for_session(owner.account_id))
+        page = web.get(url).content.decode()
+    assert "Answer generation is off on this server" in page
+    assert "spare tyre is in the garage loft" in page
+
+
+def test_deleting_hides_the_conversation(owner, web):
+    made, _ = convo.conversation_create(actor=owner, conversation_id=uuid.uuid4(),
+                                        title="Old chat")
+    assert web.post(f"/ask/{made.id}/delete").status_code == 302
+    assert web.get(f"/ask/{made.id}/").status_code == 404
+    assert "Old chat" not in web.get("/ask/").content.decode()
