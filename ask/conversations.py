@@ -40,6 +40,7 @@ from grove.errors import Conflict, Invalid, NotFound
 from grove.schemas import Out
 from grove.tenancy import tenant
 from notebooks.cursors import read_cursor, write_cursor
+from notebooks.rendering import shorten
 from notebooks.selectors import access_notebook, notebooks_visible_to, notes_visible_to
 from notebooks.services import storable_text
 
@@ -378,14 +379,6 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
         return TurnOut.of(turn), True
 
 
-def shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
-def first_line(content: str, limit: int = 80) -> str:
-    """A note's label: its first non-empty line without markdown marks, shortened."""
-    line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
-    return shorten(line, limit)
 
 
 def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:

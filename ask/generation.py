@@ -38,7 +38,6 @@ from ask.conversations import (
     NotebookCoverage,
     SourceOut,
     TurnResult,
-    first_line,
     scope_of,
 )
 from ask.models import Conversation, Turn
@@ -50,6 +49,7 @@ from grove.models import Connection, Job
 from grove.tenancy import tenant
 from notebooks import recall
 from notebooks.models import Note
+from notebooks.rendering import first_line
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notebooks_visible_to, notes_visible_to
 

@@ -23,7 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from ask import conversations, providers
-from ask.conversations import TurnOut, first_line
+from ask.conversations import TurnOut
 from ask.forms import AskForm, HistoryForm
 from ask.services import EVERYWHERE
 from grove.errors import GroveError, Invalid, NotFound
@@ -31,7 +31,7 @@ from grove.middleware import session_actor
 from grove.tenancy import tenant
 from notebooks import search
 from notebooks.context import notebooks_for
-from notebooks.rendering import render_markdown
+from notebooks.rendering import first_line, render_markdown
 from notebooks.selectors import notes_visible_to
 
 PICKER_RESULTS = 10

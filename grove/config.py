@@ -36,6 +36,7 @@ SETTINGS: dict[str, str] = {
     "OPENAI_APPS_CHALLENGE": "openai_apps_challenge",
     "GROVE_DEBUG": "debug",
     "GROVE_API_RATE_LIMIT": "api_rate_limit",
+    "GROVE_PUBLIC_RATE_LIMIT": "public_rate_limit",
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
@@ -70,6 +71,7 @@ class Config:
     debug: bool
     # REST/MCP requests per minute per connection (0 = no limit).
     api_rate_limit: int = 600
+    public_rate_limit: int = 120
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -258,10 +260,13 @@ def load(*, create_home: bool = True) -> Config:
     if debug_raw not in ("1", "0", "true", "false", "yes", "no"):
         raise ConfigError(f"GROVE_DEBUG: {debug_raw!r} is not true or false")
 
-    raw_rate = values.get("GROVE_API_RATE_LIMIT", "600")
-    if not raw_rate.isdigit() or int(raw_rate) > 1_000_000:
-        raise ConfigError(f"GROVE_API_RATE_LIMIT: {raw_rate!r} is not a number of requests per "
-                          "minute (0 turns the limit off)")
+    rates = {}
+    for name, default in (("GROVE_API_RATE_LIMIT", "600"), ("GROVE_PUBLIC_RATE_LIMIT", "120")):
+        raw_rate = values.get(name, default)
+        if not raw_rate.isdigit() or int(raw_rate) > 1_000_000:
+            raise ConfigError(f"{name}: {raw_rate!r} is not a number of requests per "
+                              "minute (0 turns the limit off)")
+        rates[name] = int(raw_rate)
 
     if values.get("DATABASE_URL"):
         embedded = False
@@ -306,6 +311,7 @@ def load(*, create_home: bool = True) -> Config:
         llm_model=values.get("GROVE_LLM_MODEL"),
         openai_apps_challenge=challenge,
         debug=debug_raw in ("1", "true", "yes"),
-        api_rate_limit=int(raw_rate),
+        api_rate_limit=rates["GROVE_API_RATE_LIMIT"],
+        public_rate_limit=rates["GROVE_PUBLIC_RATE_LIMIT"],
         sources=sources,
     )

@@ -24,6 +24,10 @@ DEFINER_FUNCTIONS = (
     "grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, integer,"
     " integer)",
     "grove_search_matches(tsquery)",
+    # The public read path of share links (sharing 0002).
+    "grove_share_open(uuid)",
+    "grove_share_notes(uuid, uuid, timestamptz, uuid, integer)",
+    "grove_share_viewed(uuid)",
 )
 
 

@@ -220,6 +220,7 @@ GROVE_LOGIN_LIMITS = {"account": 5, "address": 20, "window": 15 * 60}
 # The per-connection API rate limit counts in the cache: Redis when configured (shared
 # by every process), else process memory (the embedded default runs one web process).
 GROVE_API_RATE_LIMIT = CONFIG.api_rate_limit
+GROVE_PUBLIC_RATE_LIMIT = CONFIG.public_rate_limit
 if CONFIG.redis_url:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                           "LOCATION": CONFIG.redis_url, "KEY_PREFIX": "grove"}}

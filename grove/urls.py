@@ -8,6 +8,7 @@ from grove.mcp import mcp_endpoint
 # Feature apps' REST routers, named by module so core does not import them.
 api.add_router("", "notebooks.api.router")
 api.add_router("", "ask.api.router")
+api.add_router("", "sharing.api.router")
 
 # The toolkit's endpoints under /o/ (authorize and token are Grove's subclasses), without
 # its application-management pages (any signed-in user could create clients there).
@@ -45,6 +46,7 @@ urlpatterns = [
     path("settings/", views.account_settings, name="settings"),
     path("healthz", views.healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
+    path("", include("sharing.urls")),
     path("", include("ask.urls")),
     path("", include("notebooks.urls")),
 ]

@@ -9,8 +9,10 @@ allow-list of tags, attributes and URL schemes, whatever a future plugin might e
 from __future__ import annotations
 
 import functools
+import html
 
 import nh3
+from django.utils.html import strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from mdit_py_plugins.tasklists import tasklists_plugin
@@ -65,3 +67,32 @@ def render_markdown(text: str) -> SafeString:
                       link_rel="noopener noreferrer nofollow",
                       attribute_filter=_classes_only)
     return mark_safe(clean)  # noqa: S308 - sanitised by nh3 just above
+
+
+EXCERPT_SOURCE_CHARS = 800
+
+
+def plain(markdown: str) -> str:
+    """Markdown as one line of plain text (rendered, then the tags dropped)."""
+    return " ".join(html.unescape(strip_tags(render_markdown(markdown))).split())
+
+
+def title_and_excerpt(content: str) -> tuple[str, str]:
+    """A note's title (its first line, as plain text) and an excerpt of the rest (at
+    most 240 characters: only the start of a long note is rendered)."""
+    lines = content.strip()[:EXCERPT_SOURCE_CHARS].splitlines()
+    title = plain(lines[0]) if lines else ""
+    rest = plain("\n".join(lines[1:]))
+    if not title:
+        title, rest = (rest[:80] or "(empty)"), rest[80:]
+    return title[:120], (rest[:240] + "…") if len(rest) > 240 else rest
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def first_line(content: str, limit: int = 80) -> str:
+    """A note's label: its first non-empty line without markdown marks, shortened."""
+    line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
+    return shorten(line, limit)

@@ -9,7 +9,6 @@ Domain errors not handled in place (a conflict that keeps a draft, a form error)
 from __future__ import annotations
 
 import difflib
-import html
 import io
 import uuid
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.html import escape, strip_tags
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -42,11 +41,10 @@ from notebooks.forms import (
     NoteMoveForm,
 )
 from notebooks.models import Notebook
-from notebooks.rendering import render_markdown
+from notebooks.rendering import render_markdown, title_and_excerpt
 from notebooks.schemas import NoteOut
 
 PAGE_SIZE = 25
-EXCERPT_SOURCE_CHARS = 800
 LIBRARY_FORM_ID = "library"
 
 
@@ -61,21 +59,6 @@ class Row:
     place: str
     title: str
     excerpt: SafeString
-
-
-def _plain(markdown: str) -> str:
-    """Markdown as one line of plain text (rendered, then the tags dropped)."""
-    return " ".join(html.unescape(strip_tags(render_markdown(markdown))).split())
-
-
-def _title_and_excerpt(content: str) -> tuple[str, str]:
-    # The excerpt shows at most 240 characters: render only the start of a long note.
-    lines = content.strip()[:EXCERPT_SOURCE_CHARS].splitlines()
-    title = _plain(lines[0]) if lines else ""
-    rest = _plain("\n".join(lines[1:]))
-    if not title:
-        title, rest = (rest[:80] or "(empty)"), rest[80:]
-    return title[:120], (rest[:240] + "…") if len(rest) > 240 else rest
 
 
 def _highlighted(snippet: str) -> SafeString:
@@ -131,7 +114,7 @@ def home(request: HttpRequest) -> HttpResponse:
     names = notebooks_for(request).names
     rows = []
     for item in page.data:
-        title, excerpt = _title_and_excerpt(item.note.content)
+        title, excerpt = title_and_excerpt(item.note.content)
         rows.append(Row(
             note=item.note,
             place=names.get(item.note.notebook_id, "") if item.note.notebook_id else "Personal",

@@ -1,7 +1,7 @@
 """Take the README's screenshots of the real UI: `python scripts/screenshots.py`.
 
 Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
-notes, search, a note's history, Ask, Connections and Settings in headless Chromium
+notes, search, a note's history, a share link, Ask, Connections and Settings in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
 
@@ -85,6 +85,7 @@ def main() -> None:
     model.chat_replies = [demo_answer] * 20
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | {
         "GROVE_HOME": str(home), "GROVE_LLM_BASE_URL": model.url,
+        "GROVE_BASE_URL": f"http://127.0.0.1:{port}",
         "GROVE_LLM_MODEL": "stand-in"}
     server = subprocess.Popen([sys.executable, "-m", "grove", "serve", "--port", str(port)],
                               env=env)
@@ -136,6 +137,17 @@ def main() -> None:
             page.get_by_role("button", name="Compare").click()
             page.wait_for_selector("pre.diff")
             shoot(page, "note")
+            page.get_by_role("button", name="Create public link").click()
+            link = page.get_by_label("Public link").input_value()
+            visitor = browser.new_context(viewport={"width": 1280, "height": 800})
+            public_page = visitor.new_page()
+            public_page.on("console",
+                           lambda m: errors.append(m.text) if m.type == "error" else None)
+            public_page.goto(link)
+            shoot(public_page, "share-public")
+            visitor.close()
+            page.goto(base + "/shares/")
+            shoot(page, "shares")
             page.goto(base + "/ask/")
             page.get_by_label("Question").fill("How hot should the oven be for sourdough?")
             page.get_by_role("button", name="Ask", exact=True).click()

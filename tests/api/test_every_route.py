@@ -14,6 +14,7 @@ from ask import conversations
 from ask.models import Turn
 from grove.tenancy import tenant
 from notebooks import services
+from sharing import services as share_services
 from tests import factories
 from tests.api.conftest import Caller, new_key
 from tests.factories import op
@@ -28,7 +29,8 @@ READS_BY_POST = {"/v1/notes/search", "/v1/recall", "/v1/tools/{tool}", "/v1/ask"
 # Conversations are Ask (reading): a read-only key may hold its own.
 CONVERSATIONS = "/v1/conversations"
 SESSION_ONLY = {"/v1/connections", "/v1/connections/keys", "/v1/connections/{connection_id}",
-                "/v1/connections/{connection_id}/revoke", "/v1/notebooks/{notebook_id}/{action}"}
+                "/v1/connections/{connection_id}/revoke", "/v1/notebooks/{notebook_id}/{action}",
+                "/v1/shares", "/v1/shares/{share_id}/revoke"}
 
 
 def conversation_of(actor) -> dict[str, str]:
@@ -67,6 +69,7 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         "/v1/notebooks/{notebook_id}": {"name": "Renamed"},
         "/v1/recall": {"query": "hello"},
         "/v1/connections/keys": {"name": "k"},
+        "/v1/shares": {"noteId": ids["note_id"]},
         "/v1/connections/{connection_id}": {"expectedState": "x", "name": "n"},
         "/v1/account/settings": {"capturePaused": False},
         "/v1/tools/{tool}": {"noteId": ids["note_id"]},
@@ -92,7 +95,7 @@ def test_anonymous_is_401_everywhere(method, path):
     ids = {"note_id": str(uuid.uuid4()), "notebook_id": str(uuid.uuid4()),
            "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}",
            "action": "archive", "tool": "get_note", "conversation_id": str(uuid.uuid4()),
-           "turn_id": str(uuid.uuid4())}
+           "turn_id": str(uuid.uuid4()), "share_id": str(uuid.uuid4())}
     response = Caller(Client(), None).call(method.upper(), fill(path, ids)[3:],
                                            body_for(method, path, {**ids}))
     assert response.status_code == 401, (method, path, response.content[:300])
@@ -108,7 +111,8 @@ def test_read_only_keys_cannot_write_and_keys_cannot_administer(method, path):
     key, actor = new_key(owner, capabilities=["memory:read"])
     ids = {"note_id": str(note.id), "notebook_id": str(notebook.id),
            "connection_id": str(actor.connection_id), "typed_id": f"note:{note.id}",
-           "action": "archive", "tool": "get_note", **conversation_of(actor)}
+           "action": "archive", "tool": "get_note", "share_id": str(uuid.uuid4()),
+           **conversation_of(actor)}
     response = Caller(Client(), key).call(method.upper(), fill(path, ids)[3:],
                                           body_for(method, path, ids))
     if path.startswith(CONVERSATIONS):
@@ -138,17 +142,19 @@ def test_foreign_ids_are_the_same_404_as_missing_ones(method, path):
     foreign = {"note_id": str(their_note.id), "notebook_id": str(their_book.id),
                "connection_id": str(their_key.connection_id),
                "typed_id": f"note:{their_note.id}", "tool": "get_note",
+               "share_id": str(share_services.share_create(
+                   actor=stranger, notebook_id=their_book.id)[0].id),
                **conversation_of(their_key)}
     missing = {"note_id": str(uuid.uuid4()), "notebook_id": str(uuid.uuid4()),
                "connection_id": str(uuid.uuid4()), "typed_id": f"note:{uuid.uuid4()}",
                "tool": "get_note", "conversation_id": str(uuid.uuid4()),
-               "turn_id": str(uuid.uuid4())}
+               "turn_id": str(uuid.uuid4()), "share_id": str(uuid.uuid4())}
     caller = Caller(Client(), key)
     answers = []
     for ids in (foreign, missing):
         response = caller.call(method.upper(), fill(path, ids)[3:], body_for(method, path, ids))
         answers.append((response.status_code, response.json()["error"]["code"]))
-    if path.startswith("/v1/connections"):
+    if path.startswith(("/v1/connections", "/v1/shares")):
         assert answers[0] == answers[1] == (403, "session_required")
     else:
         assert answers[0] == answers[1], (method, path, answers)
@@ -166,7 +172,9 @@ def test_every_route_succeeds_for_its_owner(method, path):
     key, actor = new_key(owner)
     ids = {"note_id": str(note.id), "notebook_id": str(notebook.id),
            "connection_id": str(actor.connection_id), "typed_id": f"note:{note.id}@1",
-           "action": "archive", "tool": "get_note", **conversation_of(actor)}
+           "action": "archive", "tool": "get_note", **conversation_of(actor),
+           "share_id": str(share_services.share_create(actor=owner,
+                                                       notebook_id=notebook.id)[0].id)}
     administration = path in SESSION_ONLY or (path == "/v1/account/settings"
                                               and method == "patch")
     caller = session_caller(owner) if administration else Caller(Client(), key)

@@ -10,6 +10,7 @@ from django.db import DatabaseError, connection, transaction
 from ask import conversations
 from grove import dbroles, jobs
 from notebooks import services
+from sharing import services as share_services
 from tests import factories
 from tests.factories import op
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
-    "ask_conversation", "ask_turn",
+    "ask_conversation", "ask_turn", "sharing_share",
 }
 
 
@@ -48,6 +49,7 @@ def populate(actor):
     talk, _ = conversations.conversation_create(actor=actor, conversation_id=uuid.uuid4())
     conversations.turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
                               query="secret?", expected_version=0)
+    share_services.share_create(actor=actor, notebook_id=nb.id)
     return nb, note
 
 
@@ -80,14 +82,18 @@ def test_every_account_table_has_forced_rls_and_a_policy():
                 "FROM pg_policy WHERE polrelid = %s::regclass ORDER BY polname", [table])
             policies = cursor.fetchall()
             assert ("account_isolation", "*", True, ["public"]) in policies, table
-            # The only other policy: the owner's read path for recall's lexical
-            # security-definer function (notebooks 0007) — never the runtime role.
-            others = [p for p in policies if p[0] != "account_isolation"]
-            if table == "notebooks_note":
-                owner = settings.DATABASES["owner"]["USER"]
-                assert others == [("lexical_lookup", "r", True, [owner])]
-            else:
-                assert others == [], table
+            # The only other policies: the owner's read paths for the security-definer
+            # functions of recall (notebooks 0007) and of share links (sharing 0002) —
+            # never the runtime role.
+            others = sorted(p for p in policies if p[0] != "account_isolation")
+            owner = settings.DATABASES["owner"]["USER"]
+            expected = {
+                "notebooks_note": [("lexical_lookup", "r", True, [owner])],
+                "notebooks_notebook": [("share_lookup", "r", True, [owner])],
+                "sharing_share": [("share_lookup", "r", True, [owner]),
+                                  ("share_views", "w", True, [owner])],
+            }
+            assert others == expected.get(table, []), table
 
 
 def test_raw_sql_sees_only_the_context_account():

@@ -1,0 +1,132 @@
+"""What a share link shows (SPEC §9): read only through the security-definer functions
+of migration sharing 0002, with no account context — so whatever a visitor sends (ids,
+cursors), nothing outside the share's target can come back."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.core import signing
+from django.db import connection, transaction
+from django.utils.dateparse import parse_datetime
+
+from sharing.tokens import share_id_of
+
+PAGE_DEFAULT, PAGE_MAX = 20, 50
+CURSOR_SALT = "grove.sharing.page"
+
+
+class InvalidPage(Exception):
+    """A page cursor or size a visitor may not use."""
+
+
+@dataclass(frozen=True)
+class PublicShare:
+    id: uuid.UUID
+    token: str
+    kind: str  # note | notebook
+    title: str
+    subnotebooks: bool
+    allow_indexing: bool
+
+
+@dataclass(frozen=True)
+class PublicNote:
+    id: uuid.UUID
+    content: str
+    kind: str
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+def open_share(token: str) -> PublicShare | None:
+    """The live share a token opens, or None (unknown, forged and revoked alike)."""
+    share_id = share_id_of(token)
+    if share_id is None:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT kind, title, subnotebooks, allow_indexing "
+                       "FROM grove_share_open(%s)", [share_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return PublicShare(id=share_id, token=token, kind=row[0], title=row[1],
+                       subnotebooks=row[2], allow_indexing=row[3])
+
+
+def _notes(share: PublicShare, *, note_id: uuid.UUID | None = None,
+           after: tuple[datetime, uuid.UUID] | None = None, limit: int = 1) -> list[PublicNote]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, content, kind, version, created_at, updated_at "
+            "FROM grove_share_notes(%s, %s, %s, %s, %s)",
+            [share.id, note_id, after[0] if after else None, after[1] if after else None,
+             limit])
+        return [PublicNote(*row) for row in cursor.fetchall()]
+
+
+def member(share: PublicShare, note_id: Any) -> PublicNote | None:
+    """One note of the share (the shared note itself, or a live member of the shared
+    notebook), or None."""
+    try:
+        key = uuid.UUID(str(note_id))
+    except ValueError:
+        return None
+    found = _notes(share, note_id=key)
+    return found[0] if found else None
+
+
+def the_note(share: PublicShare) -> PublicNote | None:
+    """A note share's note, if it is still live."""
+    found = _notes(share)
+    return found[0] if found else None
+
+
+def clean_limit(value: Any) -> int:
+    if value in (None, ""):
+        return PAGE_DEFAULT
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        raise InvalidPage("limit is a whole number.") from None
+    if not 1 <= limit <= PAGE_MAX:
+        raise InvalidPage(f"limit is from 1 to {PAGE_MAX}.")
+    return limit
+
+
+def page(share: PublicShare, *, cursor: str | None = None,
+         limit: int = PAGE_DEFAULT) -> tuple[list[PublicNote], str | None]:
+    """A page of a notebook share's live notes, newest first, and the next cursor (signed,
+    bound to this share)."""
+    after = None
+    if cursor:
+        if len(cursor) > 500:
+            raise InvalidPage("The cursor is not valid.")
+        try:
+            data = signing.loads(cursor, salt=CURSOR_SALT)
+            if data["s"] != str(share.id):
+                raise InvalidPage("The cursor is not valid.")
+            when = parse_datetime(data["t"])
+            if when is None:
+                raise InvalidPage("The cursor is not valid.")
+            after = (when, uuid.UUID(data["i"]))
+        except (signing.BadSignature, KeyError, TypeError, ValueError):
+            raise InvalidPage("The cursor is not valid.") from None
+    notes = _notes(share, after=after, limit=limit + 1)
+    more = len(notes) > limit
+    notes = notes[:limit]
+    next_cursor = None
+    if more:
+        last = notes[-1]
+        next_cursor = signing.dumps({"s": str(share.id), "t": last.created_at.isoformat(),
+                                     "i": str(last.id)}, salt=CURSOR_SALT)
+    return notes, next_cursor
+
+
+def count_view(share: PublicShare) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT grove_share_viewed(%s)", [share.id])

@@ -1,0 +1,229 @@
+"""Share links over HTTP.
+
+Public (no sign-in, SPEC §9): `/public/shares/<token>` (HTML), `….json`, a notebook
+share's pages of notes (`?cursor=`, `/notes.json`) and its notes one by one
+(`/notes/<id>`, `….json`). Every visitor request goes through `sharing.public` (the
+database's narrow read path), has its own per-address rate limit, and an unknown,
+forged or revoked token — or a note that is not (or no longer) in the share — gets the
+same 404. Pages may sit in shared caches for at most a minute (browsers revalidate each
+time), are `noindex` unless the owner allowed indexing, and send no referrer (the link
+is the capability).
+
+Owner (website session): the share box on note and notebook pages, and the Shares page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from grove.errors import GroveError
+from grove.middleware import session_actor
+from grove.throttle import client_address
+from notebooks.rendering import render_markdown, title_and_excerpt
+from sharing import public, services
+
+CACHE_SECONDS = 60
+NOT_FOUND = {"success": False, "error": {
+    "code": "share_not_found",
+    "message": "This link does not exist or was revoked by its owner."}}
+
+
+def _headers(response: HttpResponse, share: public.PublicShare | None) -> HttpResponse:
+    if share is None:
+        response["Cache-Control"] = "no-store"
+    else:
+        # Browsers revalidate every time (a revoked link is gone on the next load);
+        # a shared cache (a CDN) may keep a page for at most CACHE_SECONDS.
+        response["Cache-Control"] = f"public, max-age=0, s-maxage={CACHE_SECONDS}"
+    if share is None or not share.allow_indexing:
+        response["X-Robots-Tag"] = "noindex, nofollow"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def _json(data: Any, share: public.PublicShare | None, status: int = 200) -> HttpResponse:
+    return _headers(HttpResponse(json.dumps(data), status=status,
+                                 content_type="application/json"), share)
+
+
+def _not_found(request: HttpRequest, as_json: bool) -> HttpResponse:
+    """One answer for every link that opens nothing."""
+    if as_json:
+        return _json(NOT_FOUND, None, status=404)
+    return _headers(render(request, "sharing/not_found.html", status=404), None)
+
+
+def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """GROVE_PUBLIC_RATE_LIMIT requests per minute per visitor address (own counters,
+    apart from API keys'); over it → 429 with Retry-After."""
+
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        limit = settings.GROVE_PUBLIC_RATE_LIMIT
+        if limit:
+            now = time.time()
+            where = hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
+            key = f"public:{where}:{int(now // 60)}"  # no addresses in the clear
+            cache.add(key, 0, timeout=65)
+            try:
+                count = cache.incr(key)
+            except ValueError:
+                cache.add(key, 1, timeout=65)
+                count = 1
+            if count > limit:
+                response = _json({"success": False, "error": {
+                    "code": "rate_limited",
+                    "message": "Too many requests for shared pages; try again soon."}},
+                    None, status=429)
+                response["Retry-After"] = str(max(1, math.ceil(60 - now % 60)))
+                return response
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _note_json(note: public.PublicNote) -> dict[str, Any]:
+    return {"id": str(note.id), "content": note.content, "kind": note.kind,
+            "version": note.version, "updatedAt": note.updated_at.isoformat()}
+
+
+def _meta(share: public.PublicShare, **extra: Any) -> dict[str, Any]:
+    """Delivery metadata: what this is and how long it may be kept."""
+    return {"share": share.kind, "title": share.title or None,
+            "generatedAt": timezone.now().isoformat(), "maxAgeSeconds": CACHE_SECONDS,
+            **extra}
+
+
+def _page_of(request: HttpRequest, share: public.PublicShare
+             ) -> tuple[list[public.PublicNote], str | None]:
+    limit = public.clean_limit(request.GET.get("limit"))
+    return public.page(share, cursor=request.GET.get("cursor") or None, limit=limit)
+
+
+def _bad_page(as_json: bool, share: public.PublicShare, error: public.InvalidPage
+              ) -> HttpResponse:
+    body = {"success": False, "error": {"code": "invalid_page", "message": str(error)}}
+    if as_json:
+        return _json(body, share, status=400)
+    return _headers(HttpResponse(str(error), status=400, content_type="text/plain"), share)
+
+
+@require_GET
+@_limited
+def public_share(request: HttpRequest, token: str, as_json: bool = False) -> HttpResponse:
+    share = public.open_share(token)
+    if share is None:
+        return _not_found(request, as_json)
+    if share.kind == "note":
+        note = public.the_note(share)
+        if note is None:
+            return _not_found(request, as_json)
+        return _show_note(request, share, note, as_json)
+    try:
+        notes, next_cursor = _page_of(request, share)
+    except public.InvalidPage as error:
+        return _bad_page(as_json, share, error)
+    public.count_view(share)
+    if as_json:
+        return _json({"success": True, "data": {"notes": [_note_json(n) for n in notes]},
+                      "meta": _meta(share, returned=len(notes), nextCursor=next_cursor)},
+                     share)
+    rows = [(n, *title_and_excerpt(n.content)) for n in notes]
+    return _headers(render(request, "sharing/notebook.html", {
+        "share": share, "rows": rows, "next_cursor": next_cursor}), share)
+
+
+@require_GET
+@_limited
+def public_share_notes(request: HttpRequest, token: str) -> HttpResponse:
+    """A notebook share's notes as JSON, paginated (`cursor`, `limit` ≤ 50)."""
+    share = public.open_share(token)
+    if share is None or share.kind != "notebook":
+        return _not_found(request, True)
+    try:
+        notes, next_cursor = _page_of(request, share)
+    except public.InvalidPage as error:
+        return _bad_page(True, share, error)
+    return _json({"success": True, "data": [_note_json(n) for n in notes],
+                  "meta": _meta(share, returned=len(notes), nextCursor=next_cursor)}, share)
+
+
+@require_GET
+@_limited
+def public_share_note(request: HttpRequest, token: str, note_id: str,
+                      as_json: bool = False) -> HttpResponse:
+    """One note of a shared notebook (or the shared note itself)."""
+    share = public.open_share(token)
+    note = public.member(share, note_id) if share is not None else None
+    if share is None or note is None:
+        return _not_found(request, as_json)
+    return _show_note(request, share, note, as_json,
+                      back=reverse("public-share", args=[share.token]))
+
+
+def _show_note(request: HttpRequest, share: public.PublicShare, note: public.PublicNote,
+               as_json: bool, back: str | None = None) -> HttpResponse:
+    public.count_view(share)
+    if as_json:
+        return _json({"success": True, "data": {"note": _note_json(note)},
+                      "meta": _meta(share)}, share)
+    return _headers(render(request, "sharing/note.html", {
+        "share": share, "note": note, "html": render_markdown(note.content),
+        "title": title_and_excerpt(note.content)[0], "back": back}), share)
+
+
+# -- the owner's side -------------------------------------------------------------------------
+
+
+def _back(request: HttpRequest, fallback: str) -> HttpResponse:
+    target = request.POST.get("next", "")
+    if not target.startswith("/") or target.startswith("//"):
+        target = fallback
+    return redirect(target)
+
+
+@login_required
+@require_POST
+def share_create(request: HttpRequest) -> HttpResponse:
+    actor = session_actor(request)
+    try:
+        share, created = services.share_create(
+            actor=actor, note_id=request.POST.get("note") or None,
+            notebook_id=request.POST.get("notebook") or None,
+            include_subnotebooks=request.POST.get("include_subnotebooks") == "on",
+            allow_indexing=request.POST.get("allow_indexing") == "on")
+    except GroveError as error:
+        messages.error(request, error.message)
+        return _back(request, reverse("shares"))
+    if created:
+        messages.success(request, "Public link created: anyone with it can read this.")
+    return _back(request, reverse("shares"))
+
+
+@login_required
+@require_POST
+def share_revoke(request: HttpRequest, share_id: str) -> HttpResponse:
+    services.share_revoke(actor=session_actor(request), share_id=share_id)
+    messages.success(request, "The link was revoked: it opens nothing any more.")
+    return _back(request, reverse("shares"))
+
+
+@login_required
+@require_GET
+def share_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "sharing/shares.html", {
+        "section": "shares", "shares": services.share_list(actor=session_actor(request))})
