@@ -48,14 +48,25 @@ class AskForm(forms.Form):
         cast(forms.ChoiceField, self.fields["notes"]).choices = [
             (str(n.id), label) for n, label in self.picked_notes]
 
+    def clean_notes(self) -> list[str]:
+        notes = self.cleaned_data["notes"]
+        if len(notes) > conversations.CONTEXT_NOTES_MAX:
+            raise forms.ValidationError(
+                f"Pick at most {conversations.CONTEXT_NOTES_MAX} notes.")
+        return notes
+
+    def clean_notebooks(self) -> list[str]:
+        notebooks = self.cleaned_data["notebooks"]
+        if len(notebooks) > conversations.CONTEXT_NOTEBOOKS_MAX:
+            raise forms.ValidationError(
+                f"Pick at most {conversations.CONTEXT_NOTEBOOKS_MAX} notebooks.")
+        return notebooks
+
     def context(self) -> dict[str, Any] | None:
-        """The strict source selection, or None when nothing was picked (the service
-        refuses a selection of nothing only when one was asked for)."""
+        """The source selection, or None when nothing was picked."""
         data = self.cleaned_data
         if not data["notes"] and not data["notebooks"]:
             return None
-        if len(data["notes"]) > conversations.CONTEXT_NOTES_MAX:
-            raise forms.ValidationError("Pick at most 12 notes.")
         return {"notes": data["notes"], "notebooks": data["notebooks"],
                 "only": data["only"]}
 

@@ -95,6 +95,13 @@ def test_a_strict_question_with_an_unreachable_source_is_refused(owner, web, pro
     assert retried.status_code == 302
 
 
+def test_too_many_picked_sources_is_a_form_error(owner, web):
+    picked = [str(factories.note(owner, f"Note {i}").id) for i in range(13)]
+    response = web.post("/ask/new", ask_form("Which?", notes=picked))
+    assert response.status_code == 400 and "Pick at most 12 notes." in response.content.decode()
+    assert convo.conversation_list(actor=owner)[0] == []
+
+
 def test_source_picker_and_history_search(owner, web):
     note = factories.note(owner, "Packing list for the Lisbon trip.")
     factories.note(owner, "Groceries.")
