@@ -11,7 +11,8 @@
   the turn is `pending` until then, `completed` with its result or `failed` with a code
   (and can be retried).
 * A conversation is visible to whoever started it: the owner's website session sees
-  all of the account's; a connection only its own.
+  all of the account's; a connection only its own. Every turn is answered with the
+  starter's grant (the owner asking in an agent's conversation included).
 * History lists newest first in pages of 30 and searches titles and questions
   (literal, case-insensitive) with a signed cursor that keeps the exact timestamp of
   the last row, so deleting a row never shifts the next page. Deleting hides a
@@ -362,9 +363,13 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
         now = timezone.now()
         try:
             with transaction.atomic():
+                # Answered with the grant of whoever started the conversation, so
+                # that a client never reads (or builds on) answers from notes outside
+                # its grant, even when the owner asks in its conversation.
                 turn = Turn.objects.create(
                     id=key, account_id=actor.account_id, conversation=conversation,
-                    connection_id=actor.connection_id, position=conversation.turn_count + 1,
+                    connection_id=conversation.connection_id,
+                    position=conversation.turn_count + 1,
                     query=question, format=format, context=selection, request_hash=digest,
                     provider=providers.fingerprint(), created_at=now)
         except IntegrityError:
@@ -393,8 +398,9 @@ def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
         if turn.status != Turn.Status.FAILED:
             raise Conflict("Only a failed turn can be retried.", code="turn_not_failed")
         turn.status, turn.error_code, turn.error_message = Turn.Status.PENDING, "", ""
-        turn.provider = providers.fingerprint()
-        turn.save(update_fields=["status", "error_code", "error_message", "provider"])
+        turn.provider, turn.completed_at, turn.result = providers.fingerprint(), None, None
+        turn.save(update_fields=["status", "error_code", "error_message", "provider",
+                                 "completed_at", "result"])
         jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
         return TurnOut.of(turn)
 

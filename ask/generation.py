@@ -22,6 +22,7 @@ it and the turn is generated again (the turn stays `pending` meanwhile).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notebooks_visible_to, notes_visible_to
 
 LEASE = timedelta(minutes=5)
+# Model calls of one attempt must end inside its lease (with room to store the answer).
+CALL_BUDGET_SECONDS = LEASE.total_seconds() - 30
 SUPPLIED_MAX = 12  # notes supplied to the model from a source selection
 NOTE_MAX_CHARS = 4000  # of one note's content shown to the model
 
@@ -149,8 +152,9 @@ def _selected(actor: Actor, question: str,
         members = {nb.id: list(Note.objects.filter(live_filter(actor), notebook_id=nb.id)
                                .exclude(id__in=list(notes)).order_by("-updated_at", "id")
                                [:SUPPLIED_MAX + 1]) for nb in notebooks}
-        counts = {nb.id: Note.objects.filter(live_filter(actor), notebook_id=nb.id).count()
-                  for nb in notebooks}
+        # Picked notes are counted as picked, not again as their notebook's.
+        counts = {nb.id: Note.objects.filter(live_filter(actor), notebook_id=nb.id)
+                  .exclude(id__in=list(notes)).count() for nb in notebooks}
     room = max(0, SUPPLIED_MAX - len(chosen))
     searched = sum(len(m) for m in members.values()) > room
     if searched and notebooks and room:
@@ -193,6 +197,7 @@ def _generate(entry: Input) -> Output:
         return Output(failure=Failed(
             "provider_changed", "The answer provider's settings changed since this question "
                                 "was asked; retry it."))
+    deadline = time.monotonic() + CALL_BUDGET_SECONDS
     try:
         sources: list[Source] = []
         coverage = None
@@ -202,7 +207,8 @@ def _generate(entry: Input) -> Output:
         if not (entry.context and entry.context.get("only")):
             question = entry.question
             if entry.history and providers.configured():
-                resolved = providers.standalone_question(entry.question, entry.history)
+                resolved = providers.standalone_question(entry.question, entry.history,
+                                                         deadline=deadline)
                 question = resolved
             found = retrieve(actor=actor, question=question[:recall.QUERY_MAX_CHARS],
                              notebook_id=entry.scope, include_personal=entry.include_personal,
@@ -221,7 +227,8 @@ def _generate(entry: Input) -> Output:
         evidence = [providers.Evidence(cite_as=e.cite_as, content=e.content[:NOTE_MAX_CHARS],
                                        kind=e.kind, place=e.place)
                     for e in evidence_of(sources)]
-        draft = providers.generate(entry.question, evidence, history=entry.history)
+        draft = providers.generate(entry.question, evidence, history=entry.history,
+                                   deadline=deadline)
         status, blocks = answered(draft, sources)
         return Output(result=TurnResult(status=status, blocks=blocks,  # type: ignore[arg-type]
                                         sources=stored, context_coverage=coverage,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -162,11 +163,27 @@ def _parse[M: BaseModel](response: object, model: type[M]) -> M:
                                   "requested JSON answer.") from None
 
 
-def _call[M: BaseModel](request: dict, model: type[M]) -> M:
+def _within(deadline: float | None) -> dict:
+    """Client options so that every try of one call ends by `deadline` (monotonic): the
+    configured timeout and retries, fewer retries or a shorter timeout when time is short."""
+    timeout = float(getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS))
+    if deadline is None:
+        return {}
+    left = deadline - time.monotonic()
+    if left < 1:
+        raise ProviderUnavailable("No time was left to ask the answer provider.")
+    tries = min(MAX_RETRIES + 1, int(left // timeout))
+    if tries < 1:
+        return {"timeout": left, "max_retries": 0}
+    return {"timeout": timeout, "max_retries": tries - 1}
+
+
+def _call[M: BaseModel](request: dict, model: type[M], deadline: float | None = None) -> M:
     import openai
 
     try:
-        response = _client().chat.completions.create(**request)  # type: ignore[attr-defined]
+        client = _client().with_options(**_within(deadline))  # type: ignore[attr-defined]
+        response = client.chat.completions.create(**request)
     except openai.OpenAIError as exc:
         raise ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.") \
             from None
@@ -175,10 +192,11 @@ def _call[M: BaseModel](request: dict, model: type[M]) -> M:
 
 def generate(question: str, evidence: list[Evidence],
              previous_questions: list[str] | None = None,
-             history: list[Exchange] | None = None) -> Draft:
-    """Ask the configured model. Raises ProviderUnavailable; never returns a guess."""
+             history: list[Exchange] | None = None, deadline: float | None = None) -> Draft:
+    """Ask the configured model (every try done by `deadline`, a monotonic time, when
+    given). Raises ProviderUnavailable; never returns a guess."""
     return _call(_request(_messages(question, evidence, previous_questions or [], history),
-                          "grove_answer", ANSWER_SCHEMA), Draft)
+                          "grove_answer", ANSWER_SCHEMA), Draft, deadline)
 
 
 async def agenerate(question: str, evidence: list[Evidence],
@@ -202,10 +220,12 @@ async def agenerate(question: str, evidence: list[Evidence],
     return _parse(response, Draft)
 
 
-def standalone_question(question: str, history: list[Exchange]) -> str:
+def standalone_question(question: str, history: list[Exchange],
+                        deadline: float | None = None) -> str:
     """A follow-up resolved against the conversation's earlier turns (for retrieval)."""
     user = f"Conversation so far:\n{_history(history)}Latest question: {question}"
     resolved = _call(_request([{"role": "system", "content": STANDALONE_PROMPT},
                                {"role": "user", "content": user}],
-                              "grove_standalone_question", STANDALONE_SCHEMA), Standalone)
+                              "grove_standalone_question", STANDALONE_SCHEMA), Standalone,
+                     deadline)
     return resolved.question.strip() or question

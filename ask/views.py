@@ -284,10 +284,14 @@ def ask_turn_submit(request: HttpRequest, conversation_id: uuid.UUID) -> HttpRes
 def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
              turn_id: uuid.UUID) -> HttpResponse:
     """One turn's partial (a pending turn polls this until it is answered)."""
-    turn = conversations.turn_get(actor=session_actor(request),
-                                  conversation_id=conversation_id, turn_id=turn_id)
+    actor = session_actor(request)
+    detail = conversations.conversation_get(actor=actor, conversation_id=conversation_id)
+    turn = next((t for t in detail.turns if t.id == turn_id), None)
+    if turn is None:
+        raise Http404("No such turn.")
     return render(request, "ask/conversation.html#turn", {
-        "t": _views(request, [turn])[0], "conversation_id": conversation_id})
+        "t": _views(request, [turn])[0], "conversation_id": conversation_id,
+        "conversation": detail})
 
 
 @login_required
@@ -320,11 +324,13 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
     except NotFound:
         existing = None
     if existing is None:
-        version = conversations.conversation_get(actor=actor,
-                                                 conversation_id=conversation_id).version
+        version = request.POST.get("expected_version", "")
+        if not version.isdigit():  # the page's version; a stale one is a 409 as usual
+            version = str(conversations.conversation_get(
+                actor=actor, conversation_id=conversation_id).version)
         conversations.turn_submit(
             actor=actor, conversation_id=conversation_id, turn_id=new_id, query=turn.query,
-            format=turn.format, expected_version=version,
+            format=turn.format, expected_version=int(version),
             context=turn.context.model_dump(mode="json") if turn.context else None)
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{new_id}")
 

@@ -29,7 +29,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from grove.errors import GroveError
 from grove.middleware import session_actor
@@ -122,7 +123,7 @@ def _bad_page(as_json: bool, share: public.PublicShare, error: public.InvalidPag
     return _headers(HttpResponse(str(error), status=400, content_type="text/plain"), share)
 
 
-@require_GET
+@require_safe
 @_limited
 def public_share(request: HttpRequest, token: str, as_json: bool = False) -> HttpResponse:
     share = public.open_share(token)
@@ -147,7 +148,7 @@ def public_share(request: HttpRequest, token: str, as_json: bool = False) -> Htt
         "share": share, "rows": rows, "next_cursor": next_cursor}), share)
 
 
-@require_GET
+@require_safe
 @_limited
 def public_share_notes(request: HttpRequest, token: str) -> HttpResponse:
     """A notebook share's notes as JSON, paginated (`cursor`, `limit` ≤ 50)."""
@@ -162,7 +163,7 @@ def public_share_notes(request: HttpRequest, token: str) -> HttpResponse:
                   "meta": _meta(share, returned=len(notes), nextCursor=next_cursor)}, share)
 
 
-@require_GET
+@require_safe
 @_limited
 def public_share_note(request: HttpRequest, token: str, note_id: str,
                       as_json: bool = False) -> HttpResponse:
@@ -191,7 +192,8 @@ def _show_note(request: HttpRequest, share: public.PublicShare, note: public.Pub
 
 def _back(request: HttpRequest, fallback: str) -> HttpResponse:
     target = request.POST.get("next", "")
-    if not target.startswith("/") or target.startswith("//"):
+    if not target.startswith("/") or not url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         target = fallback
     return redirect(target)
 

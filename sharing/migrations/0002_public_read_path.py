@@ -16,7 +16,7 @@ from grove.rls import enable_rls
 # * grove_share_viewed: counts a view.
 #
 # The live-note conditions mirror notebooks.selectors.live_filter;
-# tests/sharing/test_public.py holds them to the same answers.
+# tests/sharing/test_shares.py holds them to the same answers.
 FUNCTIONS = """
 CREATE FUNCTION grove_share_open(p_share uuid)
 RETURNS TABLE (kind text, title text, subnotebooks boolean, allow_indexing boolean)

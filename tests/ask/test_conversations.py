@@ -277,7 +277,8 @@ def test_a_failed_turn_can_be_retried(owner, provider):
     assert failed.result is None
     provider.chat_replies = [answer("answered", ("Top drawer.", [f"note:{note.id}@1"]))]
     retried = convo.turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
-    assert retried.status == "pending"
+    assert retried.status == "pending" and retried.completed_at is None
+    assert retried.error is None and retried.result is None
     with pytest.raises(Conflict) as twice:
         convo.turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
     assert twice.value.code == "turn_not_failed"
@@ -451,3 +452,53 @@ def test_over_rest_each_connection_sees_its_own(owner, provider):
     assert api.post("/conversations", body).status_code == 409  # the id stays taken
     with tenant(owner):
         assert Conversation.objects.filter(id=conversation_id).exists()  # retained
+
+
+def test_the_owner_asking_in_an_agents_conversation_gets_the_agents_grant(owner, provider):
+    shared = factories.notebook(owner, "Shared")
+    private = factories.notebook(owner, "Private")
+    factories.note(owner, "The shed key hangs by the door.", notebook_id=shared.id)
+    factories.note(owner, "The safe key is in the freezer.", notebook_id=private.id)
+    index_all(owner)
+    _, agent = new_key(owner, all_notebooks=False, personal=False, notebooks=[shared.id])
+    conversation = start(agent)
+    provider.chat_replies = [answer("insufficient_evidence")]
+    submit(owner, conversation, "Where is the safe key kept?")  # the owner, in the website
+    generate(owner)
+    prompt = json.dumps(chat_requests(provider))
+    assert "freezer" not in prompt  # answered within the agent's grant
+    [turn] = convo.conversation_get(actor=agent, conversation_id=conversation.id).turns
+    assert turn.status == "completed"
+
+
+def test_a_picked_note_and_its_notebook_are_read_once(owner, provider):
+    book = factories.notebook(owner, "Bikes")
+    picked = factories.note(owner, "Chain oil every 300 km.", notebook_id=book.id)
+    factories.note(owner, "Tyres at 4 bar.", notebook_id=book.id)
+    index_all(owner)
+    conversation = start(owner)
+    provider.chat_replies = [answer("answered", ("Oil it.", [f"note:{picked.id}@1"]))]
+    turn = submit(owner, conversation, "How do I look after the bike?",
+                  context={"notes": [str(picked.id)], "notebooks": [str(book.id)],
+                           "only": True})
+    generate(owner)
+    coverage = turn_of(owner, conversation, turn).result.context_coverage
+    assert (coverage.supplied, coverage.notebooks[0].notes, coverage.notebooks[0].supplied,
+            coverage.complete) == (2, 1, 1, True)
+
+
+def test_model_calls_fit_inside_the_lease():
+    import time
+
+    from ask import providers
+
+    now = time.monotonic()
+    with override_settings(GROVE_LLM_TIMEOUT=60.0):
+        assert providers._within(None) == {}
+        assert providers._within(now + 270) == {"timeout": 60.0, "max_retries": 2}
+        assert providers._within(now + 130) == {"timeout": 60.0, "max_retries": 1}
+        short = providers._within(now + 30)
+        assert short["max_retries"] == 0 and 28 < short["timeout"] <= 30
+        with pytest.raises(providers.ProviderUnavailable):
+            providers._within(now - 1)
+    assert generation.CALL_BUDGET_SECONDS < generation.LEASE.total_seconds()

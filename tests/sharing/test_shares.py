@@ -126,6 +126,17 @@ def test_membership_is_live(owner):
     assert "no notes to show" in page
 
 
+def test_head_works_and_a_deactivated_account_shares_nothing(owner):
+    from grove.models import Account
+
+    note = factories.note(owner, "Visible while the account is active.")
+    share, _ = services.share_create(actor=owner, note_id=note.id)
+    assert Client().head(f"/public/shares/{share.token}").status_code == 200
+    Account.objects.filter(id=owner.account_id).update(is_active=False)
+    assert visit(f"/public/shares/{share.token}").status_code == 404
+    assert visit(f"/public/shares/{share.token}.json").status_code == 404
+
+
 def test_sub_notebooks_only_when_the_share_says_so(owner):
     parent = factories.notebook(owner, "Garden")
     child = factories.notebook(owner, "Vegetables", parent=parent.id)
