@@ -36,6 +36,8 @@ class ShareOut(Out):
     view_count: int
     last_viewed_at: datetime | None
     created_at: datetime
+    # False while the target is archived, expired or deleted: the link shows a 404.
+    available: bool
 
 
 def share_url(token: str) -> str:
@@ -48,6 +50,16 @@ def _title(share: Share) -> str:
     return first_line(share.note.content) if share.note else ""
 
 
+def _available(share: Share) -> bool:
+    if share.note is not None:
+        note = share.note
+        return note.status == "active" and (note.expires_at is None
+                                            or note.expires_at > timezone.now())
+    notebook = share.notebook
+    return notebook is not None and notebook.deleted_at is None \
+        and notebook.archived_at is None
+
+
 def _out(share: Share) -> ShareOut:
     token = token_for(share.id)
     return ShareOut(
@@ -55,7 +67,8 @@ def _out(share: Share) -> ShareOut:
         notebook_id=share.notebook_id, title=_title(share), token=token,
         url=share_url(token), include_subnotebooks=share.include_subnotebooks,
         allow_indexing=share.allow_indexing, view_count=share.view_count,
-        last_viewed_at=share.last_viewed_at, created_at=share.created_at)
+        last_viewed_at=share.last_viewed_at, created_at=share.created_at,
+        available=_available(share))
 
 
 def share_create(*, actor: Actor, note_id: Any = None, notebook_id: Any = None,

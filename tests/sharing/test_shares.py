@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from grove.actor import Actor
 from grove.errors import Forbidden, NotFound
-from grove.models import Connection
+from grove.models import Account, Connection
 from notebooks import services as notes
 from notebooks.models import Note
 from sharing import public, services, tokens
@@ -120,8 +120,15 @@ def test_membership_is_live(owner):
     with factories.tenant(owner):
         Note.objects.filter(id=soon.id).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert shared_ids(share) == [str(first.id)]  # past expiry: gone at once
+    note_share = services.share_create(actor=owner, note_id=first.id)[0]
+    assert note_share.available
     notes.note_forget(actor=owner, operation_id=uuid.uuid4(), items=[{"id": first.id}])
     assert shared_ids(share) == []
+    listed = {s.id: s.available for s in services.share_list(actor=owner)}
+    assert listed == {share.id: True, note_share.id: False}  # the Shares page says so
+    web = Client()
+    web.force_login(Account.objects.get(id=owner.account_id))
+    assert "not available now" in web.get("/shares/").content.decode()
     page = visit(f"/public/shares/{share.token}").content.decode()
     assert "no notes to show" in page
 
