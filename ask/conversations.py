@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from datetime import datetime
 from typing import Any, Literal
@@ -38,11 +37,17 @@ from ask.services import EVERYWHERE, AnswerBlock, clean_query
 from grove import jobs
 from grove.actor import READ, Actor
 from grove.errors import Conflict, Invalid, NotFound
+from grove.operations import request_hash
 from grove.schemas import Out
 from grove.tenancy import tenant
 from notebooks.cursors import read_cursor, write_cursor
 from notebooks.rendering import shorten
-from notebooks.selectors import access_notebook, notebooks_visible_to, notes_visible_to
+from notebooks.selectors import (
+    access_notebook,
+    notebooks_visible_to,
+    notes_visible_to,
+    parse_uuid,
+)
 from notebooks.services import storable_text
 
 TURN_LIMIT = 100
@@ -153,7 +158,7 @@ class ConversationOut(Out):
                    notebook_id=conversation.notebook_id,
                    scope=conversation.scope,  # type: ignore[arg-type]
                    include_personal=conversation.include_personal,
-                   version=conversation.version, turn_count=conversation.turn_count,
+                   version=conversation.version, turn_count=conversation.version,
                    created_at=conversation.created_at, updated_at=conversation.updated_at)
 
 
@@ -173,15 +178,6 @@ class ConversationFound(Out):
 
 
 # -- cleaning ----------------------------------------------------------------------------------
-
-
-def _uuid(value: Any, *, what: str, code: str) -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except (ValueError, TypeError, AttributeError):
-        raise Invalid(f"{what} must be a UUID.", code=code) from None
 
 
 def clean_title(value: Any) -> str:
@@ -241,12 +237,6 @@ def check_context(actor: Actor, context: dict[str, Any] | None) -> None:
                            "reachable.")
 
 
-def _digest(payload: dict[str, Any], actor: Actor) -> str:
-    canonical = json.dumps({**payload, "caller": actor.connection_id}, sort_keys=True,
-                           default=str, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
 def _scope_of(actor: Actor, notebook_id: Any) -> tuple[str, uuid.UUID | None]:
     if notebook_id is EVERYWHERE:
         return Conversation.Scope.EVERYWHERE, None
@@ -278,7 +268,7 @@ def access_conversation(actor: Actor, conversation_id: Any, *,
                         for_update: bool = False) -> Conversation:
     """The conversation if the actor may see it (caller holds a tenant transaction)."""
     actor.require(READ)
-    key = _uuid(conversation_id, what="conversation id", code="invalid_id")
+    key = parse_uuid(conversation_id, what="conversation id")
     rows = _conversations(actor)
     if for_update:
         rows = rows.select_for_update()
@@ -296,16 +286,16 @@ def conversation_create(*, actor: Actor, conversation_id: Any, notebook_id: Any 
                         title: Any = None) -> tuple[ConversationOut, bool]:
     """Start a conversation under the client's UUID. Returns (conversation, created);
     the same UUID and payload again replays, anything else → 409."""
-    key = _uuid(conversation_id, what="id", code="invalid_id")
+    key = parse_uuid(conversation_id, what="id")
     clean = clean_title(title)
     if not isinstance(include_personal, bool):
         raise Invalid("includePersonal is true or false.", code="invalid_include_personal")
     with tenant(actor):
         actor.require(READ)
         scope, notebook = _scope_of(actor, notebook_id)
-        digest = _digest({"action": "conversation.create", "scope": scope,
-                          "notebook": notebook, "personal": include_personal,
-                          "title": clean}, actor)
+        digest = request_hash("conversation.create", {
+            "scope": scope, "notebook": notebook, "personal": include_personal,
+            "title": clean}, actor.connection_id)
         existing = _conversations(actor, hidden=True).filter(id=key).first()
         if existing is not None:
             if existing.request_hash != digest or existing.deleted_at is not None:
@@ -332,7 +322,7 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
     """Ask the next question of a conversation. Returns (turn, created): a new turn is
     `pending` and its answer is generated in the background; the same turn UUID and
     payload again replays the turn as it is now."""
-    key = _uuid(turn_id, what="id", code="invalid_id")
+    key = parse_uuid(turn_id, what="id")
     question = clean_query(query)
     if format not in Turn.Format.values:
         raise Invalid("format is plain or markdown.", code="invalid_format")
@@ -343,9 +333,9 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
     selection = clean_context(context)
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id, for_update=True)
-        digest = _digest({"action": "turn.submit", "conversation": conversation.id,
-                          "query": question, "format": format,
-                          "expected": expected_version, "context": selection}, actor)
+        digest = request_hash("turn.submit", {
+            "conversation": conversation.id, "query": question, "format": format,
+            "expected": expected_version, "context": selection}, actor.connection_id)
         existing = Turn.objects.filter(id=key).first()
         if existing is not None:
             if existing.request_hash != digest:
@@ -356,7 +346,7 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
             raise Conflict(f"The conversation is at version {conversation.version}, not "
                            f"{expected_version}: reload it and ask again.",
                            code="version_conflict")
-        if conversation.turn_count >= TURN_LIMIT:
+        if conversation.version >= TURN_LIMIT:
             raise Conflict(f"A conversation holds at most {TURN_LIMIT} turns; start a new "
                            "one.", code="turn_limit")
         check_context(actor, selection)
@@ -369,17 +359,16 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
                 turn = Turn.objects.create(
                     id=key, account_id=actor.account_id, conversation=conversation,
                     connection_id=conversation.connection_id,
-                    position=conversation.turn_count + 1,
+                    position=conversation.version + 1,
                     query=question, format=format, context=selection, request_hash=digest,
                     provider=providers.fingerprint(), created_at=now)
         except IntegrityError:
             raise Conflict("This turn id is already in use.", code="turn_conflict") from None
         conversation.version += 1
-        conversation.turn_count += 1
         conversation.updated_at = now
         if not conversation.title:
             conversation.title = shorten(" ".join(question.split()), 80)
-        conversation.save(update_fields=["version", "turn_count", "updated_at", "title"])
+        conversation.save(update_fields=["version", "updated_at", "title"])
         jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
         return TurnOut.of(turn), True
 
@@ -388,7 +377,7 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
 
 def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
     """Generate a failed turn's answer again (with the provider configured now)."""
-    key = _uuid(turn_id, what="turn id", code="invalid_id")
+    key = parse_uuid(turn_id, what="turn id")
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id, for_update=True)
         turn = Turn.objects.select_for_update().filter(id=key, conversation=conversation)\
@@ -413,7 +402,7 @@ def conversation_get(*, actor: Actor, conversation_id: Any) -> ConversationDetai
 
 
 def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
-    key = _uuid(turn_id, what="turn id", code="invalid_id")
+    key = parse_uuid(turn_id, what="turn id")
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id)
         turn = conversation.turns.filter(id=key).first()
@@ -440,7 +429,7 @@ def conversation_list(*, actor: Actor, after: Any = None
         rows = _conversations(actor).order_by("-created_at", "-id")
         total = rows.count()
         if after is not None:
-            key = _uuid(after, what="after", code="invalid_after")
+            key = parse_uuid(after, what="after")
             mark = _conversations(actor, hidden=True).filter(id=key)\
                 .values_list("created_at", "id").first()
             if mark is None:
@@ -491,7 +480,7 @@ def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
                 matched[conversation_id] = asked_text[:SEARCH_MAX_CHARS]
     more = len(page) > PAGE
     page = page[:PAGE]
-    found = [ConversationFound(id=c.id, title=c.title, turn_count=c.turn_count,
+    found = [ConversationFound(id=c.id, title=c.title, turn_count=c.version,
                                created_at=c.created_at, updated_at=c.updated_at,
                                matched_question=matched.get(c.id)) for c in page]
     next_cursor = None

@@ -118,8 +118,6 @@ def load(jobs: Sequence[Job]) -> dict[uuid.UUID, Input]:
                 .filter(id=job.target_id, status=Turn.Status.PENDING).first())
         if turn is None:
             continue
-        turn.attempts += 1
-        turn.save(update_fields=["attempts"])
         conversation: Conversation = turn.conversation
         strict = bool(turn.context and turn.context.get("only"))
         entry = Input(turn_id=turn.id, question=turn.query, actor=None, provider=turn.provider,

@@ -1,8 +1,9 @@
 """Conversations (SPEC §8): durable Ask threads and their turns.
 
 A conversation's and a turn's id are the client's UUIDs, so a retried create or submit
-finds the row it made. `Conversation.version` counts the turns submitted: a turn names
-the version it expects, and a turn refused for any reason leaves it unchanged. A turn is
+finds the row it made. `Conversation.version` counts the turns submitted (it is also
+the turn count): a turn names the version it expects, and a turn refused for any reason
+leaves it unchanged. A turn is
 `pending` until its generation job stores an answer (`completed`) or gives up
 (`failed`, retryable). Deleting a conversation hides it; its rows are retained.
 """
@@ -35,7 +36,6 @@ class Conversation(models.Model):
                                  on_delete=models.PROTECT, related_name="+")
     include_personal = models.BooleanField(default=True)
     version = models.PositiveIntegerField(default=0)
-    turn_count = models.PositiveSmallIntegerField(default=0)
     request_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -51,7 +51,7 @@ class Conversation(models.Model):
                 condition=Q(scope="notebook", notebook__isnull=False)
                 | (~Q(scope="notebook") & Q(notebook__isnull=True)),
                 name="conversation_notebook_iff_scope"),
-            models.CheckConstraint(condition=Q(turn_count__lte=100),
+            models.CheckConstraint(condition=Q(version__lte=100),
                                    name="conversation_turn_limit"),
         ]
 
@@ -89,7 +89,6 @@ class Turn(models.Model):
     result = models.JSONField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     error_message = models.CharField(max_length=500, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
 

@@ -21,7 +21,6 @@ import uuid
 from typing import Any, Literal
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -32,7 +31,7 @@ from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
 from pydantic import Field
 
-from grove import selectors, services
+from grove import selectors, services, throttle
 from grove.actor import Actor
 from grove.errors import GroveError, Invalid, NotFound
 from grove.schemas import AccountSettingsOut, ConnectionOut, In, NewKeyOut, Out
@@ -133,14 +132,7 @@ class ConnectionRateLimit(BaseThrottle):
         if not limit or not isinstance(actor, Actor) or actor.connection_id is None:
             return True
         window = int(self.clock() // self.WINDOW)
-        key = f"rate:{actor.connection_id}:{window}"
-        cache.add(key, 0, timeout=self.WINDOW + 5)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.add(key, 1, timeout=self.WINDOW + 5)
-            count = 1
-        return count <= limit
+        return throttle.count(f"rate:{actor.connection_id}:{window}", self.WINDOW) <= limit
 
     def wait(self) -> float | None:
         """Seconds until the current window ends (no per-request state on the shared

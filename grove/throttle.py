@@ -45,14 +45,26 @@ def login_blocked_for(username: str, address: str, *, now: float | None = None) 
     return None
 
 
+def count(key: str, window: int) -> int:
+    """Add one to a fixed-window counter in the cache and return it (atomic in Redis;
+    the key names its window, and expires a little after it)."""
+    cache.add(key, 0, timeout=window + 5)
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window + 5)
+        return 1
+
+
+def address_key(request: HttpRequest) -> str:
+    """The client's address, hashed: the cache holds no addresses in the clear."""
+    return hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
+
+
 def login_failed(username: str, address: str, *, now: float | None = None) -> None:
     window = settings.GROVE_LOGIN_LIMITS["window"]
     for key in _keys(username, address, window, time.time() if now is None else now).values():
-        cache.add(key, 0, timeout=window + 5)
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=window + 5)
+        count(key, window)
 
 
 def login_succeeded(username: str, *, now: float | None = None) -> None:

@@ -14,7 +14,6 @@ Owner (website session): the share box on note and notebook pages, and the Share
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import time
@@ -24,7 +23,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -32,9 +30,9 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
+from grove import throttle
 from grove.errors import GroveError
 from grove.middleware import session_actor
-from grove.throttle import client_address
 from notebooks.rendering import render_markdown, title_and_excerpt
 from sharing import public, services
 
@@ -77,15 +75,8 @@ def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         limit = settings.GROVE_PUBLIC_RATE_LIMIT
         if limit:
             now = time.time()
-            where = hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
-            key = f"public:{where}:{int(now // 60)}"  # no addresses in the clear
-            cache.add(key, 0, timeout=65)
-            try:
-                count = cache.incr(key)
-            except ValueError:
-                cache.add(key, 1, timeout=65)
-                count = 1
-            if count > limit:
+            key = f"public:{throttle.address_key(request)}:{int(now // 60)}"
+            if throttle.count(key, 60) > limit:
                 response = _json({"success": False, "error": {
                     "code": "rate_limited",
                     "message": "Too many requests for shared pages; try again soon."}},

@@ -25,7 +25,6 @@ class Migration(migrations.Migration):
                 ('scope', models.CharField(choices=[('everywhere', 'Everywhere'), ('personal', 'Personal'), ('notebook', 'Notebook')], default='everywhere', max_length=16)),
                 ('include_personal', models.BooleanField(default=True)),
                 ('version', models.PositiveIntegerField(default=0)),
-                ('turn_count', models.PositiveSmallIntegerField(default=0)),
                 ('request_hash', models.CharField(max_length=64)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
@@ -52,7 +51,6 @@ class Migration(migrations.Migration):
                 ('result', models.JSONField(blank=True, null=True)),
                 ('error_code', models.CharField(blank=True, max_length=64)),
                 ('error_message', models.CharField(blank=True, max_length=500)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('completed_at', models.DateTimeField(blank=True, null=True)),
                 ('account', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
@@ -74,7 +72,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='conversation',
-            constraint=models.CheckConstraint(condition=models.Q(('turn_count__lte', 100)), name='conversation_turn_limit'),
+            constraint=models.CheckConstraint(condition=models.Q(('version__lte', 100)), name='conversation_turn_limit'),
         ),
         migrations.AddConstraint(
             model_name='turn',

@@ -9,7 +9,8 @@ from grove.rls import enable_rls
 # notes — notes' `lexical_lookup` is notebooks 0007's). Each takes the share id (from a
 # verified token, `sharing.tokens`) and can return nothing but that share's target:
 #
-# * grove_share_open: the live share (not revoked; a notebook share's notebook live);
+# * grove_share_open: the live share (not revoked, its account active — a deactivated
+#   account's links open nothing, like its keys; a notebook share's notebook live);
 # * grove_share_notes: its live member notes, newest first, keyset-paged — the note
 #   itself, or the notebook's notes (with `include_subnotebooks`, its live subtree's),
 #   active, not expired, in a live notebook — optionally one member by id;
@@ -26,6 +27,7 @@ AS $$
     SELECT CASE WHEN s.note_id IS NOT NULL THEN 'note' ELSE 'notebook' END,
            coalesce(nb.name, ''), s.include_subnotebooks, s.allow_indexing
     FROM public.sharing_share s
+    JOIN public.grove_account a ON a.id = s.account_id AND a.is_active
     LEFT JOIN public.notebooks_notebook nb
            ON nb.id = s.notebook_id AND nb.account_id = s.account_id
     WHERE s.id = p_share AND s.revoked_at IS NULL
@@ -43,6 +45,7 @@ AS $$
     WITH RECURSIVE share AS (
         SELECT s.account_id, s.note_id, s.notebook_id, s.include_subnotebooks
         FROM public.sharing_share s
+        JOIN public.grove_account a ON a.id = s.account_id AND a.is_active
         WHERE s.id = p_share AND s.revoked_at IS NULL
     ), books AS (
         SELECT nb.id FROM public.notebooks_notebook nb JOIN share ON nb.id = share.notebook_id

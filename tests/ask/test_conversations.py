@@ -501,4 +501,10 @@ def test_model_calls_fit_inside_the_lease():
         assert short["max_retries"] == 0 and 28 < short["timeout"] <= 30
         with pytest.raises(providers.ProviderUnavailable):
             providers._within(now - 1)
-    assert generation.CALL_BUDGET_SECONDS < generation.LEASE.total_seconds()
+    # Whatever the configured timeout, every try of a call started with the job's
+    # budget ends inside the lease.
+    for timeout in (10.0, 60.0, 100.0, 200.0, 400.0):
+        with override_settings(GROVE_LLM_TIMEOUT=timeout):
+            given = providers._within(time.monotonic() + generation.CALL_BUDGET_SECONDS)
+        worst = given["timeout"] * (given["max_retries"] + 1)
+        assert worst <= generation.CALL_BUDGET_SECONDS < generation.LEASE.total_seconds()
