@@ -327,9 +327,10 @@ class NoteEmbedding(models.Model):
 
 
 class TermStat(models.Model):
-    """Document frequency of a lexeme among one account's active notes, refreshed
-    periodically from `ts_stat` (the lexical arm of recall weighs terms by rarity).
-    The row with the empty lexeme holds the number of notes counted."""
+    """Document frequency of a lexeme among one account's active notes (the lexical arm
+    of recall weighs terms by rarity); the row with the empty lexeme holds the number of
+    active notes. The current count of a lexeme is this row plus its `TermDelta` rows:
+    writes add deltas, `term_stats_compact` folds them in here (migration 0011)."""
 
     id = models.BigAutoField(primary_key=True)
     account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
@@ -345,3 +346,29 @@ class TermStat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.lexeme}: {self.ndoc}"
+
+
+class TermDelta(models.Model):
+    """A change of `TermStat` counts, written by the database itself: statement-level
+    triggers on `notebooks_note` add +1/-1 per distinct lexeme (and to the empty lexeme,
+    the note count) whenever a note enters or leaves `status = active` or an active
+    note's `search` vector changes (migration 0011). Insert-only, so concurrent saves of
+    one account never wait for each other or deadlock on a shared counter row; readers
+    sum base and deltas in one statement, and `term_stats_compact` folds the deltas into
+    `TermStat` periodically."""
+
+    id = models.BigAutoField(primary_key=True)
+    # No database constraint: the note that caused the delta already references the
+    # account, and a deferred foreign-key check per lexeme row would be most of a save's
+    # trigger cost. Deleting an account still deletes its deltas (Django cascades).
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+", db_constraint=False)
+    lexeme = models.TextField()
+    ndoc = models.IntegerField()
+
+    class Meta:
+        db_table = "notebooks_termdelta"
+        indexes = [models.Index(fields=["account", "lexeme"], name="termdelta_lexeme")]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.ndoc:+d}"

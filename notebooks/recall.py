@@ -34,10 +34,11 @@ from grove.embeddings.profile import active_profile_name
 from grove.errors import Invalid
 from grove.schemas import Out
 from grove.tenancy import tenant
-from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding, TermStat
+from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.schemas import NoteOut
 from notebooks.selectors import access_notebook, live_filter, live_notebooks, parse_uuid
 from notebooks.services import clean_task_id, storable_text
+from notebooks.termstats import term_counts
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 50
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
@@ -112,13 +113,13 @@ def _query_lexemes(query: str) -> list[str]:
 
 def term_weights(query: str) -> Weights:
     """idf for each informative lexeme of the query, from the account's term statistics
-    (`TermStat`, refreshed periodically); the most common lexemes are dropped. Lexemes
-    the statistics do not know yet count as rare. Caller holds a tenant transaction."""
+    (`notebooks.termstats`: kept current by the writes themselves, so a note counts as
+    soon as its save commits); the most common lexemes are dropped. Lexemes no note
+    contains count as rare. Caller holds a tenant transaction."""
     lexemes = _query_lexemes(query)
     if not lexemes:
         return Weights(terms={})
-    counts = dict(TermStat.objects.filter(lexeme__in=[*lexemes, ""])
-                  .values_list("lexeme", "ndoc"))
+    counts = term_counts([*lexemes, ""])
     total = counts.pop("", 0)
     if total < 1:
         return Weights(terms={lex: 1.0 for lex in lexemes})

@@ -935,31 +935,3 @@ def note_index_missing(*, actor: Actor) -> int:
             mark_for_indexing(note)
             count += 1
         return count
-
-
-TERM_STATS_SQL = (
-    "INSERT INTO notebooks_termstat (account_id, lexeme, ndoc) "
-    "SELECT %s, word, ndoc FROM ts_stat("
-    "'SELECT search FROM notebooks_note WHERE status = ''active''')"
-)
-
-
-def term_stats_refresh(*, actor: Actor) -> int:
-    """Recount lexeme document frequencies over the account's active notes (periodic;
-    recall's lexical arm reads them). Returns how many notes were counted."""
-    from notebooks.models import TermStat
-
-    with tenant(actor):
-        actor.require(WRITE)
-        TermStat.objects.filter(account_id=actor.account_id).delete()
-        with connection.cursor() as cursor:
-            # ts_stat runs its query as the caller, so row-level security limits it to
-            # this account's notes.
-            cursor.execute(TERM_STATS_SQL, [actor.account_id])
-            cursor.execute(
-                "INSERT INTO notebooks_termstat (account_id, lexeme, ndoc) "
-                "SELECT %s, '', count(*) FROM notebooks_note WHERE status = 'active' "
-                "RETURNING ndoc",
-                [actor.account_id],
-            )
-            return int(cursor.fetchone()[0])

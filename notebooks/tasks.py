@@ -20,8 +20,16 @@ def note_expire_due_task() -> dict[str, int]:
 
 
 @shared_task(name="grove.term_stats", ignore_result=True)
-def term_stats_refresh_task() -> int:
-    """Periodic: refresh every account's lexeme statistics for recall."""
-    from notebooks.services import term_stats_refresh
+def term_stats_compact_task() -> int:
+    """Periodic: fold every account's pending term-statistics deltas into its counters
+    (the statistics themselves are current without it; this keeps their reads short).
+    Returns how many delta rows were folded."""
+    from notebooks.termstats import COMPACT_BATCH, term_stats_compact
 
-    return sum(term_stats_refresh(actor=Actor.system(a)) for a in active_account_ids())
+    folded = 0
+    for account_id in active_account_ids():
+        actor = Actor.system(account_id)
+        while (batch := term_stats_compact(actor=actor)) >= COMPACT_BATCH:
+            folded += batch
+        folded += batch
+    return folded

@@ -9,7 +9,7 @@ from django.db import DatabaseError, connection, transaction
 
 from ask import conversations
 from grove import dbroles, jobs
-from notebooks import services
+from notebooks import services, termstats
 from sharing import services as share_services
 from tests import factories
 from tests.factories import op
@@ -19,6 +19,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
+    "notebooks_termdelta",
     "ask_conversation", "ask_turn", "sharing_share",
 }
 
@@ -45,7 +46,8 @@ def populate(actor):
     services.note_update(actor=actor, operation_id=op(), note_id=note.id, content="secret 2")
     factories.connection(actor, all_notebooks=True)
     jobs.run_batch(account_id=actor.account_id, kind="embed")  # a vector row too
-    services.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
+    termstats.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
+    factories.note(actor, "counted by the term statistics triggers")  # a delta row
     talk, _ = conversations.conversation_create(actor=actor, conversation_id=uuid.uuid4())
     conversations.turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
                               query="secret?", expected_version=0)
