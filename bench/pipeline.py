@@ -18,6 +18,7 @@
    finished_at, the bench polls only every 0.5 s.
 
     .venv/bin/python bench/pipeline.py [--n 1000]
+    .venv/bin/python bench/pipeline.py --saves-only --out pipeline-saves   # step 1 only
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--out", default="pipeline")
+    parser.add_argument("--saves-only", action="store_true",
+                        help="measure save latency (step 1) only")
     args = parser.parse_args()
     n = args.n
     started_all = time.perf_counter()
@@ -163,6 +166,11 @@ def main() -> None:
         jobs.send = saved_send
     results["save_without_wakeup"] = summary_ms(nosend_seconds)
     print("save without wake-up", results["save_without_wakeup"], flush=True)
+    if args.saves_only:
+        results["seconds"] = round(time.perf_counter() - started_all, 1)
+        print(f"wrote {write_result(args.out, results, env)}")
+        env.close()
+        return
 
     # 2. raw model
     raw_runs = []

@@ -28,6 +28,8 @@ DEFINER_FUNCTIONS = (
     "grove_share_open(uuid)",
     "grove_share_notes(uuid, uuid, timestamptz, uuid, integer)",
     "grove_share_viewed(uuid)",
+    # Which account's ready job a stale wake-up takes (grove 0007).
+    "grove_job_oldest_ready(text[], timestamptz)",
 )
 
 

@@ -11,8 +11,24 @@
 * Failures of a handler's declared transient errors are retried with exponential
   backoff up to `max_attempts`; then (or at once, for any other error) the job is
   `failed` and the handler marks its target (e.g. `indexing: failed`).
-* `recover()` (beat) re-queues jobs whose lease expired (a worker died) and re-sends
-  jobs whose message was lost.
+* `recover()` (beat) re-queues jobs whose lease expired (a worker died) and wakes up
+  work whose messages were lost.
+
+Wake-ups are cheap to have too many of and the queue heals itself:
+
+* Every wake-up runs one batch: its own job's kind and account, led by its own job if
+  that is still queued. One whose job is gone — a batch of 32 took it with 31 others,
+  or an edit superseded it — runs a batch of the oldest ready work of any account and
+  kind instead (`grove_job_oldest_ready`, grove 0007). So the wake-ups an import leaves
+  behind are work for whatever waits, and new work never waits behind stale wake-ups;
+  once nothing is ready, each costs three indexed reads.
+* `recover()` sends at most one wake-up per (account, kind), a `drain` chain — a batch,
+  then one more wake-up while batches come back full — and only for ready work that
+  nobody has claimed for `RESEND_AFTER`; it marks that work as woken, so it sends
+  nothing more for it while the chain runs. The number of messages is bounded by
+  the work, never multiplied by the time it waits.
+* Periodic and maintenance tasks have their own queue (settings: CELERY_TASK_ROUTES),
+  so a backlog of wake-ups never delays them.
 
 Feature apps register a `Handler` per job kind (core never imports them).
 """
@@ -27,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from grove.models import Account, Job
@@ -104,15 +120,28 @@ def enqueue(
 
 
 def send(job_id: uuid.UUID, account_id: uuid.UUID, *, countdown: float | None = None) -> None:
-    """Deliver a wake-up. A broker failure loses nothing: `recover` re-sends."""
-    from grove.celery import ensure_broker_folders
+    """Deliver a wake-up. A broker failure loses nothing: `recover` wakes the work up."""
     from grove.tasks import job_run_task
+
+    _deliver(job_run_task, [str(job_id), str(account_id)], countdown=countdown)
+
+
+def send_drain(account_id: uuid.UUID, kind: str) -> None:
+    """Deliver a `drain` wake-up for (account, kind) (see `drain`)."""
+    from grove.tasks import job_drain_task
+
+    _deliver(job_drain_task, [str(account_id), kind])
+
+
+def _deliver(task: Any, args: list[str], *, countdown: float | None = None) -> None:
+    from grove.celery import ensure_broker_folders
 
     try:
         ensure_broker_folders()
-        job_run_task.apply_async(args=[str(job_id), str(account_id)], countdown=countdown)
+        task.apply_async(args=args, countdown=countdown)
     except Exception:  # noqa: BLE001 - any broker error; the job row is the record
-        logger.warning("could not send job %s; recover will re-send it", job_id, exc_info=True)
+        logger.warning("could not send %s%s; recover will wake the work up", task.name, args,
+                       exc_info=True)
 
 
 # -- running jobs --------------------------------------------------------------------------
@@ -150,25 +179,60 @@ def claim(
 
 
 def run(job_id: uuid.UUID, account_id: uuid.UUID) -> int:
-    """Celery entry point: run this job, batched with other ready jobs of its kind.
+    """Celery entry point (`grove.job`): one batch of work. Returns how many jobs were
+    completed.
 
-    A wake-up whose job is no longer queued (a batch took it, or it was superseded)
-    costs one indexed read and nothing else; the other queued jobs have wake-ups of
-    their own, and `recover` re-sends any that are lost."""
+    First the job's own kind and account, led by the job if it is still queued; if that
+    finds nothing ready (a batch took the job, or it was superseded: a stale wake-up),
+    the oldest ready work of any active account and kind. Messages of every version
+    carry [job id, account id]."""
     with tenant(account_id):
-        kind = (Job.objects.filter(id=job_id, status=Job.Status.QUEUED)
-                .values_list("kind", flat=True).first())
-    if kind is None:
+        kind = Job.objects.filter(id=job_id).values_list("kind", flat=True).first()
+    if kind in _HANDLERS:
+        claimed, done = _run_batch(account_id=account_id, kind=kind, prefer=job_id)
+        if claimed:
+            return done
+    return run_oldest_ready()
+
+
+def run_oldest_ready() -> int:
+    """One batch of the oldest ready work of any active account and kind (0: none)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT account_id, kind FROM grove_job_oldest_ready(%s, %s)",
+                       [sorted(_HANDLERS), timezone.now()])
+        row = cursor.fetchone()
+    if row is None:
         return 0
-    return run_batch(account_id=account_id, kind=kind, prefer=job_id)
+    return _run_batch(account_id=row[0], kind=row[1])[1]
+
+
+def drain(account_id: uuid.UUID, kind: str) -> int:
+    """Celery entry point (`grove.drain`, sent by `recover`): one batch of (account, kind),
+    then — if the batch came back full, so more may be waiting — one more `drain`
+    wake-up behind whatever is queued. However many jobs wait, one message is in flight
+    per chain, and other work keeps its turns in between. Returns jobs completed."""
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        return 0
+    claimed, done = _run_batch(account_id=account_id, kind=kind)
+    if claimed >= handler.batch_size:
+        transaction.on_commit(functools.partial(send_drain, account_id, kind))
+    return done
 
 
 def run_batch(*, account_id: uuid.UUID, kind: str, prefer: uuid.UUID | None = None) -> int:
     """Claim, execute and complete one batch. Returns how many jobs were completed."""
+    return _run_batch(account_id=account_id, kind=kind, prefer=prefer)[1]
+
+
+def _run_batch(*, account_id: uuid.UUID, kind: str,
+               prefer: uuid.UUID | None = None) -> tuple[int, int]:
+    """One batch: (jobs claimed, jobs completed)."""
     handler = _HANDLERS[kind]
     leased = claim(account_id=account_id, kind=kind, limit=handler.batch_size, prefer=prefer)
     if not leased.jobs:
-        return 0
+        return 0, 0
+    claimed = len(leased.jobs)
     with tenant(account_id):
         inputs = handler.load(leased.jobs)
     live = [job for job in leased.jobs if job.id in inputs]
@@ -177,17 +241,17 @@ def run_batch(*, account_id: uuid.UUID, kind: str, prefer: uuid.UUID | None = No
         _finish(account_id, leased.token, gone, status=Job.Status.DISCARDED,
                 error="the target no longer exists")
     if not live:
-        return 0
+        return claimed, 0
     try:
         outputs = handler.execute([inputs[job.id] for job in live])
     except handler.transient as exc:
         _retry_or_fail(handler, account_id, leased.token, live, exc)
-        return 0
+        return claimed, 0
     except Exception as exc:  # noqa: BLE001 - not declared transient: fail now, visibly
         logger.exception("job kind %s failed", kind)
         _retry_or_fail(handler, account_id, leased.token, live, exc, permanent=True)
-        return 0
-    return _complete(handler, account_id, leased.token, live, inputs, outputs)
+        return claimed, 0
+    return claimed, _complete(handler, account_id, leased.token, live, inputs, outputs)
 
 
 def _locked_if_leased(job: Job, token: uuid.UUID) -> Job | None:
@@ -283,7 +347,10 @@ def retry(*, account_id: uuid.UUID, job: Job) -> None:
 
 
 def recover(*, now: datetime | None = None) -> dict[str, int]:
-    """Periodic: requeue expired leases (dead workers) and re-send lost wake-ups."""
+    """Periodic: requeue expired leases (dead workers), and wake up ready work whose
+    wake-ups were lost — one `drain` chain per (account, kind), and none while that work
+    is being claimed (it is making progress: its wake-ups are arriving) or was woken
+    less than `RESEND_AFTER` ago. `resent` counts the chains started."""
     from grove.selectors import active_account_ids
 
     now = now or timezone.now()
@@ -298,12 +365,21 @@ def recover(*, now: datetime | None = None) -> dict[str, int]:
                     continue
                 _requeue_or_fail(handler, job, now, "lease expired: the worker stopped")
                 counts["failed" if job.status == Job.Status.FAILED else "expired"] += 1
-            lost = Job.objects.select_for_update(skip_locked=True).filter(
-                status=Job.Status.QUEUED, enqueued_at__lte=now - RESEND_AFTER,
-                run_after__lte=now)
-            for job in lost:
-                job.enqueued_at = now
-                job.save(update_fields=["enqueued_at"])
-                transaction.on_commit(functools.partial(send, job.id, account_id))
+            waiting = Job.objects.filter(status=Job.Status.QUEUED, run_after__lte=now,
+                                         enqueued_at__lte=now - RESEND_AFTER)
+            for kind in sorted(set(waiting.values_list("kind", flat=True))):
+                if kind not in _HANDLERS or _claimed_lately(kind, now):
+                    continue
+                # Woken now: not lost again before RESEND_AFTER has passed.
+                waiting.filter(kind=kind).update(enqueued_at=now)
+                transaction.on_commit(functools.partial(send_drain, account_id, kind))
                 counts["resent"] += 1
     return counts
+
+
+def _claimed_lately(kind: str, now: datetime) -> bool:
+    """Has work of this kind been claimed in the last RESEND_AFTER (caller's tenant)?
+    Running now, or finished since (two indexed probes: job_leases, job_finished)."""
+    of_kind = Job.objects.filter(kind=kind)
+    return (of_kind.filter(status=Job.Status.RUNNING).exists()
+            or of_kind.filter(finished_at__gte=now - RESEND_AFTER).exists())

@@ -179,6 +179,9 @@ class Job(models.Model):
             models.Index(fields=["lease_expires_at"], condition=Q(status="running"),
                          name="job_leases"),
             models.Index(fields=["account", "target_id"], name="job_target"),
+            # "Has this kind of work been taken lately?" (grove.jobs.recover).
+            models.Index(fields=["account", "kind", "finished_at"],
+                         condition=Q(finished_at__isnull=False), name="job_finished"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -257,10 +257,21 @@ CELERY_BEAT_SCHEDULE = {
     "expire": {"task": "grove.expire", "schedule": 15 * 60},
     # Jobs whose worker died (lease expired) or whose wake-up was lost.
     "recover": {"task": "grove.recover", "schedule": 30},
-    # Lexeme document frequencies that recall's lexical arm weighs terms with.
-    "term-stats": {"task": "grove.term_stats", "schedule": 10 * 60},
+    # Fold the term-statistics changes the writes appended (the statistics are current
+    # without it; folding keeps recall's reads of them to one row per lexeme).
+    "term-stats": {"task": "grove.term_stats", "schedule": 60},
     # Expired OAuth tokens and authorization codes.
     "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
+}
+# Periodic and maintenance tasks go to a queue of their own, which every `grove worker`
+# consumes next to the default queue of job wake-ups. Both brokers take from a worker's
+# queues in turn (kombu's FairCycle for grovefs, the rotating BRPOP for Redis), so a
+# backlog of thousands of wake-ups delays them by one message, not by the backlog.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_MAINTENANCE_QUEUE = "maintenance"
+CELERY_TASK_ROUTES = {
+    name: {"queue": CELERY_MAINTENANCE_QUEUE}
+    for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.clear_tokens")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

@@ -9,8 +9,15 @@ from grove import jobs
 
 @shared_task(name="grove.job", ignore_result=True)
 def job_run_task(job_id: str, account_id: str) -> int:
-    """Wake-up for one job row (see grove.jobs.run); duplicates are harmless."""
+    """Wake-up for one job row (see grove.jobs.run): one batch of its work, or of the
+    oldest ready work if its own is done. Duplicates are harmless."""
     return jobs.run(uuid.UUID(job_id), uuid.UUID(account_id))
+
+
+@shared_task(name="grove.drain", ignore_result=True)
+def job_drain_task(account_id: str, kind: str) -> int:
+    """Wake-up for lost work of one kind (sent by recover; see grove.jobs.drain)."""
+    return jobs.drain(uuid.UUID(account_id), kind)
 
 
 @shared_task(name="grove.recover", ignore_result=True)

@@ -120,26 +120,37 @@ def committed(django_db_setup, django_db_blocker) -> Iterator[None]:
 def celery_worker_on(tmp_path):
     """Start a real Celery worker (threads) on the given broker for the test."""
     from celery.contrib.testing.worker import start_worker
+    from kombu import pools as kombu_pools
 
     from grove.celery import app, ensure_broker_folders
 
     previous = (app.conf.broker_url, dict(app.conf.broker_transport_options or {}))
 
     def use_broker(url, options):
+        if (app.conf.broker_url, dict(app.conf.broker_transport_options or {})) == (
+                url, options):
+            return  # already (reconnecting would leave kombu a closed producer pool)
         # Producers already connected keep their broker: drop them (Celery does the same
-        # after a fork).
+        # after a fork), and kombu's process-wide producer pools, which would otherwise
+        # hand a later test of the same broker a closed pool.
         if app._pool is not None:
             app._pool.force_close_all()
         app._after_fork()
+        kombu_pools.reset()
         app.conf.broker_url, app.conf.broker_transport_options = url, options
         ensure_broker_folders.cache_clear()
         ensure_broker_folders()
 
-    def start(url, options):
-        use_broker(url, options)
-        return start_worker(app, pool="threads", concurrency=2, perform_ping_check=False,
-                            shutdown_timeout=30)
+    def start(url, options, **worker):
+        from django.conf import settings
 
+        use_broker(url, options)
+        # The queues `grove worker` consumes: job wake-ups and maintenance.
+        queues = [settings.CELERY_TASK_DEFAULT_QUEUE, settings.CELERY_MAINTENANCE_QUEUE]
+        return start_worker(app, pool="threads", concurrency=2, perform_ping_check=False,
+                            shutdown_timeout=30, queues=queues, **worker)
+
+    start.use_broker = use_broker  # to publish before the worker starts
     yield start
     use_broker(*previous)
 

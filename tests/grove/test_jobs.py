@@ -1,6 +1,7 @@
 """The job pipeline (SPEC §6): the job row is the record; claims lease with SKIP LOCKED;
 stale completions are discarded; retries are bounded; expired leases are recovered."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -8,7 +9,7 @@ from django.utils import timezone
 
 from grove import jobs
 from grove.embeddings import EmbeddingUnavailable
-from grove.models import Job
+from grove.models import Account, Job
 from notebooks import services
 from notebooks.indexing import EMBED, HANDLER
 from notebooks.models import NoteEmbedding
@@ -205,3 +206,106 @@ def test_embeddings_disabled_means_ready_at_once_without_jobs(actor, settings):
         assert job_rows(actor) == []
     finally:
         get_embedder.cache_clear()
+
+
+# -- wake-ups: a stale one takes whatever work is waiting; recover never multiplies ----------
+
+
+def queued(actor, kind=EMBED):
+    with factories.tenant(actor):
+        return Job.objects.filter(kind=kind, status="queued").count()
+
+
+def test_a_stale_wake_up_runs_the_oldest_ready_work_of_any_account(actor):
+    first = factories.note(actor, "indexed long ago")
+    assert jobs.run_batch(account_id=actor.account_id, kind=EMBED) == 1
+    [done] = job_rows(actor)
+    other = factories.owner()
+    notes = [factories.note(other, f"another account's note {i}") for i in range(3)]
+    # The wake-up of a job that is done: one batch of the other account's waiting work.
+    assert jobs.run(done.id, actor.account_id) == 3
+    assert all(factories.note_row(other, n.id).indexing == "ready" for n in notes)
+    assert queued(other) == 0
+    # A wake-up of an older Grove ([job id, account id] of a job no longer there) too.
+    late = factories.note(other, "saved after")
+    assert jobs.run(uuid.uuid4(), actor.account_id) == 1
+    assert factories.note_row(other, late.id).indexing == "ready"
+    # Nothing ready anywhere: a few reads, nothing done.
+    assert jobs.run(done.id, actor.account_id) == 0
+    assert factories.note_row(actor, first.id).indexing == "ready"
+
+
+def test_a_wake_up_takes_its_own_account_and_kind_first(actor):
+    other = factories.owner()
+    theirs = factories.note(other, "older, another account")
+    mine = [factories.note(actor, f"mine {i}") for i in range(2)]
+    [my_job, _] = job_rows(actor)
+    assert jobs.run(my_job.id, actor.account_id) == 2
+    assert all(factories.note_row(actor, n.id).indexing == "ready" for n in mine)
+    assert factories.note_row(other, theirs.id).indexing == "pending"
+
+
+def test_stale_wake_ups_leave_an_inactive_accounts_work_alone(actor):
+    other = factories.owner()
+    factories.note(other, "account about to be deactivated")
+    Account.objects.filter(id=other.account_id).update(is_active=False)
+    assert jobs.run(uuid.uuid4(), actor.account_id) == 0
+    assert queued(other) == 1
+
+
+def _lose_wake_ups(actor, count):
+    """`count` notes whose wake-ups never reach the broker (the on-commit callbacks are
+    captured, not run), waiting for 5 minutes."""
+    notes = [factories.note(actor, f"lost wake-up {i}") for i in range(count)]
+    with factories.tenant(actor):
+        Job.objects.update(enqueued_at=timezone.now() - timedelta(minutes=5))
+    return notes
+
+
+def test_recover_wakes_lost_work_once_per_account_and_kind_not_once_per_job(
+        actor, django_capture_on_commit_callbacks):
+    _lose_wake_ups(actor, 100)
+    other = factories.owner()
+    _lose_wake_ups(other, 3)
+    with django_capture_on_commit_callbacks() as callbacks:
+        counts = jobs.recover()
+    assert counts["resent"] == 2 and len(callbacks) == 2  # one per account (one kind)
+    # Woken: the next runs (every 30 s) send nothing more for the same work…
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert jobs.recover()["resent"] == 0
+        assert jobs.recover(now=timezone.now() + timedelta(seconds=30))["resent"] == 0
+    assert callbacks == []
+    # …and if nothing at all was claimed for a minute, one more each, not 103.
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert jobs.recover(now=timezone.now() + timedelta(seconds=61))["resent"] == 2
+    assert len(callbacks) == 2
+
+
+def test_recover_sends_nothing_while_the_work_is_being_claimed(
+        actor, django_capture_on_commit_callbacks):
+    _lose_wake_ups(actor, 40)
+    # A worker is getting through the backlog: a batch finished moments ago, and the rest
+    # has waited more than a minute (a long import) — its wake-ups are just queued.
+    assert jobs.run_batch(account_id=actor.account_id, kind=EMBED) == 32
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert jobs.recover()["resent"] == 0
+        leased = jobs.claim(account_id=actor.account_id, kind=EMBED, limit=4)  # running
+        assert jobs.recover(now=timezone.now() + timedelta(seconds=90))["resent"] == 0
+    assert callbacks == [] and len(leased.jobs) == 4
+    assert queued(actor) == 4
+
+
+def test_a_drain_chain_empties_a_backlog_with_one_message_in_flight(
+        actor, django_capture_on_commit_callbacks):
+    _lose_wake_ups(actor, 100)
+    sent, rounds, done = [], 0, 0
+    while True:
+        with django_capture_on_commit_callbacks() as callbacks:
+            done += jobs.drain(actor.account_id, EMBED)
+        rounds += 1
+        sent.append(len(callbacks))
+        if not callbacks:
+            break
+    assert done == 100 and queued(actor) == 0
+    # Batches of 32, 32, 32, 4: each full batch sent exactly one successor.
+    assert sent == [1, 1, 1, 0] and rounds == 4

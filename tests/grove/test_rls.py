@@ -85,11 +85,12 @@ def test_every_account_table_has_forced_rls_and_a_policy():
             policies = cursor.fetchall()
             assert ("account_isolation", "*", True, ["public"]) in policies, table
             # The only other policies: the owner's read paths for the security-definer
-            # functions of recall (notebooks 0007) and of share links (sharing 0002) —
-            # never the runtime role.
+            # functions of recall (notebooks 0007), of share links (sharing 0002) and of
+            # job dispatch (grove 0007) — never the runtime role.
             others = sorted(p for p in policies if p[0] != "account_isolation")
             owner = settings.DATABASES["owner"]["USER"]
             expected = {
+                "grove_job": [("job_dispatch", "r", True, [owner])],
                 "notebooks_note": [("lexical_lookup", "r", True, [owner])],
                 "notebooks_notebook": [("share_lookup", "r", True, [owner])],
                 "sharing_share": [("share_lookup", "r", True, [owner]),

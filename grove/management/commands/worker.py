@@ -21,9 +21,12 @@ class Command(BaseCommand):
         from grove.celery import app, ensure_broker_folders
 
         ensure_broker_folders()
+        # The job wake-ups' queue and the maintenance queue (settings: CELERY_TASK_ROUTES):
+        # consumed in turn, so periodic tasks never wait behind a backlog of wake-ups.
+        queues = f"{settings.CELERY_TASK_DEFAULT_QUEUE},{settings.CELERY_MAINTENANCE_QUEUE}"
         argv = ["worker", "--pool=threads", f"--concurrency={concurrency}",
                 f"--loglevel={loglevel}", "--without-mingle", "--without-gossip",
-                "--without-heartbeat"]
+                "--without-heartbeat", f"--queues={queues}"]
         if with_beat:
             argv += ["--beat", f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"]
         # Threads: jobs wait on the database and the network, and the embedded default
