@@ -18,7 +18,8 @@
    finished_at, the bench polls only every 0.5 s.
 
     .venv/bin/python bench/pipeline.py [--n 1000]
-    .venv/bin/python bench/pipeline.py --saves-only --out pipeline-saves   # step 1 only
+    .venv/bin/python bench/pipeline.py --saves-only --out pipeline-saves   # step 1 only,
+        # plus the same saves with the term-statistics triggers on and off, alternating
 """
 
 from __future__ import annotations
@@ -126,6 +127,30 @@ def run_worker(env: Env, ids: list[uuid.UUID], concurrency: int,
             "notes_per_second_steady": round(steady, 1)}
 
 
+def trigger_ab(env: Env, texts: list[str], block: int = 100) -> dict[str, Any]:
+    """What the term-statistics triggers (notebooks 0011) cost a save: the same saves in
+    alternating blocks with the triggers enabled and disabled (as the schema owner), so
+    other load on the machine hits both alike. Afterwards the statistics are recounted
+    (the disabled blocks were not counted)."""
+    from grove.actor import Actor
+    from notebooks.termstats import term_stats_refresh
+
+    timings: dict[str, list[float]] = {"on": [], "off": []}
+    try:
+        for number, lo in enumerate(range(0, len(texts), block)):
+            state = "off" if number % 2 else "on"
+            verb = "DISABLE" if state == "off" else "ENABLE"
+            env.owner_sql(f"ALTER TABLE notebooks_note {verb} TRIGGER term_stats_inserted",
+                          f"ALTER TABLE notebooks_note {verb} TRIGGER term_stats_updated")
+            timings[state] += save_all(env, texts[lo:lo + block])[0]
+    finally:
+        env.owner_sql("ALTER TABLE notebooks_note ENABLE TRIGGER term_stats_inserted",
+                      "ALTER TABLE notebooks_note ENABLE TRIGGER term_stats_updated")
+        term_stats_refresh(actor=Actor.system(env.account_id))
+    return {"block": block, "triggers_on": summary_ms(timings["on"]),
+            "triggers_off": summary_ms(timings["off"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1000)
@@ -167,6 +192,8 @@ def main() -> None:
     results["save_without_wakeup"] = summary_ms(nosend_seconds)
     print("save without wake-up", results["save_without_wakeup"], flush=True)
     if args.saves_only:
+        results["term_stats_triggers_ab"] = trigger_ab(env, texts_of(corpus, 1000, skip=n + 320))
+        print("triggers on / off", results["term_stats_triggers_ab"], flush=True)
         results["seconds"] = round(time.perf_counter() - started_all, 1)
         print(f"wrote {write_result(args.out, results, env)}")
         env.close()

@@ -21,12 +21,13 @@ Wake-ups are cheap to have too many of and the queue heals itself:
   or an edit superseded it — runs a batch of the oldest ready work of any account and
   kind instead (`grove_job_oldest_ready`, grove 0007). So the wake-ups an import leaves
   behind are work for whatever waits, and new work never waits behind stale wake-ups;
-  once nothing is ready, each costs three indexed reads.
+  once nothing is ready, each costs two indexed reads.
 * `recover()` sends at most one wake-up per (account, kind), a `drain` chain — a batch,
-  then one more wake-up while batches come back full — and only for ready work that
-  nobody has claimed for `RESEND_AFTER`; it marks that work as woken, so it sends
-  nothing more for it while the chain runs. The number of messages is bounded by
-  the work, never multiplied by the time it waits.
+  then one more wake-up while batches come back full — and only for ready work whose
+  wake-up is older than `RESEND_AFTER` and of which nothing was claimed for as long;
+  it marks that work as woken, so it sends nothing more for it for another
+  `RESEND_AFTER`. While work is being claimed its waiting never adds messages; with
+  no worker taking anything at all, one per (account, kind) a minute.
 * Periodic and maintenance tasks have their own queue (settings: CELERY_TASK_ROUTES),
   so a backlog of wake-ups never delays them.
 
@@ -182,12 +183,13 @@ def run(job_id: uuid.UUID, account_id: uuid.UUID) -> int:
     """Celery entry point (`grove.job`): one batch of work. Returns how many jobs were
     completed.
 
-    First the job's own kind and account, led by the job if it is still queued; if that
-    finds nothing ready (a batch took the job, or it was superseded: a stale wake-up),
-    the oldest ready work of any active account and kind. Messages of every version
-    carry [job id, account id]."""
+    If the job is still queued, a batch of its kind and account led by it; otherwise (a
+    batch took it, or it was superseded: a stale wake-up), or if that finds nothing
+    ready, the oldest ready work of any active account and kind. Messages of every
+    version carry [job id, account id]."""
     with tenant(account_id):
-        kind = Job.objects.filter(id=job_id).values_list("kind", flat=True).first()
+        kind = (Job.objects.filter(id=job_id, status=Job.Status.QUEUED)
+                .values_list("kind", flat=True).first())
     if kind in _HANDLERS:
         claimed, done = _run_batch(account_id=account_id, kind=kind, prefer=job_id)
         if claimed:

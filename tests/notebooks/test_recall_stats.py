@@ -214,3 +214,22 @@ def test_recall_right_after_saving_is_recall_with_fresh_statistics():
     assert answers() == right_away
     assert all(right_away)
     assert "lexical" in right_away[0][0][2]
+
+
+def test_the_term_stats_command_folds_and_recounts():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    actor = factories.owner()
+    for i in range(3):
+        factories.note(actor, f"Command note {i} on moss")
+    out = StringIO()
+    call_command("term_stats", stdout=out)
+    assert "folded" in out.getvalue() and delta_rows(actor) == 0
+    assert kept_counts(actor) == recounted(actor)
+    factories.note(actor, "one more on moss")
+    call_command("term_stats", "--recount", stdout=out)
+    assert delta_rows(actor) == 0
+    assert kept_counts(actor)["moss"] == 4 and kept_counts(actor) == recounted(actor)
+    assert "recounted" in out.getvalue()
