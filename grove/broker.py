@@ -13,7 +13,7 @@ Here every file is written under a name no reader looks at and then renamed into
 updates of an exchange table are serialised by a lock file.
 
 kombu's consumer also lists and sorts the whole folder for every message it takes: with
-36,000 stale wake-ups left in a data folder, each took ~50 ms before any work started,
+36,000 stale wake-ups left in a data folder that is ~30 ms a message (measured here),
 and new jobs waited behind them for over 20 minutes. Here one listing serves every queue
 the channel consumes and is used up before the folder is listed again (O(1) amortised
 per message); while one queue still has listed messages, an empty one looks again at

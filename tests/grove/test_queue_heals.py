@@ -240,3 +240,34 @@ class SlowEmbedder(FakeEmbedder):
         time.sleep(self.seconds_per_batch)
         self.batches += 1
         return super().embed(texts)
+
+
+def test_messages_an_older_version_left_in_the_folder_are_still_delivered(tmp_path):
+    """Files named the old way (kombu's millisecond names, as Grove wrote them before)
+    and the new way, in one folder: each delivered once."""
+    from kombu import Connection, Consumer, Exchange, Producer, Queue
+
+    broker.register()
+    options = Broker("grovefs", tmp_path).options | {"store_processed": False,
+                                                      "polling_interval": 0}
+    for key in ("data_folder_in", "processed_folder", "control_folder"):
+        Path(options[key]).mkdir(parents=True)
+    exchange = Exchange("celery", type="direct")
+    queue = Queue("celery", exchange, routing_key="celery")
+    for url, numbers in (("filesystem://", range(0, 5)), ("grovefs://", range(5, 10))):
+        with Connection(url, transport_options=options) as conn:
+            queue.bind(conn.channel()).declare()
+            producer = Producer(conn.channel(), exchange=exchange, serializer="json")
+            for n in numbers:
+                producer.publish({"n": n}, routing_key="celery")
+    names = sorted(os.listdir(options["data_folder_in"]))
+    assert sum(len(name.split("_")[0]) < 20 for name in names) == 5  # the old names
+    got = []
+    with Connection("grovefs://", transport_options=options) as conn, Consumer(
+            conn.channel(), queues=[queue], accept=["json"],
+            callbacks=[lambda body, message: (got.append(body["n"]), message.ack())]):
+        deadline = time.monotonic() + 30
+        while len(got) < 10 and time.monotonic() < deadline:
+            conn.drain_events(timeout=1)
+    assert sorted(got) == list(range(10))
+    assert os.listdir(options["data_folder_in"]) == []
