@@ -157,7 +157,7 @@ def ingest_then_ask() -> None:
                      other.get("foreign_cores_mean", "?")])
     if rows:
         print(md(["SciFact test, 5,183 notes over REST into a fresh `grove serve`", "code",
-                  "nDCG@10 right after indexing", "with fresh statistics", "difference",
+                  "nDCG@10 right after indexing", "with fresh statistics", "fresh − right after",
                   "saved / indexed after (s)", "peak broker messages",
                   "messages left at the end", "other load (cores)"], rows))
         print()

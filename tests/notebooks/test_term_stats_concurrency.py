@@ -103,3 +103,29 @@ def test_the_migration_backfill_counts_existing_notes(committed):
     assert kept_counts(alice) == expected["alice"]
     assert kept_counts(bob) == expected["bob"]
     assert expected["alice"][""] == 5 and "stale" not in expected["alice"]
+
+
+def test_deleting_an_account_takes_its_statistics_along(committed):
+    """Notes are hard-deleted only with their account (by the schema owner: the runtime
+    role may not delete revisions); there is no delete trigger writing deltas for an
+    account on its way out, so the deletion goes through and leaves nothing behind."""
+    from django.db import transaction
+
+    from grove.models import Account
+    from notebooks.termstats import term_stats_compact
+    from tests.notebooks.test_recall_stats import delta_rows
+
+    actor, other = factories.owner(), factories.owner()
+    for i in range(3):
+        factories.note(actor, f"Doomed note {i} about ferns")
+    factories.note(other, "Another account's fern")
+    term_stats_compact(actor=factories.Actor.system(actor.account_id))
+    factories.note(actor, "one more fern, still a delta")
+    assert kept_counts(actor)["fern"] == 4 and delta_rows(actor) > 0
+    with transaction.atomic(using="owner"):
+        with connections["owner"].cursor() as cursor:
+            cursor.execute("SELECT set_config('grove.account_id', %s, true)",
+                           [str(actor.account_id)])
+        Account.objects.using("owner").filter(id=actor.account_id).delete()
+    assert kept_counts(actor) == {} and delta_rows(actor) == 0
+    assert kept_counts(other) == recounted(other) and kept_counts(other)["fern"] == 1
