@@ -13,18 +13,22 @@ What this module adds to the toolkit:
 * **Token answers are JSON** (the toolkit returns validator errors as text/html) and
   never cached.
 * **The consent page** is Grove's own template: it names the client and the host it will
-  send the user back to.
+  send the user back to, and its CSP lets exactly that redirect target through
+  `form-action` (browsers apply `form-action` to the redirect that answers the form).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.csp import CSP
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -59,6 +63,30 @@ class GroveOAuth2Validator(OAuth2Validator):
         if not request.resource:
             request.resource = [settings.GROVE_MCP_RESOURCE]
 
+    def save_bearer_token(self, token: dict, request: Any, *args: Any, **kwargs: Any) -> Any:
+        """Store the tokens; for a code exchange, also remember the code and what it
+        bought, so a second use of it can take those tokens back (RFC 6749 §4.1.2)."""
+        saved = super().save_bearer_token(token, request, *args, **kwargs)
+        code = getattr(request, "code", None)
+        if request.grant_type == "authorization_code" and code:
+            from oauth2_provider.models import RefreshToken
+
+            from grove.models import RedeemedCode
+
+            family = (RefreshToken.objects.filter(token_checksum=_digest(token.get(
+                "refresh_token") or "")).values_list("token_family", flat=True).first())
+            RedeemedCode.objects.create(
+                code_digest=_digest(code), client_id=request.client.client_id,
+                token_family=family, access_token_digest=_digest(token["access_token"]))
+        return saved
+
+    def validate_code(self, client_id: str, code: str, client: Any, request: Any,
+                      *args: Any, **kwargs: Any) -> bool:
+        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return True
+        revoke_redeemed(code, client.client_id)
+        return False
+
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         resources = getattr(request, "resource", None) or []
         if isinstance(resources, str):
@@ -66,6 +94,92 @@ class GroveOAuth2Validator(OAuth2Validator):
         _only_mcp(request, resources)
         request.resource = resources or [settings.GROVE_MCP_RESOURCE]
         return super()._create_authorization_code(request, code, expires)
+
+
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
+_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]")
+
+
+def redirect_source(redirect_uri: str) -> str | None:
+    """The CSP source expression that matches exactly where `redirect_uri` sends the
+    browser: its origin for http(s) (`https://claude.ai`, `http://127.0.0.1:53682`), its
+    scheme for an app's own scheme (`cursor:`). Built only from parts that pass strict
+    patterns, so nothing in a registered URI can add to the policy; None if any fails."""
+    try:
+        parts = urlsplit(redirect_uri)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not _SCHEME.fullmatch(scheme):
+        return None
+    if scheme not in ("http", "https"):
+        return f"{scheme}:"
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"  # urlsplit drops an IPv6 literal's brackets
+    if not _HOST.fullmatch(host):
+        return None
+    return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def consent_policy(redirect_uri: str) -> dict[str, Any]:
+    """Grove's CSP for the consent page, with `form-action` widened to the validated
+    redirect target and nothing else (the form posts to Grove, which answers 302 there)."""
+    form_action: list[str] = [str(CSP.SELF)]
+    source = redirect_source(redirect_uri)
+    if source:
+        form_action.append(source)
+    policy: dict[str, Any] = dict(settings.SECURE_CSP)
+    policy["form-action"] = form_action
+    return policy
+
+
+def with_issuer(uri: str) -> str:
+    """`uri` with exactly one `iss`: Grove's issuer, in the query (code flow only)."""
+    parts = urlsplit(uri)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
+    query.append(("iss", settings.GROVE_ISSUER))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def revoke_redeemed(code: str, client_id: str) -> bool:
+    """A code presented again after it was exchanged: revoke the refresh-token family
+    and the access token it bought (the token request itself fails as invalid_grant).
+    Returns whether anything was revoked."""
+    from django.utils import timezone
+    from oauth2_provider.models import AccessToken, RefreshToken
+
+    from grove.models import RedeemedCode
+
+    record = RedeemedCode.objects.filter(code_digest=_digest(code), client_id=client_id,
+                                         revoked_at__isnull=True).first()
+    if record is None:
+        return False
+    if record.token_family:
+        RefreshToken.revoke_family(record.token_family)
+    AccessToken.objects.filter(token_checksum=record.access_token_digest).delete()
+    RedeemedCode.objects.filter(id=record.id).update(revoked_at=timezone.now())
+    return True
+
+
+REDEEMED_CODES_KEPT = 24 * 3600  # well past any code's 60-second life
+
+
+def clear_redeemed_codes() -> int:
+    """Forget exchanged codes older than a day (periodic, with expired tokens)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grove.models import RedeemedCode
+
+    cutoff = timezone.now() - timedelta(seconds=REDEEMED_CODES_KEPT)
+    return RedeemedCode.objects.filter(redeemed_at__lt=cutoff).delete()[0]
 
 
 class GroveAuthorizationView(AuthorizationView):
@@ -97,11 +211,22 @@ class GroveAuthorizationView(AuthorizationView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         redirect_uri = context.get("redirect_uri") or ""
-        parts = urlsplit(redirect_uri)
-        # A custom scheme (cursor://…) has a "host" that is the app's name; show both.
-        context["redirect_host"] = (parts.netloc or parts.scheme) if redirect_uri else ""
-        context["redirect_scheme"] = parts.scheme
+        context["redirect_host"] = redirect_host(redirect_uri) if redirect_uri else ""
+        context["redirect_scheme"] = urlsplit(redirect_uri).scheme
         return context
+
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
+        """Every answer sent back to the client names the issuer (RFC 9207), errors such
+        as access_denied included — the toolkit adds it to successful answers only."""
+        return super().redirect(with_issuer(redirect_to), application)
+
+    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
+        response = super().render_to_response(context, **kwargs)
+        # Only a page with the consent form (redirect_uri validated by the toolkit
+        # against the client's registered URIs) may send the browser elsewhere.
+        if context.get("redirect_uri") and not context.get("error"):
+            response._csp_config = consent_policy(context["redirect_uri"])
+        return response
 
 
 @method_decorator(never_cache, name="dispatch")
@@ -182,6 +307,27 @@ class PendingClient:
     redirect_host: str
 
 
+def redirect_host(uri: str) -> str:
+    """What the owner is shown of a redirect URI: its host, or for an app's own scheme
+    (cursor://…) the scheme and its "host", which is the app's name."""
+    parts = urlsplit(uri)
+    if parts.scheme in ("http", "https"):
+        return parts.netloc
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+
+
+def redirect_hosts(client_ids: set[str]) -> dict[str, str]:
+    """Each client's first registered redirect host (an application row is no account's:
+    registration is open, so the toolkit's table is not tenant-scoped)."""
+    from oauth2_provider.models import get_application_model
+
+    if not client_ids:
+        return {}
+    rows = get_application_model().objects.filter(client_id__in=client_ids)
+    return {app.client_id: redirect_host(app.redirect_uris.split()[0])
+            for app in rows.only("client_id", "redirect_uris") if app.redirect_uris.split()}
+
+
 def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
     """(Actor | PendingClient | None, error) for an OAuth bearer token on /mcp. A token
     must carry the `mcp` scope and be bound to exactly the /mcp resource (the
@@ -206,10 +352,9 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
     if connection.status == Connection.Status.ACTIVE:
         return Actor.for_connection(connection), None
     uris = application.redirect_uris.split()
-    first = urlsplit(uris[0]) if uris else None
-    host = (first.netloc or first.scheme) if first else ""
     return PendingClient(account_id=token.user_id, connection_id=connection.id,
-                         client_id=application.client_id, redirect_host=host), None
+                         client_id=application.client_id,
+                         redirect_host=redirect_host(uris[0]) if uris else ""), None
 
 
 def revoke_client_tokens(*, account_id: Any, client_id: str) -> None:

@@ -43,6 +43,8 @@ urlpatterns = [
          name="connection-approve"),
     path("connections/<uuid:connection_id>/revoke", views.connection_revoke,
          name="connection-revoke"),
+    path("connections/<uuid:connection_id>/edit", views.connection_edit,
+         name="connection-edit"),
     path("settings/", views.account_settings, name="settings"),
     path("healthz", views.healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),

@@ -137,6 +137,38 @@ def test_a_code_works_once_and_only_with_its_verifier(owner_web):
     assert REDIRECT.startswith("https://")
 
 
+def _mcp_status(access_token: str) -> int:
+    return Client().post("/mcp", data='{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+                         content_type="application/json",
+                         headers={"Authorization": f"Bearer {access_token}"}).status_code
+
+
+def test_a_code_used_twice_revokes_what_it_bought(owner_web):
+    """RFC 6749 §4.1.2: the second use means the code leaked — refuse it and revoke the
+    tokens issued from it, including those the refresh token has rotated into since."""
+    flow = new_flow(register())
+    code = consent(owner_web, flow)["code"]
+    status, tokens = exchange(flow, code)
+    assert status == 200 and _mcp_status(tokens["access_token"]) == 200
+    status, rotated = refresh(flow.client_id, tokens["refresh_token"])
+    assert status == 200 and _mcp_status(rotated["access_token"]) == 200
+    # Another client presenting the code changes nothing for this one.
+    stranger = new_flow(register(name="Other"))
+    assert exchange(stranger, code)[1]["error"] == "invalid_grant"
+    assert _mcp_status(rotated["access_token"]) == 200
+
+    again, body = exchange(flow, code)
+    assert again == 400 and body["error"] == "invalid_grant"
+    assert _mcp_status(tokens["access_token"]) == 401
+    assert _mcp_status(rotated["access_token"]) == 401
+    assert refresh(flow.client_id, rotated["refresh_token"])[0] == 400
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+    # A fresh sign-in works as before.
+    fresh = new_flow(flow.client_id)
+    status, later = exchange(fresh, consent(owner_web, fresh)["code"])
+    assert status == 200 and _mcp_status(later["access_token"]) == 200
+
+
 def test_a_client_id_metadata_document_names_the_client(owner_web):
     from django.test import override_settings
 
