@@ -281,7 +281,7 @@ def test_the_connections_page_names_the_client_and_edits_its_grant(owner_account
     url = error_of(call(token, "recall", {}))["approvalUrl"]
     assert approve(owner_web, url, notebooks=[str(garden.id)], write=False).status_code == 302
     listing = owner_web.get("/connections/").content.decode()
-    assert f"client <code>{client_id}</code> · back to client.example" in listing
+    assert f'back to client.example · client <code title="{client_id}">' in listing
     row = connection_of(owner_account)
     assert f'href="/connections/{row.id}/edit"' in listing
 

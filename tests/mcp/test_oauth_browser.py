@@ -218,7 +218,8 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
                 await async_expect(owner.get_by_text("Approved Grove test agent.")) \
                     .to_be_visible()
                 row = owner.locator("tr", has_text="Grove test agent")
-                await async_expect(row).to_contain_text(storage.client.client_id)
+                await async_expect(row.locator(
+                    f'code[title="{storage.client.client_id}"]')).to_be_visible()
                 await async_expect(row).to_contain_text(f"back to 127.0.0.1:{callback.port}")
                 transcript.append("owner approved on the Connections page (Garden, write)")
 
