@@ -297,30 +297,38 @@ CLAUDE = "https://claude.ai/api/mcp/auth_callback"
 CURSOR = "cursor://anysphere.cursor-mcp/oauth/callback"
 
 
-def test_consent_sends_the_browser_on_to_an_https_app(served: Served,
-                                                       browser_type_launch_args):
-    url, state = authorization_url(served, CLAUDE, "Claude")
+def answer_at_claude(served: Served, launch_args: dict, url: str,
+                     button: str) -> tuple[str, str]:
+    """Open the consent page at `url` signed in, click `button`; the URL of the one
+    navigation request that left Grove for claude.ai (a route stands in for it) and the
+    consent page's CSP header. No console error (a CSP violation would be one)."""
 
     async def main() -> tuple[str, str]:
         async with async_playwright() as pw:
-            browser = await pw.chromium.launch(**browser_type_launch_args)
+            browser = await pw.chromium.launch(**launch_args)
             page, problems = await signed_in_consent(browser, served, url)
             header = (await page.reload()).headers["content-security-policy"]
             left: list[str] = []
 
-            async def arrive(route: Any) -> None:  # stands in for claude.ai
+            async def arrive(route: Any) -> None:
                 left.append(route.request.url)
                 await route.fulfill(status=200, content_type="text/html", body="<p>ok</p>")
 
             await page.route("https://claude.ai/**", arrive)
-            await page.get_by_role("button", name="Continue").click()
+            await page.get_by_role("button", name=button).click()
             await page.wait_for_url(f"{CLAUDE}?**")
             assert problems == []
             await browser.close()
-            assert len(left) == 1
+            assert len(left) == 1, left
             return left[0], header
 
-    arrived, header = run_in_thread(main)
+    return run_in_thread(main)
+
+
+def test_consent_sends_the_browser_on_to_an_https_app(served: Served,
+                                                       browser_type_launch_args):
+    url, state = authorization_url(served, CLAUDE, "Claude")
+    arrived, header = answer_at_claude(served, browser_type_launch_args, url, "Continue")
     query = {k: v[0] for k, v in parse_qs(urlsplit(arrived).query).items()}
     assert arrived.startswith(CLAUDE + "?")
     assert query["state"] == state and query["iss"] == served.url and query["code"]
@@ -363,25 +371,8 @@ def test_consent_sends_the_browser_on_to_an_apps_own_scheme(served: Served,
 def test_error_redirects_carry_the_issuer(served: Served, browser_type_launch_args):
     """Cancel on the consent page: the app gets access_denied, with `iss` (RFC 9207)."""
     url, state = authorization_url(served, CLAUDE, "Claude")
-
-    async def main() -> str:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(**browser_type_launch_args)
-            page, problems = await signed_in_consent(browser, served, url)
-            left: list[str] = []
-
-            async def arrive(route: Any) -> None:
-                left.append(route.request.url)
-                await route.fulfill(status=200, content_type="text/html", body="<p>ok</p>")
-
-            await page.route("https://claude.ai/**", arrive)
-            await page.get_by_role("button", name="Cancel").click()
-            await page.wait_for_url(f"{CLAUDE}?**")
-            assert problems == []
-            await browser.close()
-            return left[0]
-
-    query = {k: v[0] for k, v in parse_qs(urlsplit(run_in_thread(main)).query).items()}
+    arrived, _header = answer_at_claude(served, browser_type_launch_args, url, "Cancel")
+    query = {k: v[0] for k, v in parse_qs(urlsplit(arrived).query).items()}
     assert query == {"error": "access_denied", "state": state, "iss": served.url}
 
 

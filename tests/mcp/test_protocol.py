@@ -441,3 +441,20 @@ def test_format_mcp_answers_exactly_what_mcp_does(owner, key):
         over_rest = caller.post(f"/tools/{tool}?format=mcp", arguments)
         assert over_rest.status_code == 200
         assert over_rest.json()["data"] == call(key, tool, arguments)
+
+
+def test_a_null_parent_moves_nothing_and_root_is_named(owner, key):
+    outer = factories.notebook(owner, "Outer")
+    inner = factories.notebook(owner, "Inner", parent=outer.id)
+    kept = call(key, "update_notebook", {"notebookId": f"notebook:{inner.id}",
+                                         "name": "Inside", "parentId": None})
+    assert kept["structuredContent"]["parentId"] == f"notebook:{outer.id}"  # stayed put
+    moved = call(key, "update_notebook", {"notebookId": str(inner.id), "parentId": "root"})
+    assert "parentId" not in moved["structuredContent"]  # top level: left out
+    assert selectors.notebook_get(actor=owner, notebook_id=inner.id).parent_id is None
+    # REST keeps null = top level.
+    back = Caller(Client(), key).call("PATCH", f"/notebooks/{inner.id}",
+                                      {"parentId": str(outer.id)})
+    assert back.status_code == 200
+    rest = Caller(Client(), key).call("PATCH", f"/notebooks/{inner.id}", {"parentId": None})
+    assert rest.status_code == 200 and rest.json()["data"]["parentId"] is None
