@@ -51,8 +51,10 @@ class Bridge:
             fail(f"Grove at {self.url} refused the API key in GROVE_API_KEY "
                  "(unknown, revoked, or mistyped)")
         if response.status_code != 200 or not _is_envelope(response):
+            hint = (" — --url is the server's address, without /mcp"
+                    if self.url.endswith("/mcp") else "")
             fail(f"{self.url} did not answer like a Grove server "
-                 f"(GET /v1/tools: HTTP {response.status_code})")
+                 f"(GET /v1/tools: HTTP {response.status_code}){hint}")
         data = response.json()["data"]
         self.tools, self.instructions = data["tools"], data["instructions"]
         self.server = data.get("server") or self.server
@@ -135,7 +137,7 @@ def serve(bridge: Bridge, stdin: IO[str], stdout: IO[str]) -> None:
             continue
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             reply: dict[str, Any] | None = _error(None, PARSE_ERROR, "Not JSON.")
         else:
             if isinstance(message, list):

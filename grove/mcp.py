@@ -274,12 +274,10 @@ def tool_error(exc: GroveError) -> dict[str, Any]:
 # -- the endpoint ----------------------------------------------------------------------------
 
 
-def resource_url() -> str:
-    return settings.GROVE_BASE_URL.rstrip("/") + "/mcp"
+def resource_metadata_url(request: HttpRequest) -> str:
+    from grove.oauth import public_origin
 
-
-def resource_metadata_url() -> str:
-    return settings.GROVE_BASE_URL.rstrip("/") + "/.well-known/oauth-protected-resource/mcp"
+    return public_origin(request) + "/.well-known/oauth-protected-resource/mcp"
 
 
 def _rpc_error(request_id: Any, code: int, message: str, *, status: int = 200,
@@ -290,8 +288,8 @@ def _rpc_error(request_id: Any, code: int, message: str, *, status: int = 200,
     return JsonResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status=status)
 
 
-def _unauthorized(token_sent: bool) -> HttpResponse:
-    challenge = f'Bearer resource_metadata="{resource_metadata_url()}", scope="mcp"'
+def _unauthorized(request: HttpRequest, token_sent: bool) -> HttpResponse:
+    challenge = f'Bearer resource_metadata="{resource_metadata_url(request)}", scope="mcp"'
     if token_sent:
         challenge += ', error="invalid_token", error_description="The token is not valid."'
     response = JsonResponse({"jsonrpc": "2.0", "id": None, "error": {
@@ -360,12 +358,13 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
                           data={"code": "payload_too_large"})
     actor, token_sent = _authenticate(request)
     if actor is None:
-        return _unauthorized(token_sent)
+        return _unauthorized(request, token_sent)
 
     try:
         message = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        return _rpc_error(None, PARSE_ERROR, "The body is not JSON.", status=400)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return _rpc_error(None, PARSE_ERROR, "The body is not JSON (or nests too deep).",
+                          status=400)
     except RequestDataTooBig:
         return _rpc_error(None, INVALID_REQUEST, f"Request bodies are limited to "
                           f"{settings.GROVE_API_MAX_BODY:,} bytes.", status=413,

@@ -35,6 +35,10 @@ def message_kind(message: Any) -> tuple[str, str]:
     is a response, which needs no reply."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return "invalid", "Not a JSON-RPC 2.0 message."
+    try:  # JSON may escape a lone surrogate (\\ud800), which no answer could carry
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return "invalid", "The message holds text that is not valid Unicode, or nests too deep."
     if "id" in message:
         ident = message["id"]
         if not (isinstance(ident, str) or (isinstance(ident, int)

@@ -148,6 +148,7 @@ class ApproveForm(KeyForm):
         super().__init__(*args, **kwargs)
         del self.fields["name"]
         self.fields["can_write"].initial = False
+        self.fields["can_write"].help_text = "Without it the app can only read."
 
 
 class GrantForm(KeyForm):
@@ -251,18 +252,27 @@ def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse
     choices = _notebook_choices(actor)
     asked = request.GET.get("request") or request.POST.get("request") or ""
     if request.method == "POST" and request.POST.get("decision") == "deny":
-        if services.approval_request_open(row.pending_request, asked):
+        if row.status == Connection.Status.PENDING \
+                and services.approval_request_open(row.pending_request, asked):
             services.connection_revoke(actor=actor, connection_id=row.id)
             messages.success(request, f"Denied {row.name}. It cannot reach your notes; if "
                                       "it signs in again it has to ask anew.")
+        else:
+            messages.info(request, f"Nothing changed: this request of {row.name} is no "
+                                   "longer open. Revoke it on this page if you want it gone.")
         return redirect("connections")
     if request.method == "POST":
         form = ApproveForm(request.POST, notebooks=choices)
         if form.is_valid():
             data = form.cleaned_data
+            was_active = row.status == Connection.Status.ACTIVE
             services.connection_approve(actor=actor, connection_id=row.id,
                                         request_id=data["request"], **_grant(data))
-            messages.success(request, f"Approved {row.name}. It can use Grove now.")
+            if was_active:  # approved already (another tab): the first answer stands
+                messages.info(request, f"{row.name} was approved already; nothing changed. "
+                                       "Use Change to alter what it may do.")
+            else:
+                messages.success(request, f"Approved {row.name}. It can use Grove now.")
             return redirect("connections")
         status = 400
     else:
@@ -282,6 +292,10 @@ def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
     """Change what a connection may do and see (SPEC §5: `expectedState` fences it)."""
     actor = session_actor(request)
     current = _connection_or_404(actor, connection_id)
+    if current.status == Connection.Status.PENDING:  # approving is how it gets a grant
+        messages.info(request, f"{current.name} waits for your approval: review its "
+                               "request to choose what it may do.")
+        return redirect("connections")
     choices = _notebook_choices(actor)
     form = GrantForm.of(current, choices)
     status = 200

@@ -41,8 +41,8 @@ PERSONAL = "personal"
 # -- ids -----------------------------------------------------------------------------------
 
 _UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
-_NOTE = re.compile(rf"(?:note:)?({_UUID})(?:@([0-9]{{1,9}}))?")
-_NOTEBOOK = re.compile(rf"(?:notebook:)?({_UUID})")
+_NOTE = re.compile(rf"(?:note:)?({_UUID})(?:@([0-9]{{1,9}}))?", re.IGNORECASE)
+_NOTEBOOK = re.compile(rf"(?:notebook:)?({_UUID})", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -239,20 +239,37 @@ def _list(actor: Actor, args: SearchArgs) -> NotesPage:
 
 def _get(actor: Actor, args: NoteArgs) -> ToolNote:
     note = NoteOut.of(selectors.note_get(actor=actor, note_id=args.note_id.id))
-    if args.note_id.version is not None and args.note_id.version != note.version:
-        for revision in selectors.note_revisions(actor=actor, note_id=note.id):
-            if revision.version == args.note_id.version:
-                names = _names(actor, [note])
-                return ToolNote.of(note.model_copy(update={
-                    "content": revision.content, "kind": revision.kind,
-                    "notebook_id": revision.notebook_id, "task_id": revision.task_id,
-                    "versioned_id": revision.versioned_id, "version": revision.version,
-                    "updated_at": revision.created_at, "status": revision.status}),
-                    names, full=True)
-        raise NotFound(f"{args.note_id} has no such version (the note is at "
-                       f"{note.version}).", code="version_not_found")
-    [full] = _tool_notes(actor, [note], full=True)
-    return full
+    if args.note_id.version is None or args.note_id.version == note.version:
+        [full] = _tool_notes(actor, [note], full=True)
+        return full
+    for revision in selectors.note_revisions(actor=actor, note_id=note.id):
+        if revision.version == args.note_id.version:
+            return _revision_note(actor, RevisionOut.of(revision))
+    raise NotFound(f"{args.note_id} has no such version (the note is at {note.version}).",
+                   code="version_not_found")
+
+
+def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:
+    """An older revision as a note: every field from that revision's snapshot (its own
+    notebook, pinning, provenance, retention), the record being the revision's, as
+    `GET /v1/get/note:<id>@<version>` returns it — with the id of a notebook this caller
+    may not see left out, as list_notebooks leaves out such a parent."""
+    names = selectors.notebook_names(actor=actor, notebook_ids={
+        revision.notebook_id} if revision.notebook_id else set())
+    record = revision.to_json()
+    if revision.notebook_id is not None and revision.notebook_id not in names:
+        record["notebookId"] = None
+    fields: dict[str, Any] = {"id": revision.versioned_id, "kind": revision.kind,
+                              "content": revision.content,
+                              "updated": revision.created_at.replace(second=0, microsecond=0),
+                              "record": record}
+    if revision.notebook_id is not None:
+        fields["notebook"] = names.get(revision.notebook_id, "(a notebook you cannot see)")
+    if revision.task_id:
+        fields["task_id"] = revision.task_id
+    if revision.pinned:
+        fields["pinned"] = True
+    return ToolNote(**fields)
 
 
 def _history(actor: Actor, args: HistoryArgs) -> History:

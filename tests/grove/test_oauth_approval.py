@@ -322,3 +322,67 @@ def test_revoking_asks_first(owner_account, owner_web):
     stranger.force_login(Account.objects.create_user(username="other", password=PASSWORD))
     assert stranger.get(f"/connections/{row.id}/revoke").status_code == 404
     assert stranger.get(f"/connections/{row.id}/edit").status_code == 404
+
+
+def test_a_pending_app_is_reviewed_not_changed(owner_account, owner_web):
+    client_id = register(name="SDK probe")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    row = connection_of(owner_account)
+    listing = owner_web.get("/connections/").content.decode()
+    assert f'href="/connections/{row.id}/edit"' not in listing  # no "Change" while pending
+    assert "nothing until you approve it" in listing
+    edit = owner_web.get(f"/connections/{row.id}/edit")
+    assert edit.status_code == 302  # back to the list, where Review is
+    posted = owner_web.post(f"/connections/{row.id}/edit", {
+        "name": "x", "can_write": "on", "scope": "all", "expected_state": "whatever"})
+    assert posted.status_code == 302
+    after = connection_of(owner_account)
+    assert (after.status, after.capabilities) == ("pending", [])
+    assert after.pending_request["id"] in url  # its request is still open
+
+
+def test_a_stale_second_approval_says_nothing_changed(owner_account, owner_web):
+    factories.notebook(factories.Actor.for_session(owner_account.id), "Garden")
+    token = token_for(owner_web, register(name="Claude"))["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    assert approve(owner_web, url, notebooks=[], write=False).status_code == 302
+    second = approve(owner_web, url, notebooks=[], write=True)  # another, older tab
+    assert second.status_code == 302
+    page = owner_web.get("/connections/").content.decode()
+    assert "was approved already; nothing changed" in page
+    assert connection_of(owner_account).capabilities == ["memory:read"]
+    request_id = parse_qs(urlsplit(url).query)["request"][0]
+    owner_web.post(urlsplit(url).path, {"request": request_id, "decision": "deny"})
+    assert "Nothing changed: this request" in owner_web.get("/connections/").content.decode()
+    assert connection_of(owner_account).status == "active"  # a late Deny revokes nothing
+
+
+def test_every_registered_host_is_shown(owner_account, owner_web):
+    client_id = Client().post("/o/register/", data=json.dumps({
+        "client_name": "Claude", "token_endpoint_auth_method": "none",
+        "redirect_uris": ["https://claude.ai/api/mcp/auth_callback",
+                          "https://evil.example/cb"]}),
+        content_type="application/json").json()["client_id"]
+    token = token_for_uri(owner_web, client_id, "https://evil.example/cb")
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    page = owner_web.get(urlsplit(url).path + "?" + urlsplit(url).query).content.decode()
+    assert '<dd class="redirect-host">claude.ai, evil.example</dd>' in page
+
+
+def token_for_uri(owner_web: Client, client_id: str, redirect_uri: str) -> str:
+    from tests.grove.oauth_helpers import pkce
+
+    verifier, challenge = pkce()
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
+             "code_challenge": challenge, "code_challenge_method": "S256", "state": "s",
+             "scope": "mcp", "resource": settings.GROVE_MCP_RESOURCE}
+    from urllib.parse import urlencode
+
+    path = "/o/authorize/?" + urlencode(query)
+    assert owner_web.get(path).status_code == 200
+    answer = owner_web.post(path, {**query, "allow": "Authorize"})
+    code = parse_qs(urlsplit(answer["Location"]).query)["code"][0]
+    return Client().post("/o/token/", {
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+        "client_id": client_id, "code_verifier": verifier}).json()["access_token"]

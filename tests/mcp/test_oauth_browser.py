@@ -142,8 +142,15 @@ async def sign_in_if_asked(page: Page) -> None:
         await page.get_by_role("button", name="Sign in").click()
 
 
-def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launch_args):
-    base = served.url
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launch_args,
+                                              host: str):
+    """`host`: the app is given http://<host>:N/mcp — the printed address, or localhost
+    (metadata and challenge then name localhost; the issuer stays the served address)."""
+    base = served.url.replace("127.0.0.1", host)
+    issuer = served.url
+    agent = f"Grove test agent ({host})"
+    planted = f"Tomatoes need staking in June ({host})."
     callback = Callback()
     transcript: list[str] = []
 
@@ -155,11 +162,11 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
             app_problems = watch(app_window)
 
             async def consent(authorization_url: str) -> None:
-                assert authorization_url.startswith(f"{base}/o/authorize/?")
+                assert authorization_url.startswith(f"{issuer}/o/authorize/?")
                 await app_window.goto(authorization_url)
                 await sign_in_if_asked(app_window)
                 await async_expect(app_window.get_by_role("heading")).to_have_text(
-                    "Connect “Grove test agent” to Grove?")
+                    f"Connect “{agent}” to Grove?")
                 await async_expect(app_window.locator(".redirect-host")).to_have_text(
                     f"127.0.0.1:{callback.port}")
                 await app_window.get_by_role("button", name="Continue").click()
@@ -168,7 +175,7 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
 
             async def code() -> AuthorizationCodeResult:
                 query = await callback.next_query()
-                assert query["iss"] == base  # RFC 9207, the served address
+                assert query["iss"] == issuer  # RFC 9207, the served address
                 return AuthorizationCodeResult(code=query["code"], state=query["state"],
                                                iss=query["iss"])
 
@@ -176,7 +183,7 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
             provider = OAuthClientProvider(
                 server_url=f"{base}/mcp",
                 client_metadata=OAuthClientMetadata(
-                    client_name="Grove test agent", redirect_uris=[callback.uri],
+                    client_name=agent, redirect_uris=[callback.uri],
                     grant_types=["authorization_code", "refresh_token"],
                     token_endpoint_auth_method="none"),
                 storage=storage, redirect_handler=consent, callback_handler=code)
@@ -186,13 +193,13 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
                 tools = await client.list_tools()
                 assert len(tools.tools) >= 13
                 first = await client.call_tool("remember", {
-                    "content": "Tomatoes need staking in June.", "kind": "fact",
+                    "content": planted, "kind": "fact",
                     "notebookId": served.notebooks["Garden"]})
                 assert first.is_error
                 error = error_of(first)
                 assert error["code"] == "connection_required"
                 approval = error["approvalUrl"]
-                assert approval.startswith(f"{base}/connections/")  # the served address
+                assert approval.startswith(f"{issuer}/connections/")  # the served address
                 assert approval in first.content[0].text
                 assert error["clientId"] == storage.client.client_id
                 transcript.append(f"remember → connection_required: {approval}")
@@ -200,11 +207,11 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
                 # The owner, in their own browser, approves with a one-notebook grant.
                 owner = await (await browser.new_context()).new_page()
                 owner_problems = watch(owner)
-                await owner.goto(f"{base}/connections/")
+                await owner.goto(f"{issuer}/connections/")
                 await sign_in_if_asked(owner)
-                pending = owner.locator("[data-pending] >> text=Grove test agent")
+                pending = owner.locator("[data-pending]", has_text=agent)
                 await async_expect(pending).to_be_visible()
-                await owner.get_by_role("link", name="Review").click()
+                await pending.get_by_role("link", name="Review").click()
                 await async_expect(owner.locator("#approve")).to_contain_text(
                     storage.client.client_id)
                 await async_expect(owner.locator("#approve")).to_contain_text(
@@ -215,22 +222,22 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
                 await owner.get_by_label("May save and change notes").check()
                 await owner.get_by_label("Garden").check()
                 await owner.get_by_role("button", name="Approve").click()
-                await async_expect(owner.get_by_text("Approved Grove test agent.")) \
+                await async_expect(owner.get_by_text(f"Approved {agent}.")) \
                     .to_be_visible()
-                row = owner.locator("tr", has_text="Grove test agent")
+                row = owner.locator("tr", has_text=agent)
                 await async_expect(row.locator(
                     f'code[title="{storage.client.client_id}"]')).to_be_visible()
                 await async_expect(row).to_contain_text(f"back to 127.0.0.1:{callback.port}")
                 transcript.append("owner approved on the Connections page (Garden, write)")
 
                 second = await client.call_tool("remember", {
-                    "content": "Tomatoes need staking in June.", "kind": "fact",
+                    "content": planted, "kind": "fact",
                     "notebookId": served.notebooks["Garden"]})
                 assert not second.is_error, second.content
                 found = await client.call_tool("recall", {"query": "tomatoes"})
                 assert not found.is_error, found.content
                 contents = [item["content"] for item in found.structured_content["data"]]
-                assert contents == ["Tomatoes need staking in June."]  # Diary stays hidden
+                assert planted in contents and not any("Diary" in c for c in contents)
                 outside = await client.call_tool("remember", {
                     "content": "Should not land.", "kind": "fact",
                     "notebookId": served.notebooks["Diary"]})
@@ -240,9 +247,9 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
                 # Revoking asks first, then ends the app's access for good.
                 await row.get_by_role("link", name="Revoke").click()
                 await async_expect(owner.get_by_role("heading")).to_contain_text(
-                    "Revoke “Grove test agent”?")
+                    f"Revoke “{agent}”?")
                 await owner.get_by_role("button", name="Revoke for good").click()
-                await async_expect(owner.locator("tr", has_text="Grove test agent")) \
+                await async_expect(owner.locator("tr", has_text=agent)) \
                     .to_contain_text("revoked")
                 after = await client.call_tool("recall", {"query": "tomatoes"})
                 assert after.is_error

@@ -458,3 +458,67 @@ def test_a_null_parent_moves_nothing_and_root_is_named(owner, key):
     assert back.status_code == 200
     rest = Caller(Client(), key).call("PATCH", f"/notebooks/{inner.id}", {"parentId": None})
     assert rest.status_code == 200 and rest.json()["data"]["parentId"] is None
+
+
+def test_an_older_version_is_that_revision_whole(owner, key):
+    """get_note of note:<id>@1 after an edit: every field as it was at version 1 — not
+    today's pinning, importance or provenance — in the notebook it was in then."""
+    alpha = factories.notebook(owner, "Alpha")
+    bravo = factories.notebook(owner, "Bravo")
+    first = call(key, "remember", {"content": "v1 text", "kind": "handoff", "taskId": "t-1",
+                                   "importance": 0.1, "notebookId": str(alpha.id)})
+    cited = first["structuredContent"]["id"]
+    note_id = cited.split("@")[0]
+    call(key, "update_memory", {"noteId": cited, "content": "v2 text", "pinned": True,
+                                "importance": 0.9, "sourceAgent": "agent-v2",
+                                "retentionDays": 5})
+    call(key, "move_notes", {"noteIds": [note_id], "notebookId": str(bravo.id)})
+    old = call(key, "get_note", {"noteId": cited})["structuredContent"]
+    assert (old["content"], old["notebook"], old["taskId"]) == ("v1 text", "Alpha", "t-1")
+    assert "pinned" not in old  # it was not pinned then
+    record = old["record"]
+    assert (record["version"], record["importance"], record["sourceAgent"],
+            record["retentionDays"]) == (1, 0.1, None, 30)
+    now = call(key, "get_note", {"noteId": note_id})["structuredContent"]
+    assert (now["notebook"], now["pinned"], now["record"]["version"]) == ("Bravo", True, 3)
+    # A key that sees only Bravo reads the old revision without learning Alpha.
+    bravo_only, _ = new_key(owner, all_notebooks=False, personal=False,
+                            notebooks=[bravo.id])
+    seen = call(bravo_only, "get_note", {"noteId": cited})["structuredContent"]
+    assert seen["notebook"] == "(a notebook you cannot see)"
+    assert seen["record"]["notebookId"] is None
+
+
+def test_typed_ids_ignore_case(owner, key):
+    note = factories.note(owner, "Case matters not.")
+    got = call(key, "get_note", {"noteId": f"NOTE:{str(note.id).upper()}@1"})
+    assert got["isError"] is False and got["structuredContent"]["content"] == "Case matters not."
+
+
+def test_text_no_answer_could_carry_is_refused(key):
+    surrogate = rpc(key, "ping", raw='{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}')
+    assert surrogate.status_code == 400 and surrogate.json()["error"]["code"] == -32600
+    in_arguments = rpc(key, "tools/call", raw=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"query": "x"}}}).replace('"x"', '"\\udc00"'))
+    assert in_arguments.status_code == 400
+    deep = rpc(key, "ping", raw='{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": '
+               + "[" * 100_000 + "]" * 100_000 + "}")
+    assert deep.status_code == 400 and deep.json()["error"]["code"] == -32700
+
+
+def test_the_bridge_answers_bad_lines_and_goes_on():
+    import io
+
+    from grove.bridge import Bridge, serve
+
+    bridge = Bridge("http://127.0.0.1:9", "grv_unused")  # these lines never reach it
+    lines = ['{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+             "[" * 100_000, '{"jsonrpc": "2.0", "id": 7, "result": {}}',
+             '{"jsonrpc": "2.0", "id": 2, "method": "ping"}']
+    out = io.StringIO()
+    serve(bridge, io.StringIO("\n".join(lines) + "\n"), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r.get("error", {}).get("code") for r in replies] == [-32600, -32600, -32700, None]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the answer gets none
