@@ -9,20 +9,25 @@ from pydantic import Field
 
 from ask import services
 from grove.schemas import In
+from notebooks.arguments import PLACE_FILTER, Place, place_of
 
 
 class AskIn(In):
     query: str = Field(max_length=services.QUERY_MAX_CHARS,
                        description="The question, in plain words.")
-    notebook_id: uuid.UUID | None = Field(
-        default=None, description="One notebook; null = Personal only; omit for all granted")
-    include_personal: bool = True
-    previous_questions: list[str] = Field(default_factory=list,
-                                          max_length=services.PREVIOUS_MAX)
-    mode: Literal["answer", "search"] = "answer"
+    notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
+                                      " (REST: null = Personal).")
+    include_personal: bool = Field(default=True, description="With everything granted: "
+                                   "Personal notes too, when granted.")
+    previous_questions: list[str] = Field(
+        default_factory=list, max_length=services.PREVIOUS_MAX,
+        description="Earlier questions, oldest first, for a follow-up like \"and in "
+        "May?\".")
+    mode: Literal["answer", "search"] = Field(default="answer", description="search: the "
+                                              "sources only, no answer.")
 
     def service_kwargs(self) -> dict[str, Any]:
-        place = self.notebook_id if "notebook_id" in self.model_fields_set \
+        place = place_of(self.notebook_id) if "notebook_id" in self.model_fields_set \
             else services.EVERYWHERE
         return {"query": self.query, "notebook_id": place,
                 "include_personal": self.include_personal,

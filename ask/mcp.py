@@ -1,4 +1,5 @@
-"""Ask as an MCP tool: the same arguments and service as `POST /v1/ask`."""
+"""Ask as an MCP tool: the same arguments and service as `POST /v1/ask`, answering with
+compact sources (the cited revisions' notes as the other tools return them)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,46 @@ from ask import services
 from ask.arguments import AskIn
 from grove.actor import Actor
 from grove.mcp import Tool
+from grove.schemas import Out
+from notebooks import selectors
+from notebooks.arguments import ToolArguments
+from notebooks.schemas import CompactNote
 
 
-def _ask(actor: Actor, args: AskIn) -> services.AskOut:
-    return services.ask(actor=actor, **args.service_kwargs())
+class AskArgs(ToolArguments, AskIn):
+    pass
+
+
+class AskToolOut(Out):
+    status: str  # answered | insufficient_evidence | no_evidence | disabled | search
+    blocks: list[services.AnswerBlock]
+    sources: list[CompactNote]
+
+    def mcp_text(self) -> str:
+        lines = [f"status: {self.status}"]
+        for block in self.blocks:
+            cited = f" [{', '.join(block.citations)}]" if block.citations else ""
+            lines.append(("" if block.supported else "(unsupported) ") + block.text + cited)
+        if self.sources:
+            lines.append("Sources:\n\n" + "\n\n".join(s.mcp_line() for s in self.sources))
+        return "\n\n".join(lines)
+
+
+def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
+    answer = services.ask(actor=actor, **args.service_kwargs())
+    notes = [source.note for source in answer.sources]
+    names = selectors.notebook_names(actor=actor, notebook_ids={
+        n.notebook_id for n in notes if n.notebook_id is not None})
+    return AskToolOut(status=answer.status, blocks=answer.blocks,
+                      sources=[CompactNote.of(n, names) for n in notes])
 
 
 TOOLS = [
     Tool(name="ask", title="Ask your notes",
          description=(
-             "Answer a question from the user's notes. The answer comes in blocks, each "
-             "citing the exact note revisions (`note:<id>@<version>`) it relies on; a block "
-             "marked supported=false cited something it was not given — do not trust it. "
-             "status no_evidence: nothing relevant was found (no answer is made up); "
-             "disabled: answer generation is off on this server, the matching sources are "
-             "returned instead; mode=search returns sources only. Only notebooks granted "
-             "to this connection are searched."),
-         arguments=AskIn, output=services.AskOut, run=_ask, read_only=True),
+             "Answer a question from the user's notes, in blocks citing the note revisions "
+             "they rely on; distrust a block marked unsupported. status no_evidence: "
+             "nothing relevant (nothing made up); disabled: no answer model here, sources "
+             "only (as mode=search)."),
+         arguments=AskArgs, output=AskToolOut, run=_ask, read_only=True),
 ]

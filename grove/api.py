@@ -233,8 +233,7 @@ def error_response(request: HttpRequest, status: int, code: str, message: str,
 
 @api.exception_handler(GroveError)
 def _grove_error(request: HttpRequest, exc: GroveError) -> HttpResponse:
-    details = {k: v for k, v in exc.details.items() if v is not None}
-    return error_response(request, exc.status, exc.code, exc.message, details)
+    return error_response(request, exc.status, exc.code, exc.message, exc.wire_details())
 
 
 @api.exception_handler(ValidationError)
@@ -396,14 +395,14 @@ tools_router = ApiRouter(tags=["tools"])
 
 
 @tools_router.get("/tools", response={200: Ok[dict[str, Any]], **ERRORS},
-                  summary="The MCP tool declarations (as tools/list) and the server's "
-                          "instructions; used by the stdio bridge")
+                  summary="The MCP tool declarations (as tools/list), the server's "
+                          "instructions and version; used by the stdio bridge")
 def tool_list(request: HttpRequest) -> Any:
     from grove import mcp
 
     actor_of(request)
-    return ok({"tools": [t.declaration() for t in mcp.tools().values()],
-               "instructions": mcp.INSTRUCTIONS})
+    return ok({"tools": mcp.declarations(), "instructions": mcp.INSTRUCTIONS,
+               "server": mcp.server_info()})
 
 
 @tools_router.post(
@@ -411,8 +410,9 @@ def tool_list(request: HttpRequest) -> Any:
     openapi_extra={"requestBody": {"content": {"application/json": {"schema": {
         "type": "object", "description": "The tool's arguments, exactly as over MCP "
                                         "(see tools/list for each tool's inputSchema)"}}}}},
-    summary="Run an MCP tool with the same arguments; the result in the REST envelope")
-def tool_run(request: HttpRequest, tool: str) -> Any:
+    summary="Run an MCP tool with the same arguments; the result in the REST envelope "
+            "(with ?format=mcp: the MCP tool result itself, errors included)")
+def tool_run(request: HttpRequest, tool: str, format: Literal["rest", "mcp"] = "rest") -> Any:
     from grove import mcp
 
     try:
@@ -427,7 +427,13 @@ def tool_run(request: HttpRequest, tool: str) -> Any:
         output = mcp.run_tool(actor_of(request), tool, arguments)
     except mcp.UnknownTool:
         raise NotFound(f"No tool named {tool!r}.", code="unknown_tool") from None
-    return ok(output.model_dump(mode="json", by_alias=True))
+    except GroveError as exc:
+        if format == "mcp":  # what /mcp answers: a tool result with isError
+            return ok(mcp.tool_error(exc))
+        raise
+    if format == "mcp":
+        return ok(mcp.tool_result(output))
+    return ok(output.model_dump(mode="json", by_alias=True, exclude_unset=True))
 
 
 api.add_router("", tools_router)

@@ -2,7 +2,8 @@
 (Claude Desktop, scripts), forwarding to a Grove server over HTTP with the API key in
 `GROVE_API_KEY`. It has no database and no Django: `initialize` and `ping` are answered
 here, `tools/list` comes from `GET /v1/tools` and every `tools/call` is
-`POST /v1/tools/<name>` — the same tools, grants and errors as `/mcp`.
+`POST /v1/tools/<name>?format=mcp`, which answers with exactly the tool result `/mcp`
+would give — the same tools, grants, texts and errors (codes and details included).
 
 Messages are newline-delimited JSON-RPC on stdin/stdout (the MCP stdio transport);
 diagnostics go to stderr. An unreachable server or a refused key stops the bridge at
@@ -19,7 +20,15 @@ from typing import IO, Any
 
 import httpx
 
-from grove.mcp_versions import HANDSHAKE_VERSIONS
+from grove.mcp_protocol import (
+    HANDSHAKE_VERSIONS,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    error_result,
+    message_kind,
+)
 
 
 class Bridge:
@@ -30,6 +39,7 @@ class Bridge:
                                           "User-Agent": "grove-mcp-stdio"})
         self.tools: list[dict[str, Any]] = []
         self.instructions = ""
+        self.server: dict[str, str] = {"name": "grove", "version": "unknown"}
 
     def connect(self) -> None:
         """Fetch the tool list once; raises SystemExit with a clear line on failure."""
@@ -41,19 +51,24 @@ class Bridge:
             fail(f"Grove at {self.url} refused the API key in GROVE_API_KEY "
                  "(unknown, revoked, or mistyped)")
         if response.status_code != 200 or not _is_envelope(response):
+            hint = (" — --url is the server's address, without /mcp"
+                    if self.url.endswith("/mcp") else "")
             fail(f"{self.url} did not answer like a Grove server "
-                 f"(GET /v1/tools: HTTP {response.status_code})")
+                 f"(GET /v1/tools: HTTP {response.status_code}){hint}")
         data = response.json()["data"]
         self.tools, self.instructions = data["tools"], data["instructions"]
+        self.server = data.get("server") or self.server
 
     def handle(self, message: Any) -> dict[str, Any] | None:
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" \
-                or not isinstance(message.get("method"), str):
-            return _error(None, -32600, "Not a JSON-RPC 2.0 request.")
-        if "id" not in message:
-            return None  # a notification
+        kind, problem = message_kind(message)
+        if kind == "invalid":
+            return _error(None, INVALID_REQUEST, problem)
+        if kind in ("notification", "response"):
+            return None  # nothing to answer
         request_id, method = message["id"], message["method"]
         params = message.get("params") or {}
+        if not isinstance(params, dict):
+            return _error(request_id, INVALID_PARAMS, "params must be an object.")
         if method == "initialize":
             requested = params.get("protocolVersion")
             return _result(request_id, {
@@ -61,7 +76,7 @@ class Bridge:
                 else HANDSHAKE_VERSIONS[0],
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": "grove", "title": "Grove (stdio bridge)",
-                               "version": "1"},
+                               "version": self.server.get("version", "unknown")},
                 "instructions": self.instructions,
             })
         if method == "ping":
@@ -70,29 +85,30 @@ class Bridge:
             return _result(request_id, {"tools": self.tools})
         if method == "tools/call":
             return self._call(request_id, params.get("name"), params.get("arguments") or {})
-        return _error(request_id, -32601, f"Method not found: {method}.")
+        return _error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     def _call(self, request_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
         if not isinstance(name, str) or not any(t["name"] == name for t in self.tools):
-            return _error(request_id, -32602, f"Unknown tool: {name}.")
+            return _error(request_id, INVALID_PARAMS, f"Unknown tool: {name}.")
         try:
-            response = self.http.post(f"/tools/{name}", json=arguments)
+            response = self.http.post(f"/tools/{name}", params={"format": "mcp"},
+                                      json=arguments)
         except httpx.HTTPError as exc:
-            return _result(request_id, _tool_error(
+            return _result(request_id, error_result(
                 "unavailable", f"Grove at {self.url} is unreachable: {exc}"))
         if not _is_envelope(response):
-            return _result(request_id, _tool_error(
+            return _result(request_id, error_result(
                 "unavailable", f"Grove answered HTTP {response.status_code} without a "
                                "result; try again later."))
         body = response.json()
         if body.get("success"):
-            data = body["data"]
-            return _result(request_id, {
-                "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}],
-                "structuredContent": data, "isError": False})
+            return _result(request_id, body["data"])
+        # Refused before the tool ran (rate limit, revoked key, …): the envelope's error.
         error = body.get("error") or {}
-        return _result(request_id, _tool_error(error.get("code", "error"),
-                                               error.get("message", "The call failed.")))
+        details = {**(error.get("details") or {}), "requestId": error.get("requestId")}
+        return _result(request_id, error_result(error.get("code", "error"),
+                                                error.get("message", "The call failed."),
+                                                details))
 
 
 def _is_envelope(response: httpx.Response) -> bool:
@@ -100,11 +116,6 @@ def _is_envelope(response: httpx.Response) -> bool:
         return isinstance(response.json(), dict) and "success" in response.json()
     except ValueError:
         return False
-
-
-def _tool_error(code: str, message: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": message}],
-            "structuredContent": {"code": code, "message": message}, "isError": True}
 
 
 def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
@@ -126,11 +137,11 @@ def serve(bridge: Bridge, stdin: IO[str], stdout: IO[str]) -> None:
             continue
         try:
             message = json.loads(line)
-        except ValueError:
-            reply: dict[str, Any] | None = _error(None, -32700, "Not JSON.")
+        except (ValueError, RecursionError):
+            reply: dict[str, Any] | None = _error(None, PARSE_ERROR, "Not JSON.")
         else:
             if isinstance(message, list):
-                reply = _error(None, -32600, "Batches are not supported.")
+                reply = _error(None, INVALID_REQUEST, "Batches are not supported.")
             else:
                 reply = bridge.handle(message)
         if reply is not None:

@@ -40,6 +40,7 @@ SETTINGS: dict[str, str] = {
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 CHALLENGE_MAX_CHARS = 512
 ROOT_DEFAULT_HOME = Path("/var/lib/grove")
 
@@ -73,6 +74,19 @@ class Config:
     api_rate_limit: int = 600
     public_rate_limit: int = 120
     sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        """The base URL's origin first; for a loopback base URL also its loopback
+        siblings (127.0.0.1, localhost, [::1] on the same scheme and port)."""
+        base = self.base_url.rstrip("/")
+        parts = urlsplit(base)
+        if parts.hostname not in LOOPBACK_NAMES or parts.path:
+            return (base,)
+        port = f":{parts.port}" if parts.port else ""
+        siblings = [f"{parts.scheme}://{host}{port}" for host in ("127.0.0.1", "localhost",
+                                                                 "[::1]")]
+        return (base, *(origin for origin in siblings if origin != base))
 
     @property
     def allowed_hosts(self) -> list[str]:

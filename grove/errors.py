@@ -1,7 +1,8 @@
 """Domain errors. Services raise these; each interface maps them once (STYLE §6).
 
 Every error has a stable machine `code` (part of the public contract) and an HTTP
-`status` that REST uses; MCP reports the code in `structuredContent`.
+`status` that REST uses; details travel camelCase, like all JSON (`wire_details`). MCP
+reports code and details in a JSON text block of the error result.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ class GroveError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+    def wire_details(self) -> dict[str, Any]:
+        """The details as clients read them: camelCase keys, no empty values."""
+        from pydantic.alias_generators import to_camel
+
+        return {to_camel(k): v for k, v in self.details.items() if v is not None}
 
 
 class Invalid(GroveError):

@@ -231,3 +231,27 @@ class EmbeddingProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.status})"
+
+
+class RedeemedCode(models.Model):
+    """An OAuth authorization code that has been exchanged, and what it bought.
+
+    RFC 6749 §4.1.2: a code used twice must be refused and the tokens issued from it
+    revoked — the second use means it leaked. The toolkit deletes a code once used, so
+    this remembers it (by digest) with the refresh-token family and access token issued.
+    Not account-scoped by row-level security, like the toolkit's own token tables: the
+    token endpoint runs before any account is known."""
+
+    id = models.BigAutoField(primary_key=True)
+    code_digest = models.CharField(max_length=64, unique=True)
+    client_id = models.CharField(max_length=255)
+    token_family = models.UUIDField(null=True)
+    access_token_digest = models.CharField(max_length=64)
+    redeemed_at = models.DateTimeField(default=timezone.now, db_index=True)
+    revoked_at = models.DateTimeField(null=True)
+
+    class Meta:
+        db_table = "grove_redeemedcode"
+
+    def __str__(self) -> str:
+        return f"code for {self.client_id} at {self.redeemed_at:%Y-%m-%d %H:%M}"

@@ -13,18 +13,25 @@ What this module adds to the toolkit:
 * **Token answers are JSON** (the toolkit returns validator errors as text/html) and
   never cached.
 * **The consent page** is Grove's own template: it names the client and the host it will
-  send the user back to.
+  send the user back to, and its CSP lets exactly that redirect target through
+  `form-action` (browsers apply `form-action` to the redirect that answers the form).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.csp import CSP
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -33,6 +40,7 @@ from oauth2_provider.views import (
     AuthorizationView,
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
+    OAuthProtectedResourceMetadataView,
     TokenView,
 )
 from oauthlib.oauth2.rfc6749 import errors
@@ -40,7 +48,7 @@ from oauthlib.oauth2.rfc6749 import errors
 
 def _only_mcp(request: Any, resources: list[str]) -> None:
     for resource in resources:
-        if resource.rstrip("/") != settings.GROVE_MCP_RESOURCE:
+        if resource.rstrip("/") not in settings.GROVE_MCP_RESOURCES:
             raise errors.CustomOAuth2Error(
                 error="invalid_target", request=request,
                 description=f"The only resource here is {settings.GROVE_MCP_RESOURCE}.")
@@ -59,6 +67,67 @@ class GroveOAuth2Validator(OAuth2Validator):
         if not request.resource:
             request.resource = [settings.GROVE_MCP_RESOURCE]
 
+    def save_bearer_token(self, token: dict, request: Any, *args: Any, **kwargs: Any) -> Any:
+        """Store the tokens. A code exchange first takes the code's row under a lock and
+        spends it in the same transaction, remembering what it bought: of requests racing
+        with one code exactly one gets tokens, and every other use — concurrent or later —
+        gets invalid_grant and takes those tokens back (RFC 6749 §4.1.2)."""
+        code = getattr(request, "code", None)
+        if request.grant_type != "authorization_code" or not code:
+            return super().save_bearer_token(token, request, *args, **kwargs)
+        from oauth2_provider.models import RefreshToken, get_grant_model
+
+        from grove.models import RedeemedCode
+
+        try:
+            with transaction.atomic():
+                grant = (get_grant_model().objects.select_for_update()
+                         .filter(code=code, application=request.client).first())
+                if grant is None:  # spent by a request that won the race
+                    raise _Spent()
+                saved = super().save_bearer_token(token, request, *args, **kwargs)
+                family = (RefreshToken.objects.filter(token_checksum=_digest(
+                    token.get("refresh_token") or "")).values_list("token_family",
+                                                                  flat=True).first())
+                RedeemedCode.objects.create(
+                    code_digest=_digest(code), client_id=request.client.client_id,
+                    token_family=family, access_token_digest=_digest(token["access_token"]))
+                grant.delete()
+        except _Spent:
+            revoke_redeemed(code, request.client.client_id)
+            raise errors.InvalidGrantError(request=request) from None
+        return saved
+
+    # The toolkit reads the code's row again after validate_code; a request that won a
+    # race may have spent it in between. Such a read is a second use of the code.
+    def confirm_redirect_uri(self, client_id: str, code: str, redirect_uri: str,
+                             client: Any, *args: Any, **kwargs: Any) -> bool:
+        with _spent_code(code, client):
+            return super().confirm_redirect_uri(client_id, code, redirect_uri, client,
+                                                *args, **kwargs)
+
+    def get_code_challenge(self, code: str, request: Any) -> Any:
+        with _spent_code(code, request.client):
+            return super().get_code_challenge(code, request)
+
+    def get_code_challenge_method(self, code: str, request: Any) -> Any:
+        with _spent_code(code, request.client):
+            return super().get_code_challenge_method(code, request)
+
+    def invalidate_authorization_code(self, client_id: str, code: str, request: Any,
+                                      *args: Any, **kwargs: Any) -> None:
+        """The code was spent with its tokens (`save_bearer_token`); nothing is left."""
+        from oauth2_provider.models import get_grant_model
+
+        get_grant_model().objects.filter(code=code, application=request.client).delete()
+
+    def validate_code(self, client_id: str, code: str, client: Any, request: Any,
+                      *args: Any, **kwargs: Any) -> bool:
+        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return True
+        revoke_redeemed(code, client.client_id)
+        return False
+
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         resources = getattr(request, "resource", None) or []
         if isinstance(resources, str):
@@ -68,16 +137,153 @@ class GroveOAuth2Validator(OAuth2Validator):
         return super()._create_authorization_code(request, code, expires)
 
 
+class _Spent(Exception):
+    pass
+
+
+@contextmanager
+def _spent_code(code: str, client: Any) -> Iterator[None]:
+    """A read of a code's row that finds it gone: the code was spent meanwhile, so this
+    is its second use — revoke what it bought, answer invalid_grant."""
+    from oauth2_provider.models import get_grant_model
+
+    try:
+        yield
+    except get_grant_model().DoesNotExist:
+        revoke_redeemed(code, client.client_id)
+        raise errors.InvalidGrantError() from None
+
+
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
+# Host names as CSP source expressions can spell them (RFC 3986 reg-name letters, no IPv6
+# literal: the CSP grammar has none, so a browser would drop the source and the consent
+# redirect would go nowhere).
+_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+
+
+def redirect_source(redirect_uri: str) -> str | None:
+    """The CSP source expression that matches exactly where `redirect_uri` sends the
+    browser: its origin for http(s) (`https://claude.ai`, `http://127.0.0.1:53682`), its
+    scheme for an app's own scheme (`cursor:`). Built only from parts that pass strict
+    patterns, so nothing in a registered URI can add to the policy; None if any fails."""
+    try:
+        parts = urlsplit(redirect_uri)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not _SCHEME.fullmatch(scheme):
+        return None
+    if scheme not in ("http", "https"):
+        return f"{scheme}:"
+    host = (parts.hostname or "").lower()
+    if not _HOST.fullmatch(host) or ".." in host or "@" in parts.netloc:
+        return None
+    return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def redirect_uri_problem(uri: Any) -> str | None:
+    """Why a redirect URI cannot be registered, or None. One rule with the consent page:
+    Grove must be able to let the browser go there (`redirect_source`), plain http only
+    to a loopback listener (RFC 8252), nothing that could read as two URIs or hide a
+    host (spaces, control characters, user info)."""
+    if not isinstance(uri, str) or not uri:
+        return "a redirect URI is a non-empty string."
+    if any(ch.isspace() or not ch.isprintable() for ch in uri):
+        return f"{uri!r}: no spaces or control characters."
+    if "@" in urlsplit(uri).netloc:
+        return f"{uri}: no user name or password in a redirect URI."
+    if redirect_source(uri) is None:
+        return (f"{uri}: Grove cannot send a browser there; use https://host/…, "
+                "http://127.0.0.1:PORT/… (a loopback listener) or your-app-scheme:…")
+    parts = urlsplit(uri)
+    if parts.scheme.lower() == "http" and parts.hostname not in LOOPBACK_HOSTS:
+        return f"{uri}: plain http is allowed only for a loopback address."
+    return None
+
+
+def consent_policy(redirect_uri: str) -> dict[str, Any]:
+    """Grove's CSP for the consent page, with `form-action` widened to the validated
+    redirect target and nothing else (the form posts to Grove, which answers 302 there)."""
+    form_action: list[str] = [str(CSP.SELF)]
+    source = redirect_source(redirect_uri)
+    if source:
+        form_action.append(source)
+    policy: dict[str, Any] = dict(settings.SECURE_CSP)
+    policy["form-action"] = form_action
+    return policy
+
+
+def with_issuer(uri: str) -> str:
+    """`uri` naming Grove's issuer (RFC 9207): appended to the query as it stands, which
+    keeps the client's registered query exactly as registered (RFC 6749 §3.1.2)."""
+    parts = urlsplit(uri)
+    if any(k == "iss" for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
+        return uri  # the toolkit named it already (successful answers)
+    joined = "&".join(q for q in (parts.query, urlencode({"iss": settings.GROVE_ISSUER})) if q)
+    return urlunsplit(parts._replace(query=joined))
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def revoke_redeemed(code: str, client_id: str) -> bool:
+    """A code presented again after it was exchanged: revoke the refresh-token family
+    and the access token it bought (the token request itself fails as invalid_grant).
+    Returns whether anything was revoked."""
+    from django.utils import timezone
+    from oauth2_provider.models import AccessToken, RefreshToken
+
+    from grove.models import RedeemedCode
+
+    record = RedeemedCode.objects.filter(code_digest=_digest(code), client_id=client_id,
+                                         revoked_at__isnull=True).first()
+    if record is None:
+        return False
+    if record.token_family:
+        RefreshToken.revoke_family(record.token_family)
+    AccessToken.objects.filter(token_checksum=record.access_token_digest).delete()
+    RedeemedCode.objects.filter(id=record.id).update(revoked_at=timezone.now())
+    return True
+
+
+REDEEMED_CODES_KEPT = 24 * 3600  # well past any code's 60-second life
+
+
+def clear_redeemed_codes() -> int:
+    """Forget exchanged codes older than a day (periodic, with expired tokens)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grove.models import RedeemedCode
+
+    cutoff = timezone.now() - timedelta(seconds=REDEEMED_CODES_KEPT)
+    return RedeemedCode.objects.filter(redeemed_at__lt=cutoff).delete()[0]
+
+
 class GroveAuthorizationView(AuthorizationView):
     """The consent step: the website login, then a page naming the client and where it
     will send the user back. Refuses non-S256 PKCE and foreign resources up front."""
 
     template_name = "grove/authorize.html"
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not clean_parameters(request):
+            return self.render_to_response({"error": {
+                "error": "invalid_request",
+                "description": "A parameter holds a character no request may carry."}},
+                status=400)
+        return super().dispatch(request, *args, **kwargs)
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         problem = None
         if request.GET.get("code_challenge_method") != "S256":
             problem = ("invalid_request", "PKCE with code_challenge_method=S256 is required.")
+        elif not _PKCE_CHALLENGE.fullmatch(request.GET.get("code_challenge", "")):
+            problem = ("invalid_request", "code_challenge must be 43–128 characters of "
+                                          "A–Z a–z 0–9 - . _ ~ (RFC 7636).")
         else:
             try:
                 _only_mcp(None, request.GET.getlist("resource"))
@@ -97,19 +303,56 @@ class GroveAuthorizationView(AuthorizationView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         redirect_uri = context.get("redirect_uri") or ""
-        parts = urlsplit(redirect_uri)
-        # A custom scheme (cursor://…) has a "host" that is the app's name; show both.
-        context["redirect_host"] = (parts.netloc or parts.scheme) if redirect_uri else ""
-        context["redirect_scheme"] = parts.scheme
+        context["redirect_host"] = redirect_host(redirect_uri) if redirect_uri else ""
+        context["redirect_scheme"] = urlsplit(redirect_uri).scheme
         return context
+
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
+        """Every answer sent back to the client names the issuer (RFC 9207), errors such
+        as access_denied included — the toolkit adds it to successful answers only."""
+        return super().redirect(with_issuer(redirect_to), application)
+
+    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
+        uri = context.get("redirect_uri")
+        if uri and not context.get("error") and redirect_source(uri) is None:
+            # Registered some other way (a client ID metadata document): rather than a
+            # Continue button that cannot take the browser anywhere, say why.
+            return super().render_to_response({"error": {
+                "error": "invalid_redirect_uri",
+                "description": redirect_uri_problem(uri) or "This app's return address "
+                               "cannot be used."}}, status=400)
+        response = super().render_to_response(context, **kwargs)
+        # Only a page with the consent form (redirect_uri validated by the toolkit
+        # against the client's registered URIs) may send the browser elsewhere.
+        if uri and not context.get("error"):
+            response._csp_config = consent_policy(uri)
+        return response
 
 
 @method_decorator(never_cache, name="dispatch")
 class GroveTokenView(TokenView):
-    """The token endpoint, always answering JSON (errors included)."""
+    """The token endpoint, always answering JSON (errors included). Refused before the
+    toolkit sees them: parameters with a NUL (PostgreSQL cannot compare them) and grant
+    types Grove does not offer (the toolkit's device-code path fails on a missing
+    field)."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        response = super().post(request, *args, **kwargs)
+        if not clean_parameters(request):
+            return _token_error("invalid_request",
+                                "A parameter holds a character no request may carry.")
+        if request.POST.get("grant_type") not in settings.GROVE_OAUTH_GRANT_TYPES:
+            return _token_error("unsupported_grant_type",
+                                "Grove issues tokens for authorization_code and "
+                                "refresh_token only.")
+        from oauth2_provider.models import AccessToken
+
+        try:
+            response = super().post(request, *args, **kwargs)
+        except AccessToken.DoesNotExist:
+            # The toolkit looks its new token up again to announce it; a racing second
+            # use of the code revoked it meanwhile (RFC 6749 §4.1.2).
+            return _token_error("invalid_grant", "The code was used more than once; the "
+                                                 "tokens issued for it are revoked.")
         if not response.get("Content-Type", "").startswith("application/json"):
             answer = JsonResponse({}, status=response.status_code)
             answer.content = response.content
@@ -122,43 +365,67 @@ class GroveTokenView(TokenView):
         return response
 
 
+def _token_error(error: str, description: str) -> JsonResponse:
+    response = JsonResponse({"error": error, "error_description": description}, status=400)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+_PKCE_CHALLENGE = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 
 
-def _plain_http_problem(body: bytes) -> str | None:
-    """Plain-http redirect URIs are for native apps' loopback listeners only (RFC 8252);
-    anything else must be https or the app's own scheme."""
+def _storable(value: Any) -> bool:
+    """Text PostgreSQL can store and compare: no NUL, no lone surrogate (JSON `\\ud800`)."""
+    if isinstance(value, str):
+        return "\x00" not in value and not any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, list):
+        return all(_storable(item) for item in value)
+    if isinstance(value, dict):
+        return all(_storable(k) and _storable(v) for k, v in value.items())
+    return True
+
+
+def clean_parameters(request: HttpRequest) -> bool:
+    """Every query and form parameter is storable text (a NUL makes PostgreSQL fail)."""
+    return all(_storable(key) and _storable(values)
+               for params in (request.GET, request.POST) for key, values in params.lists())
+
+
+def _metadata_problem(body: bytes) -> tuple[str, str] | None:
+    """(error, description) for a registration Grove refuses, before the toolkit sees it."""
     try:
         data = json.loads(body or b"{}")
     except ValueError:
         return None  # the toolkit answers malformed bodies itself
+    if not _storable(data):
+        return ("invalid_client_metadata", "The metadata holds a character no text may carry.")
     uris = data.get("redirect_uris") if isinstance(data, dict) else None
     for uri in uris if isinstance(uris, list) else []:
-        if isinstance(uri, str):
-            parts = urlsplit(uri)
-            if parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
-                return f"{uri}: plain http is allowed only for a loopback address."
+        problem = redirect_uri_problem(uri)
+        if problem:
+            return ("invalid_redirect_uri", problem)
     return None
 
 
-class _LoopbackOnlyHttp:
+class _CheckedMetadata:
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method in ("POST", "PUT"):
-            problem = _plain_http_problem(request.body)
+            problem = _metadata_problem(request.body)
             if problem:
-                return JsonResponse({"error": "invalid_redirect_uri",
-                                     "error_description": problem}, status=400)
+                return JsonResponse({"error": problem[0], "error_description": problem[1]},
+                                    status=400)
         return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
 
 # An API for clients, not a form: no cookies, so no CSRF (as the toolkit's own views).
 @method_decorator(csrf_exempt, name="dispatch")
-class GroveRegistrationView(_LoopbackOnlyHttp, DynamicClientRegistrationView):
+class GroveRegistrationView(_CheckedMetadata, DynamicClientRegistrationView):
     """Open dynamic client registration (RFC 7591): registering grants nothing."""
 
 
 @method_decorator(csrf_exempt, name="dispatch")
-class GroveRegistrationManagementView(_LoopbackOnlyHttp,
+class GroveRegistrationManagementView(_CheckedMetadata,
                                       DynamicClientRegistrationManagementView):
     pass
 
@@ -168,8 +435,28 @@ class GroveRegistrationManagementView(_LoopbackOnlyHttp,
 
 def audience_is_mcp(request_uri: str, audiences: list[str]) -> bool:
     """RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR: a token is for /mcp exactly when it is
-    bound to GROVE_MCP_RESOURCE (independent of the Host a proxy forwards)."""
-    return list(audiences) == [settings.GROVE_MCP_RESOURCE]
+    bound to one name of it (`GROVE_MCP_RESOURCES`, independent of the Host a proxy
+    forwards)."""
+    return len(audiences) == 1 and audiences[0] in settings.GROVE_MCP_RESOURCES
+
+
+def public_origin(request: HttpRequest) -> str:
+    """The origin to name to this caller: the one it reached when that is another name
+    of the base URL (a loopback base URL is also localhost and [::1] — clients insist
+    that metadata name the URL they were given), else the base URL's."""
+    try:
+        reached = f"{request.scheme}://{request.get_host()}"
+    except Exception:  # noqa: BLE001 - a disallowed Host: the base URL
+        return settings.GROVE_ISSUER
+    return reached if reached in settings.GROVE_ORIGINS else settings.GROVE_ISSUER
+
+
+class GroveResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """RFC 9728 metadata for /mcp, naming the origin the client reached (see
+    `public_origin`); the authorization server is always the one issuer."""
+
+    def get_resource(self, request: HttpRequest) -> str:
+        return public_origin(request) + "/mcp"
 
 
 @dataclass(frozen=True)
@@ -180,6 +467,34 @@ class PendingClient:
     connection_id: Any
     client_id: str
     redirect_host: str
+
+
+def redirect_host(uri: str) -> str:
+    """What the owner is shown of a redirect URI: its host, or for an app's own scheme
+    (cursor://…) the scheme and its "host", which is the app's name."""
+    parts = urlsplit(uri)
+    if parts.scheme in ("http", "https"):
+        return parts.netloc
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+
+
+def hosts_of(redirect_uris: str) -> str:
+    """Every place a client may send the owner back to, in registration order: "anyone
+    can register as Claude", and one of several registered URIs may be anyone's."""
+    hosts = dict.fromkeys(redirect_host(uri) for uri in redirect_uris.split())
+    return ", ".join(hosts)
+
+
+def redirect_hosts(client_ids: set[str]) -> dict[str, str]:
+    """Each client's redirect hosts (an application row is no account's: registration is
+    open, so the toolkit's table is not tenant-scoped)."""
+    from oauth2_provider.models import get_application_model
+
+    if not client_ids:
+        return {}
+    rows = get_application_model().objects.filter(client_id__in=client_ids)
+    return {app.client_id: hosts_of(app.redirect_uris)
+            for app in rows.only("client_id", "redirect_uris")}
 
 
 def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
@@ -194,7 +509,7 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
 
     valid, core_request = get_oauthlib_core().verify_request(request, scopes=["mcp"])
     token = getattr(core_request, "access_token", None) if valid else None
-    if token is None or list(token.resource) != [settings.GROVE_MCP_RESOURCE] \
+    if token is None or not audience_is_mcp(request.path, list(token.resource)) \
             or token.user_id is None or not token.user.is_active:
         return None, "invalid_token"
     application = token.application
@@ -205,11 +520,9 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
         return None, "invalid_token"
     if connection.status == Connection.Status.ACTIVE:
         return Actor.for_connection(connection), None
-    uris = application.redirect_uris.split()
-    first = urlsplit(uris[0]) if uris else None
-    host = (first.netloc or first.scheme) if first else ""
     return PendingClient(account_id=token.user_id, connection_id=connection.id,
-                         client_id=application.client_id, redirect_host=host), None
+                         client_id=application.client_id,
+                         redirect_host=hosts_of(application.redirect_uris)), None
 
 
 def revoke_client_tokens(*, account_id: Any, client_id: str) -> None:

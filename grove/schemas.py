@@ -62,15 +62,18 @@ class ConnectionOut(Out):
     created_at: datetime
     revoked_at: datetime | None
     last_contact_at: datetime | None
-    # OAuth clients: the client id, and while pending the outstanding approval request.
+    # OAuth clients: the client id, where it sends the owner back after sign-in (anyone
+    # can register as "Claude": the host tells them apart), and while pending the
+    # outstanding approval request.
     client_id: str | None = None
+    redirect_host: str | None = None
     pending_request_id: str | None = None
     # Fingerprint of status, capabilities and grant (not timestamps): send it back as
     # `expectedState` to change the connection only if nobody else did meanwhile.
     state: str
 
     @classmethod
-    def of(cls, row: object) -> ConnectionOut:
+    def of(cls, row: object, redirect_host: str | None = None) -> ConnectionOut:
         from grove.models import Connection
 
         assert isinstance(row, Connection)
@@ -81,7 +84,7 @@ class ConnectionOut(Out):
                            notebooks=sorted(row.grant_notebooks, key=str)),
             key_prefix=row.key_prefix or None, created_at=row.created_at,
             revoked_at=row.revoked_at, last_contact_at=row.last_used_at,
-            client_id=row.oauth_client_id,
+            client_id=row.oauth_client_id, redirect_host=redirect_host,
             pending_request_id=(row.pending_request or {}).get("id"),
             state=connection_state(row),
         )

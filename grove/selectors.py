@@ -22,11 +22,26 @@ def active_account_ids() -> list:
 
 
 def connection_list(*, actor: Actor) -> list[ConnectionOut]:
-    """Every connection of the account, newest first (website owner only)."""
+    """Every connection of the account, newest first, OAuth clients with the host they
+    send the owner back to (website owner only)."""
+    from grove.oauth import redirect_hosts
+
     actor.require_session()
     with tenant(actor):
-        rows = Connection.objects.filter(account_id=actor.account_id).order_by("-created_at", "id")
-        return [ConnectionOut.of(row) for row in rows]
+        rows = list(Connection.objects.filter(account_id=actor.account_id)
+                    .order_by("-created_at", "id"))
+    hosts = redirect_hosts({row.oauth_client_id for row in rows if row.oauth_client_id})
+    return [ConnectionOut.of(row, hosts.get(row.oauth_client_id or "")) for row in rows]
+
+
+def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
+    """One connection of the account (website owner only); NotFound otherwise."""
+    from grove.errors import NotFound
+
+    found = [c for c in connection_list(actor=actor) if str(c.id) == str(connection_id)]
+    if not found:
+        raise NotFound("No such connection.", code="not_found")
+    return found[0]
 
 
 def account_settings(*, actor: Actor) -> AccountSettingsOut:

@@ -41,6 +41,37 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+WILDCARD_HOSTS = {"0.0.0.0", "::", ""}  # noqa: S104 - names, not a bind
+
+
+def served_url(host: str, port: int) -> str:
+    """The URL of the address `grove serve` listens on (a wildcard address is reached
+    through the loopback one on this machine)."""
+    if host in WILDCARD_HOSTS:
+        host = "::1" if host == "::" else "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def public_url(config: Config, host: str, port: int) -> tuple[str, str | None]:
+    """(the base URL to run with, a one-line notice for the terminal or None).
+
+    Unset, `GROVE_BASE_URL` follows the address served, so the 401 challenge, the OAuth
+    metadata, approval and share links and the MCP Origin check all name the server a
+    client actually reaches. Set, it wins (a proxy in front knows the public name) and
+    the terminal is told when it is not the address served."""
+    served = served_url(host, port)
+    if "GROVE_BASE_URL" not in config.sources:
+        notice = None
+        if host in WILDCARD_HOSTS:
+            notice = (f"grove: listening on every address; links name {served} — set "
+                      "GROVE_BASE_URL to the address people and agents use")
+        return served, notice
+    if config.base_url.rstrip("/") == served:
+        return config.base_url, None
+    return config.base_url, (f"grove: GROVE_BASE_URL is {config.base_url}, this server "
+                             f"listens on {served}; links and OAuth name the base URL")
+
+
 def _take_serve_lock(config: Config) -> int:
     run_dir = config.home / "run"
     run_dir.mkdir(mode=0o700, exist_ok=True)
@@ -111,6 +142,9 @@ def _release_database(server: EmbeddedPostgres) -> None:
 
 def serve(config: Config, argv: list[str]) -> int:
     args = _parse(argv)
+    base_url, notice = public_url(config, args.host, args.port)
+    # Read by Django's settings (loaded below) and inherited by the worker.
+    os.environ["GROVE_BASE_URL"] = base_url
     try:
         lock_fd = _take_serve_lock(config)
     except ConfigError as exc:
@@ -156,14 +190,15 @@ def serve(config: Config, argv: list[str]) -> int:
 
         import uvicorn
 
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        url = f"http://{host}:{args.port}/"
+        url = served_url(args.host, args.port) + "/"
 
         class Server(uvicorn.Server):
             async def startup(self, sockets: list | None = None) -> None:
                 await super().startup(sockets=sockets)
                 if self.started:  # listening: only now is the URL true
                     print(f"Grove is running at {url}  (data: {config.home})", flush=True)
+                    if notice:
+                        print(notice, flush=True)
                     print("Press Ctrl-C to stop.", flush=True)
 
         web = Server(uvicorn.Config(
@@ -175,7 +210,8 @@ def serve(config: Config, argv: list[str]) -> int:
         except SystemExit:
             pass  # uvicorn exits this way when it cannot bind; reported below
         if not web.started:
-            print(f"grove: error: cannot listen on {host}:{args.port} (address in use?)",
+            bind = f"[{args.host}]" if ":" in args.host else args.host
+            print(f"grove: error: cannot listen on {bind}:{args.port} (address in use?)",
                   file=sys.stderr)
             return 1
         return 0

@@ -129,7 +129,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
-CSRF_TRUSTED_ORIGINS = [CONFIG.base_url]
+CSRF_TRUSTED_ORIGINS = list(CONFIG.origins)
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -175,6 +175,13 @@ SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021", "oauth2_provider.W00
 # each client on the Connections page before it reaches any note).
 GROVE_ISSUER = CONFIG.base_url.rstrip("/")
 GROVE_MCP_RESOURCE = GROVE_ISSUER + "/mcp"
+# The names of this server a client may be given: the base URL, and for a loopback base
+# URL its loopback siblings (an app configured with http://localhost:8000/mcp is talking
+# to http://127.0.0.1:8000). Metadata names the one a client reached; tokens bound to any
+# of them are valid here (grove/oauth.py).
+GROVE_ORIGINS = CONFIG.origins
+GROVE_MCP_RESOURCES = tuple(origin + "/mcp" for origin in GROVE_ORIGINS)
+GROVE_OAUTH_GRANT_TYPES = ["authorization_code", "refresh_token"]  # the token endpoint's
 OAUTH2_PROVIDER = {
     "SCOPES": {"mcp": "Use Grove's tools within what the owner approves"},
     "DEFAULT_SCOPES": ["mcp"],
@@ -198,7 +205,7 @@ OAUTH2_PROVIDER = {
     "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": GROVE_MCP_RESOURCE,
     "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [GROVE_ISSUER],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Grove",
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": GROVE_OAUTH_GRANT_TYPES,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic",
                                                      "client_secret_post"],

@@ -31,4 +31,7 @@ def oauth_tokens_clear_task() -> None:
     revoked refresh tokens are kept until they expire, for reuse detection."""
     from oauth2_provider.models import clear_expired
 
+    from grove.oauth import clear_redeemed_codes
+
     clear_expired()
+    clear_redeemed_codes()

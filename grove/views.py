@@ -12,7 +12,7 @@ from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -22,6 +22,7 @@ from grove.actor import READ, WRITE, Actor
 from grove.errors import GroveError
 from grove.middleware import session_actor
 from grove.models import Connection
+from grove.schemas import ConnectionOut
 from grove.tenancy import tenant
 
 
@@ -138,13 +139,54 @@ class KeyForm(forms.Form):
 
 
 class ApproveForm(KeyForm):
-    """What an OAuth client may do: the key form without a name (the client has one)."""
+    """What an OAuth client may do: the key form without a name (the client has one),
+    starting from least privilege — read only, no notebook ticked."""
 
     request = forms.UUIDField(widget=forms.HiddenInput)
 
     def __init__(self, *args: object, **kwargs: Any):
         super().__init__(*args, **kwargs)
         del self.fields["name"]
+        self.fields["can_write"].initial = False
+        self.fields["can_write"].help_text = "Without it the app can only read."
+
+
+class GrantForm(KeyForm):
+    """Change a connection's name, capabilities and grant, if nobody else did since the
+    page was loaded (`expected_state`)."""
+
+    expected_state = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    @classmethod
+    def of(cls, connection: ConnectionOut, notebooks: list[tuple[str, str]], *,
+           bound: bool = False) -> GrantForm:
+        """The form filled with what the connection may do now (`bound`: as if posted,
+        so errors can be shown on it)."""
+        values: dict[str, Any] = {
+            "name": connection.name, "personal": connection.grant.personal,
+            "scope": "all" if connection.grant.all_notebooks else "some",
+            "notebooks": [str(n) for n in connection.grant.notebooks],
+            "expected_state": connection.state}
+        if WRITE in connection.capabilities:
+            values["can_write"] = True
+        if not bound:
+            return cls(notebooks=notebooks, initial=values)
+        data = QueryDict(mutable=True)
+        for key, value in values.items():
+            if isinstance(value, list):
+                data.setlist(key, value)
+            elif value is not False:
+                data[key] = "on" if value is True else value
+        form = cls(data, notebooks=notebooks)
+        form.is_valid()
+        return form
+
+
+def _grant(data: dict[str, Any]) -> dict[str, Any]:
+    """The services' capability and grant keywords from a key, approve or grant form."""
+    return {"capabilities": [READ, WRITE] if data["can_write"] else [READ],
+            "personal": data["personal"], "all_notebooks": data["scope"] == "all",
+            "notebooks": data["notebooks"] if data["scope"] == "some" else []}
 
 
 def _notebook_choices(actor: Actor) -> list[tuple[str, str]]:
@@ -186,11 +228,8 @@ def connections(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            created = services.connection_create_key(
-                actor=actor, name=data["name"],
-                capabilities=[READ, WRITE] if data["can_write"] else [READ],
-                personal=data["personal"], all_notebooks=data["scope"] == "all",
-                notebooks=data["notebooks"] if data["scope"] == "some" else [])
+            created = services.connection_create_key(actor=actor, name=data["name"],
+                                                     **_grant(data))
         except GroveError as exc:
             form.add_error(None, exc.message)
         else:
@@ -202,8 +241,8 @@ def connections(request: HttpRequest) -> HttpResponse:
 @never_cache
 @require_http_methods(["GET", "POST"])
 def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse:
-    """The owner approves (or not) an OAuth client that asked through an approval link:
-    capabilities and grant, as for an API key."""
+    """The owner approves — or denies — an OAuth client that asked through an approval
+    link: capabilities and grant, as for an API key, starting from read only."""
     actor = session_actor(request)
     with tenant(actor):
         row = Connection.objects.filter(id=connection_id, account_id=actor.account_id,
@@ -211,37 +250,95 @@ def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse
     if row is None:
         raise Http404("No such connection.")
     choices = _notebook_choices(actor)
+    asked = request.GET.get("request") or request.POST.get("request") or ""
+    if request.method == "POST" and request.POST.get("decision") == "deny":
+        if row.status == Connection.Status.PENDING \
+                and services.approval_request_open(row.pending_request, asked):
+            services.connection_revoke(actor=actor, connection_id=row.id)
+            messages.success(request, f"Denied {row.name}. It cannot reach your notes; if "
+                                      "it signs in again it has to ask anew.")
+        else:
+            messages.info(request, f"Nothing changed: this request of {row.name} is no "
+                                   "longer open. Revoke it on this page if you want it gone.")
+        return redirect("connections")
     if request.method == "POST":
         form = ApproveForm(request.POST, notebooks=choices)
         if form.is_valid():
             data = form.cleaned_data
-            services.connection_approve(
-                actor=actor, connection_id=row.id, request_id=data["request"],
-                capabilities=[READ, WRITE] if data["can_write"] else [READ],
-                personal=data["personal"], all_notebooks=data["scope"] == "all",
-                notebooks=data["notebooks"] if data["scope"] == "some" else [])
-            messages.success(request, f"Approved {row.name}. It can use Grove now.")
+            was_active = row.status == Connection.Status.ACTIVE
+            services.connection_approve(actor=actor, connection_id=row.id,
+                                        request_id=data["request"], **_grant(data))
+            if was_active:  # approved already (another tab): the first answer stands
+                messages.info(request, f"{row.name} was approved already; nothing changed. "
+                                       "Use Change to alter what it may do.")
+            else:
+                messages.success(request, f"Approved {row.name}. It can use Grove now.")
             return redirect("connections")
         status = 400
     else:
         form = ApproveForm(notebooks=choices, initial={"request": request.GET.get("request")})
         status = 200
-    asked = request.GET.get("request") or request.POST.get("request") or ""
     return render(request, "grove/approve.html", {
         "section": "connections", "connection": row, "form": form,
+        "about": selectors.connection_get(actor=actor, connection_id=row.id),
         "fresh": services.approval_request_open(row.pending_request, asked),
         "pending": row.pending_request or {}}, status=status)
 
 
 @login_required
-@require_POST
-def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
+@never_cache
+@require_http_methods(["GET", "POST"])
+def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
+    """Change what a connection may do and see (SPEC §5: `expectedState` fences it)."""
+    actor = session_actor(request)
+    current = _connection_or_404(actor, connection_id)
+    if current.status == Connection.Status.PENDING:  # approving is how it gets a grant
+        messages.info(request, f"{current.name} waits for your approval: review its "
+                               "request to choose what it may do.")
+        return redirect("connections")
+    choices = _notebook_choices(actor)
+    form = GrantForm.of(current, choices)
+    status = 200
+    if request.method == "POST":
+        form = GrantForm(request.POST, notebooks=choices)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                services.connection_update(actor=actor, connection_id=current.id,
+                                           expected_state=data["expected_state"],
+                                           name=data["name"], **_grant(data))
+            except GroveError as exc:
+                if exc.code == "connection_conflict":  # show what it is now
+                    current = _connection_or_404(actor, connection_id)
+                    form = GrantForm.of(current, choices, bound=True)
+                form.add_error(None, exc.message)
+            else:
+                messages.success(request, f"Saved what {data['name']} may do.")
+                return redirect("connections")
+        status = 400
+    return render(request, "grove/connection_edit.html", {
+        "section": "connections", "connection": current, "form": form}, status=status)
+
+
+def _connection_or_404(actor: Actor, connection_id: str) -> ConnectionOut:
     try:
-        services.connection_revoke(actor=session_actor(request), connection_id=connection_id)
+        return selectors.connection_get(actor=actor, connection_id=connection_id)
     except GroveError as exc:
-        if exc.status == 404:
-            raise Http404(exc.message) from None
-        raise
+        raise Http404(exc.message) from None
+
+
+@login_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
+    """Asks first (GET: what revoking means), then revokes for good (POST)."""
+    actor = session_actor(request)
+    current = _connection_or_404(actor, connection_id)
+    if request.method == "GET":
+        return render(request, "grove/connection_revoke.html", {
+            "section": "connections", "connection": current})
+    services.connection_revoke(actor=actor, connection_id=current.id)
+    messages.success(request, f"Revoked {current.name}.")
     return redirect("connections")
 
 

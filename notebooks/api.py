@@ -167,7 +167,7 @@ def note_forget(request: HttpRequest, payload: BatchIn) -> Any:
 def note_move(request: HttpRequest, payload: MoveIn) -> Any:
     return listed(services.note_move(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
-        note_ids=payload.note_ids, notebook_id=payload.notebook_id))
+        **payload.service_kwargs()))
 
 
 @router.post("/notes/{note_id}/retry-indexing", tags=["notes"],

@@ -1,61 +1,198 @@
 """Arguments shared by the REST API (request bodies) and the MCP tools (tool arguments):
-one pydantic model per use case, camelCase, unknown fields refused. Each knows how to
-become its service's keyword arguments, so REST and MCP cannot map them differently.
+one pydantic model per use case, camelCase, unknown fields refused, every field
+described with its range and default (the descriptions are what an agent reads in
+`tools/list`). Each model knows how to become its service's keyword arguments, so REST
+and MCP cannot map them differently.
+
+Ids: wherever a note id is taken, `<uuid>`, `note:<uuid>` and `note:<uuid>@<version>`
+(as recall cites it) are accepted; on a change the version works as `expectedVersion`.
+A notebook is `<uuid>` or `notebook:<uuid>`, and Personal is named by the explicit value
+`"personal"`. Over REST `null` keeps its documented meanings (Personal, top level,
+"clear"); in tool arguments `null` is the same as leaving the field out
+(`ToolArguments`), because clients and models fill optional fields with null.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
+from pydantic.json_schema import JsonDict
 
 from grove.errors import Invalid
 from grove.schemas import In
 from notebooks import recall, search
+from notebooks.models import (
+    CONTENT_MAX_CHARS,
+    NAME_MAX_CHARS,
+    RETENTION_MAX_DAYS,
+    SOURCE_AGENT_MAX_CHARS,
+    TASK_ID_MAX_CHARS,
+)
 from notebooks.services import BATCH_MAX
 
 KindName = Literal["preference", "fact", "decision", "solution", "handoff"]
-CONTENT_MAX = 6000
+PERSONAL = "personal"
+
+# -- ids -----------------------------------------------------------------------------------
+
+_UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+_NOTE = re.compile(rf"(?:note:)?({_UUID})(?:@([0-9]{{1,9}}))?", re.IGNORECASE)
+_NOTEBOOK = re.compile(rf"(?:notebook:)?({_UUID})", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class NoteRef:
+    """A note named by id, optionally at a version (`note:<uuid>@<version>`)."""
+
+    id: uuid.UUID
+    version: int | None = None
+
+    def __str__(self) -> str:
+        return f"note:{self.id}" + (f"@{self.version}" if self.version else "")
+
+
+def _note_ref(value: Any) -> NoteRef:
+    if isinstance(value, NoteRef):
+        return value
+    if isinstance(value, uuid.UUID):
+        return NoteRef(value)
+    match = _NOTE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None or match.group(2) == "0":
+        raise ValueError("a note id is <uuid>, note:<uuid> or note:<uuid>@<version>")
+    return NoteRef(uuid.UUID(match.group(1)),
+                   int(match.group(2)) if match.group(2) else None)
+
+
+def _notebook_id(value: Any) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    match = _NOTEBOOK.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError("a notebook id is <uuid> or notebook:<uuid>")
+    return uuid.UUID(match.group(1))
+
+
+def _place(value: Any) -> uuid.UUID | str:
+    if isinstance(value, str) and value.strip().lower() == PERSONAL:
+        return PERSONAL
+    return _notebook_id(value)
+
+
+# The forms are spelled out in each field's description (a UUID pattern would cost every
+# client ~90 characters per field of its context for what the description already says).
+NoteId = Annotated[NoteRef, PlainValidator(_note_ref), PlainSerializer(str, return_type=str),
+                   WithJsonSchema({"type": "string"})]
+NotebookId = Annotated[uuid.UUID, PlainValidator(_notebook_id),
+                       PlainSerializer(str, return_type=str), WithJsonSchema({"type": "string"})]
+# A place notes live: a notebook, or "personal".
+Place = Annotated[uuid.UUID | str, PlainValidator(_place), PlainSerializer(str, return_type=str),
+                  WithJsonSchema({"type": "string"})]
+
+NOTE_ID = "`<uuid>` or `note:<uuid>[@<version>]` as recall cites it"
+NOTE_ID_CHANGE = NOTE_ID + " (a version acts as expectedVersion)."
+OPERATION_ID = "A UUID you pick: a retry with it replays the first result."
+
+
+def place_of(value: uuid.UUID | str | None) -> uuid.UUID | None:
+    """A Place for the services: a notebook id, or None for Personal."""
+    return None if value is None or value == PERSONAL else uuid.UUID(str(value))
+
+
+def expected(ref: NoteRef, given: int | None) -> int | None:
+    """The version a change expects: `expectedVersion`, or the version in the id."""
+    if given is not None and ref.version is not None and given != ref.version:
+        raise Invalid(f"{ref} and expectedVersion {given} disagree; send one of them.",
+                      code="version_mismatch")
+    return given if given is not None else ref.version
+
+
+class ToolArguments(In):
+    """Tool arguments: a `null` is the same as leaving the field out."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_omitted(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
 
 
 class Operated(In):
     """Every change may carry its operation id in the body (or `Idempotency-Key`)."""
 
-    operation_id: uuid.UUID | None = None
+    operation_id: uuid.UUID | None = Field(default=None, description=OPERATION_ID)
 
+
+# -- notes -----------------------------------------------------------------------------------
+
+KIND = "preference: how the user likes things; handoff: where a task stands (needs taskId)."
+CONTENT = "Markdown (CommonMark + GitHub tables), trimmed"
+RETENTION = "Days to keep it, then it expires (restorable for 60 days)"
+# Limits the service checks (on the trimmed text, with stable error codes) are declared in
+# the schema without a second, different check in the model.
+_CONTENT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": CONTENT_MAX_CHARS}
+_RETENTION_SCHEMA: JsonDict = {"minimum": 1, "maximum": RETENTION_MAX_DAYS}
 
 
 class RememberIn(Operated):
-    content: str = Field(max_length=CONTENT_MAX * 2)
-    kind: KindName
-    notebook_id: uuid.UUID | None = None
-    task_id: str | None = Field(default=None, max_length=200)
-    source_agent: str | None = Field(default=None, max_length=200)
-    capture: Literal["explicit", "automatic"] | None = None
-    pinned: bool | None = None
-    importance: float | None = None
-    retention_days: int | None = None
+    content: str = Field(description=CONTENT + "; one idea per note works best.",
+                         json_schema_extra=_CONTENT_SCHEMA)
+    kind: KindName = Field(description=KIND)
+    notebook_id: Place | None = Field(
+        default=None, description="A notebook (`<uuid>`, `notebook:<uuid>`) or "
+        "\"personal\". Default: Personal.")
+    task_id: str | None = Field(
+        default=None, max_length=TASK_ID_MAX_CHARS,
+        description="A handoff's task (stable, e.g. a ticket); a task's live handoff is "
+        "updated.")
+    source_agent: str | None = Field(
+        default=None, max_length=SOURCE_AGENT_MAX_CHARS,
+        description="Who saves it, e.g. \"claude-code\".")
+    capture: Literal["explicit", "automatic"] | None = Field(
+        default=None, description="\"automatic\" if you save on your own initiative (the "
+        "owner can pause those), \"explicit\" if asked. Default: explicit.")
+    pinned: bool | None = Field(default=None, description="Pinned notes lead query-free "
+                                "recall. Default: false.")
+    importance: float | None = Field(default=None, ge=0, le=1, description="Orders "
+                                     "query-free recall. Default: 0.5.")
+    retention_days: int | None = Field(
+        default=None, description=RETENTION + ". Default: 30 for handoffs, else kept "
+        "(REST: null = kept).", json_schema_extra=_RETENTION_SCHEMA)
 
     def service_kwargs(self) -> dict[str, Any]:
         """`note_remember` keywords (without actor and operation id)."""
         optional = self.not_null("capture", "pinned", "importance")
         optional |= self.given("source_agent", "retention_days")
-        return {"content": self.content, "kind": self.kind, "notebook_id": self.notebook_id,
-                "task_id": self.task_id, **optional}
+        return {"content": self.content, "kind": self.kind,
+                "notebook_id": place_of(self.notebook_id), "task_id": self.task_id,
+                **optional}
 
 
 class NoteUpdateIn(Operated):
-    expected_version: int | None = None
-    content: str | None = Field(default=None, max_length=CONTENT_MAX * 2)
-    kind: KindName | None = None
-    task_id: str | None = Field(default=None, max_length=200)
-    source_agent: str | None = Field(default=None, max_length=200)
-    pinned: bool | None = None
-    importance: float | None = None
-    retention_days: int | None = None
-
+    expected_version: int | None = Field(
+        default=None, ge=1, description="The version you read (version_conflict if it "
+        "changed). Omitted: no check.")
+    content: str | None = Field(default=None, description=CONTENT + "; replaces the whole "
+                                "body.",
+                                json_schema_extra=_CONTENT_SCHEMA)
+    kind: KindName | None = Field(default=None, description=KIND)
+    task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
+                                description="A handoff's task (REST: null clears it).")
+    source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
+                                     description="Who saved it (REST: null clears it).")
+    pinned: bool | None = Field(default=None, description="Pinned notes lead query-free "
+                                "recall.")
+    importance: float | None = Field(default=None, ge=0, le=1,
+                                     description="Orders query-free recall.")
+    retention_days: int | None = Field(
+        default=None, description=RETENTION + "; the clock restarts (REST: null = kept "
+        "forever).",
+        json_schema_extra=_RETENTION_SCHEMA)
 
     def changes(self) -> dict[str, Any]:
         """The fields to change (omitted fields stay; null only where it means "clear")."""
@@ -64,47 +201,77 @@ class NoteUpdateIn(Operated):
 
 
 class BatchItem(In):
-    id: uuid.UUID
-    expected_version: int | None = None
+    id: NoteId = Field(description="A note id, as above.")
+    expected_version: int | None = Field(default=None, ge=1,
+                                         description="The version you read.")
+
+    def service_item(self) -> dict[str, Any]:
+        return {"id": str(self.id.id),
+                "expectedVersion": expected(self.id, self.expected_version)}
 
 
 class BatchIn(Operated):
-    items: list[uuid.UUID | BatchItem] = Field(min_length=1, max_length=BATCH_MAX)
-
+    items: list[NoteId | BatchItem] = Field(
+        min_length=1, max_length=BATCH_MAX,
+        description="Note ids (`<uuid>`, `note:<uuid>[@<version>]`) or {id, "
+        "expectedVersion}; moved-on versions: version_conflict.")
 
     def service_items(self) -> list[Any]:
-        return [str(i) if isinstance(i, uuid.UUID) else
-                {"id": str(i.id), "expectedVersion": i.expected_version} for i in self.items]
+        return [item.service_item() if isinstance(item, BatchItem)
+                else str(item.id) if item.version is None
+                else {"id": str(item.id), "expectedVersion": item.version}
+                for item in self.items]
 
 
 class MoveIn(Operated):
-    note_ids: list[uuid.UUID] = Field(min_length=1, max_length=BATCH_MAX)
-    notebook_id: uuid.UUID | None
+    note_ids: list[NoteId] = Field(min_length=1, max_length=BATCH_MAX,
+                                   description="Note ids (`<uuid>` or "
+                                   "`note:<uuid>[@<version>]`; versions are not checked).")
+    notebook_id: Place | None = Field(description="Where to: a notebook id or \"personal\" "
+                                      "(REST: null = Personal).")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        return {"note_ids": [ref.id for ref in self.note_ids],
+                "notebook_id": place_of(self.notebook_id)}
 
 
 class RestoreRevisionIn(Operated):
-    revision: int
-    durable: bool = False
-    expected_version: int | None = None
+    revision: int = Field(ge=1, description="The version to bring back (see note_history).")
+    durable: bool = Field(default=False, description="true: a handoff becomes a permanent "
+                          "fact.")
+    expected_version: int | None = Field(default=None, ge=1, description="The current "
+                                         "version as you read it. Omitted: no check.")
 
+
+PLACE_FILTER = "A notebook (`<uuid>`, `notebook:<uuid>`) or \"personal\"; omitted: all granted"
 
 
 class SearchIn(In):
-    query: str | None = Field(default=None, max_length=search.QUERY_MAX_CHARS)
-    notebook_id: uuid.UUID | None = None
-    kind: list[KindName] | None = None
-    source_agent: str | None = Field(default=None, max_length=200)
-    updated_after: datetime | None = None
-    lifetime: Literal["permanent", "ephemeral"] | None = None
-    status: Literal["active", "archived", "expired"] = "active"
-    sort: Literal["relevance", "updated_desc", "updated_asc", "created_desc"] | None = None
-    cursor: str | None = Field(default=None, max_length=2000)
-    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT)
-    matches: bool = False
+    query: str | None = Field(default=None, max_length=search.QUERY_MAX_CHARS,
+                              description="Keywords (stemmed; all must match).")
+    notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
+                                      " (REST: null = Personal).")
+    kind: list[KindName] | None = Field(default=None, description="Only these kinds.")
+    source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
+                                     description="Only notes saved by this agent.")
+    updated_after: datetime | None = Field(default=None, description="Only notes changed "
+                                           "after this time (ISO 8601 with a zone).")
+    lifetime: Literal["permanent", "ephemeral"] | None = Field(
+        default=None, description="permanent: kept forever; ephemeral: with an expiry.")
+    status: Literal["active", "archived", "expired"] = Field(default="active",
+                                                             description="Which notes.")
+    sort: Literal["relevance", "updated_desc", "updated_asc", "created_desc"] | None = Field(
+        default=None, description="Default: relevance with a query, else updated_desc.")
+    cursor: str | None = Field(default=None, max_length=2000, description="meta.nextCursor "
+                               "of the previous page.")
+    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT,
+                       description="Notes per page.")
+    matches: bool = Field(default=False, description="true: which terms matched, with a "
+                          "snippet.")
 
     def service_kwargs(self) -> dict[str, Any]:
         """`note_search` keywords: an omitted notebookId means everything granted."""
-        place = self.notebook_id if "notebook_id" in self.model_fields_set \
+        place = place_of(self.notebook_id) if "notebook_id" in self.model_fields_set \
             else search.EVERYWHERE
         return {"query": self.query, "notebook_id": place, "kinds": self.kind,
                 "source_agent": self.source_agent, "updated_after": self.updated_after,
@@ -112,43 +279,62 @@ class SearchIn(In):
                 "cursor": self.cursor, "limit": self.limit, "matches": self.matches}
 
 
+# -- notebooks -------------------------------------------------------------------------------
+
 
 class NotebookCreateIn(Operated):
-    name: str = Field(max_length=400)
-    parent_id: uuid.UUID | None = None
+    name: str = Field(max_length=NAME_MAX_CHARS, description="Unique among its siblings.",
+                      json_schema_extra={"minLength": 1})
+    parent_id: NotebookId | None = Field(default=None, description="Inside this notebook. "
+                                         "Default: the top level.")
 
 
 class NotebookUpdateIn(Operated):
-    name: str | None = Field(default=None, max_length=400)
-    parent_id: uuid.UUID | None = None
+    name: str | None = Field(default=None, max_length=NAME_MAX_CHARS,
+                             description="A new name. Omitted: unchanged.")
+    parent_id: NotebookId | Literal["root"] | None = Field(
+        default=None, description="Move it inside this notebook, or \"root\" to the top "
+        "level (REST: null = top level). Omitted: it stays.")
 
     def changes(self) -> dict[str, Any]:
-        return self.not_null("name") | self.given("parent_id")
+        changes = self.not_null("name") | self.given("parent_id")
+        if changes.get("parent_id") == "root":
+            changes["parent_id"] = None
+        return changes
 
+
+# -- recall ----------------------------------------------------------------------------------
 
 
 class RecallIn(In):
-    query: str | None = Field(default=None, max_length=recall.QUERY_MAX_CHARS)
-    notebook_id: uuid.UUID | None = Field(
-        default=None, description="One notebook; null = Personal only; omit for all granted")
-    notebook_ids: list[uuid.UUID] | None = Field(default=None, max_length=100)
-    include_personal: bool = True
-    task_id: str | None = Field(default=None, max_length=200)
-    limit: int = Field(default=recall.DEFAULT_LIMIT, ge=1, le=recall.MAX_LIMIT)
-    max_chars: int = Field(default=recall.DEFAULT_MAX_CHARS,
-                           ge=recall.MIN_MAX_CHARS, le=recall.MAX_MAX_CHARS)
+    query: str | None = Field(default=None, max_length=recall.QUERY_MAX_CHARS,
+                              description="Plain words; omit it for the profile.")
+    notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
+                                      " (REST: null = Personal).")
+    notebook_ids: list[NotebookId] | None = Field(
+        default=None, max_length=100, description="Several notebooks; not with notebookId.")
+    include_personal: bool = Field(default=True, description="Also Personal notes, when "
+                                   "granted.")
+    task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
+                                description="Without a query: also this task's live handoff.")
+    limit: int = Field(default=recall.DEFAULT_LIMIT, ge=1, le=recall.MAX_LIMIT,
+                       description="Most notes to return.")
+    max_chars: int = Field(default=recall.DEFAULT_MAX_CHARS, ge=recall.MIN_MAX_CHARS,
+                           le=recall.MAX_MAX_CHARS,
+                           description="Character budget for content and metadata.")
 
     def service_kwargs(self) -> dict[str, Any]:
-        """`recall` keywords: notebookId (one, or null = Personal only) or notebookIds."""
+        """`recall` keywords: notebookId (one, or Personal only) or notebookIds."""
         notebook_ids: list[uuid.UUID] | None = self.notebook_ids
         include_personal = self.include_personal
         if "notebook_id" in self.model_fields_set:
             if self.notebook_ids is not None:
                 raise Invalid("Send notebookId or notebookIds, not both.", code="invalid_scope")
-            if self.notebook_id is None:  # Personal only
+            place = place_of(self.notebook_id)
+            if place is None:  # Personal only
                 notebook_ids, include_personal = [], True
             else:
-                notebook_ids = [self.notebook_id]
+                notebook_ids = [place]
         return {"query": self.query, "notebook_ids": notebook_ids,
                 "include_personal": include_personal, "task_id": self.task_id,
                 "limit": self.limit, "max_chars": self.max_chars}

@@ -1,77 +1,212 @@
 """Grove's notes and notebooks as MCP tools (SPEC §7). Each tool takes the same
 arguments model as its REST route (notebooks/arguments.py) — plus the id the route
-carries in its path — and calls the same service. `grove/mcp.py` serves them at `/mcp`
-and `POST /v1/tools/<name>`."""
+carries in its path, and with `null` meaning "left out" — calls the same service, and
+answers in the compact tool shapes of `notebooks.schemas` (the full record on request).
+`grove/mcp.py` serves them at `/mcp` and `POST /v1/tools/<name>`.
+
+Hints are honest: `idempotentHint` is true only where repeating the call without an
+operation id changes nothing more (a second `remember` saves a second note).
+"""
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import Field
 
 from grove.actor import Actor
+from grove.errors import NotFound
 from grove.mcp import Tool
 from grove.schemas import In, Out
 from notebooks import recall, search, selectors, services
 from notebooks.arguments import (
+    NOTE_ID,
+    NOTE_ID_CHANGE,
     BatchIn,
     MoveIn,
     NotebookCreateIn,
+    NotebookId,
     NotebookUpdateIn,
+    NoteId,
     NoteUpdateIn,
     RecallIn,
     RememberIn,
     RestoreRevisionIn,
     SearchIn,
+    ToolArguments,
+    expected,
 )
-from notebooks.schemas import BatchOut, NotebookOut, NoteOut, RememberOut, RevisionOut
+from notebooks.schemas import (
+    BatchOut,
+    NoteOut,
+    RevisionOut,
+    ToolNote,
+    ToolNotebook,
+    ToolRevision,
+)
 
-SCOPE = ("You only see, and can only change, notes in the notebooks the owner granted to "
-         "this connection (and Personal notes if granted).")
-OPERATION = ("`operationId` (a UUID you choose) makes the call safe to retry: the same id "
-             "with the same arguments returns the first result instead of acting twice.")
-
-
-class NoteRef(In):
-    note_id: uuid.UUID = Field(description="The note's id (the part after `note:`).")
-
-
-class NoteUpdateArgs(NoteUpdateIn):
-    note_id: uuid.UUID = Field(description="The note to change.")
+FULL = Field(default=False, description="true: add each note's full record.")
 
 
-class RestoreArgs(RestoreRevisionIn):
-    note_id: uuid.UUID = Field(description="The note whose older revision to restore.")
+# -- arguments: the REST models, null meaning "left out" -------------------------------------
 
 
-class ArchiveArgs(BatchIn):
-    restore: bool = Field(default=False, description="True: restore archived or expired "
-                                                     "notes instead of archiving.")
+class RememberArgs(ToolArguments, RememberIn):
+    pass
 
 
-class NotebookListArgs(In):
-    include_archived: bool = False
-    cursor: str | None = Field(default=None, max_length=2000)
-    limit: int = Field(default=100, ge=1, le=selectors.NOTEBOOK_PAGE_MAX)
+class RecallArgs(ToolArguments, RecallIn):
+    full: bool = FULL
 
 
-class NotebookUpdateArgs(NotebookUpdateIn):
-    notebook_id: uuid.UUID = Field(description="The notebook to rename or move.")
+class SearchArgs(ToolArguments, SearchIn):
+    full: bool = FULL
+
+
+class NoteArgs(ToolArguments):
+    note_id: NoteId = Field(description=NOTE_ID + "; with a version, that older revision.")
+
+
+class HistoryArgs(ToolArguments):
+    note_id: NoteId = Field(description=NOTE_ID + ".")
+
+
+class _ChangedNote(In):
+    # Listed last among a class's bases, so noteId comes first in the schema.
+    note_id: NoteId = Field(description=NOTE_ID_CHANGE)
+
+
+class NoteUpdateArgs(ToolArguments, NoteUpdateIn, _ChangedNote):
+    pass
+
+
+class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):
+    pass
+
+
+class ForgetArgs(ToolArguments, BatchIn):
+    pass
+
+
+class ArchiveArgs(ToolArguments, BatchIn):
+    restore: bool = Field(default=False, description="true: bring archived or expired notes "
+                          "back instead of archiving.")
+
+
+class MoveArgs(ToolArguments, MoveIn):
+    pass
+
+
+class NotebookListArgs(ToolArguments):
+    include_archived: bool = Field(default=False, description="Archived notebooks too.")
+    cursor: str | None = Field(default=None, max_length=2000,
+                               description="nextCursor of the previous page.")
+    limit: int = Field(default=100, ge=1, le=selectors.NOTEBOOK_PAGE_MAX,
+                       description="Notebooks per page.")
+
+
+class NotebookCreateArgs(ToolArguments, NotebookCreateIn):
+    pass
+
+
+class _ChangedNotebook(In):
+    notebook_id: NotebookId = Field(description="The notebook to rename or move "
+                                    "(`<uuid>` or `notebook:<uuid>`).")
+
+
+class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
+    pass
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str:
+    """A list of notes as a model reads it: one line of counts, then each note's id,
+    kind, notebook and date over its content (full records: the JSON, they were asked)."""
+    if any(note.record is not None for note in notes):
+        return head + "\n" + json.dumps([n.model_dump(mode="json", exclude_unset=True)
+                                         for n in notes], ensure_ascii=False,
+                                        separators=(",", ":"))
+    body = "\n\n".join(note.mcp_line() for note in notes) + after
+    return head + ("\n\n" + body if body else "")
+
+
+class RecallResult(Out):
+    data: list[ToolNote]
+    meta: recall.RecallMeta
+
+    def mcp_text(self) -> str:
+        meta = self.meta
+        head = f"{meta.returned} of {meta.available} notes ({meta.mode})"
+        if meta.pending:
+            head += f"; {meta.pending} not indexed for meaning yet"
+        if meta.truncated:
+            head += "; more with a larger limit or maxChars"
+        return _notes_text(head, self.data)
+
+
+class Match(Out):
+    id: str  # the note it describes
+    terms: list[str]
+    snippet: str
+
+
+class NotesPage(Out):
+    data: list[ToolNote]
+    meta: search.SearchMeta
+    matches: list[Match] | None = None
+
+    def mcp_text(self) -> str:
+        meta = self.meta
+        head = f"{meta.returned} of {meta.available} notes"
+        if meta.next_cursor:
+            head += f"; next page: cursor {meta.next_cursor}"
+        matched = "".join(f"\n\nMatched in {m.id}: {', '.join(m.terms)} — “{m.snippet}”"
+                          for m in self.matches or [])
+        return _notes_text(head, self.data, matched)
+
+
+class Saved(Out):
+    """A write's answer: the note's new versioned id (what to cite or send back as the
+    expected version) and whether its meaning is indexed yet — not the text just sent."""
+
+    id: str  # note:<uuid>@<version>
+    indexing: str  # pending | ready | failed
+    created: bool | None = None  # remember: false when a live handoff was updated
+
+    @classmethod
+    def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
+        if created is None:
+            return cls(id=note.versioned_id, indexing=note.indexing)
+        return cls(id=note.versioned_id, indexing=note.indexing, created=created)
 
 
 class History(Out):
-    revisions: list[RevisionOut]
+    revisions: list[ToolRevision]
 
 
 class Moved(Out):
-    notes: list[NoteOut]
+    ids: list[str]  # note:<uuid>@<version>, in the order given
 
 
 class NotebookPage(Out):
-    notebooks: list[NotebookOut]
+    notebooks: list[ToolNotebook]
     available: int
     next_cursor: str | None = None
+
+
+def _names(actor: Actor, notes: Iterable[NoteOut]) -> dict[uuid.UUID, str]:
+    return selectors.notebook_names(actor=actor, notebook_ids={
+        n.notebook_id for n in notes if n.notebook_id is not None})
+
+
+def _tool_notes(actor: Actor, notes: list[NoteOut], *, full: bool = False) -> list[ToolNote]:
+    names = _names(actor, notes)
+    return [ToolNote.of(n, names, full=full) for n in notes]
 
 
 def _op(args: Any) -> uuid.UUID:
@@ -79,43 +214,86 @@ def _op(args: Any) -> uuid.UUID:
     return args.operation_id or uuid.uuid4()
 
 
-def _remember(actor: Actor, args: RememberIn) -> RememberOut:
-    return services.note_remember(actor=actor, operation_id=_op(args),
-                                  **args.service_kwargs())
+def _remember(actor: Actor, args: RememberArgs) -> Saved:
+    saved = services.note_remember(actor=actor, operation_id=_op(args),
+                                   **args.service_kwargs())
+    return Saved.of(saved.note, created=saved.created)
 
 
-def _recall(actor: Actor, args: RecallIn) -> recall.RecallOut:
-    return recall.recall(actor=actor, **args.service_kwargs())
+def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
+    found = recall.recall(actor=actor, **args.service_kwargs())
+    return RecallResult(data=_tool_notes(actor, [hit.note for hit in found.data],
+                                         full=args.full), meta=found.meta)
 
 
-def _update(actor: Actor, args: NoteUpdateArgs) -> NoteOut:
-    return services.note_update(actor=actor, operation_id=_op(args),
-                                note_id=args.note_id, expected_version=args.expected_version,
-                                **args.changes())
+def _list(actor: Actor, args: SearchArgs) -> NotesPage:
+    page = search.note_search(actor=actor, **args.service_kwargs())
+    fields: dict[str, Any] = {}
+    if args.matches:
+        fields["matches"] = [Match(id=item.note.versioned_id, terms=item.matches.terms,
+                                   snippet=item.matches.snippet)
+                             for item in page.data if item.matches is not None]
+    return NotesPage(data=_tool_notes(actor, [item.note for item in page.data],
+                                      full=args.full), meta=page.meta, **fields)
 
 
-def _forget(actor: Actor, args: BatchIn) -> BatchOut:
+def _get(actor: Actor, args: NoteArgs) -> ToolNote:
+    note = NoteOut.of(selectors.note_get(actor=actor, note_id=args.note_id.id))
+    if args.note_id.version is None or args.note_id.version == note.version:
+        [full] = _tool_notes(actor, [note], full=True)
+        return full
+    for revision in selectors.note_revisions(actor=actor, note_id=note.id):
+        if revision.version == args.note_id.version:
+            return _revision_note(actor, RevisionOut.of(revision))
+    raise NotFound(f"{args.note_id} has no such version (the note is at {note.version}).",
+                   code="version_not_found")
+
+
+def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:
+    """An older revision as a note: every field from that revision's snapshot (its own
+    notebook, pinning, provenance, retention), the record being the revision's, as
+    `GET /v1/get/note:<id>@<version>` returns it — with the id of a notebook this caller
+    may not see left out, as list_notebooks leaves out such a parent."""
+    names = selectors.notebook_names(actor=actor, notebook_ids={
+        revision.notebook_id} if revision.notebook_id else set())
+    record = revision.to_json()
+    if revision.notebook_id is not None and revision.notebook_id not in names:
+        record["notebookId"] = None
+    fields: dict[str, Any] = {"id": revision.versioned_id, "kind": revision.kind,
+                              "content": revision.content,
+                              "updated": revision.created_at.replace(second=0, microsecond=0),
+                              "record": record}
+    if revision.notebook_id is not None:
+        fields["notebook"] = names.get(revision.notebook_id, "(a notebook you cannot see)")
+    if revision.task_id:
+        fields["task_id"] = revision.task_id
+    if revision.pinned:
+        fields["pinned"] = True
+    return ToolNote(**fields)
+
+
+def _history(actor: Actor, args: HistoryArgs) -> History:
+    return History(revisions=[
+        ToolRevision.of(RevisionOut.of(revision))
+        for revision in selectors.note_revisions(actor=actor, note_id=args.note_id.id)])
+
+
+def _update(actor: Actor, args: NoteUpdateArgs) -> Saved:
+    return Saved.of(services.note_update(
+        actor=actor, operation_id=_op(args), note_id=args.note_id.id,
+        expected_version=expected(args.note_id, args.expected_version), **args.changes()))
+
+
+def _forget(actor: Actor, args: ForgetArgs) -> BatchOut:
     return services.note_forget(actor=actor, operation_id=_op(args),
                                 items=args.service_items())
 
 
-def _get(actor: Actor, args: NoteRef) -> NoteOut:
-    return NoteOut.of(selectors.note_get(actor=actor, note_id=args.note_id))
-
-
-def _list(actor: Actor, args: SearchIn) -> search.SearchPage:
-    return search.note_search(actor=actor, **args.service_kwargs())
-
-
-def _history(actor: Actor, args: NoteRef) -> History:
-    return History(revisions=[RevisionOut.of(r) for r in
-                              selectors.note_revisions(actor=actor, note_id=args.note_id)])
-
-
-def _restore(actor: Actor, args: RestoreArgs) -> NoteOut:
-    return services.note_restore_revision(
-        actor=actor, operation_id=_op(args), note_id=args.note_id,
-        revision=args.revision, durable=args.durable, expected_version=args.expected_version)
+def _restore(actor: Actor, args: RestoreArgs) -> Saved:
+    return Saved.of(services.note_restore_revision(
+        actor=actor, operation_id=_op(args), note_id=args.note_id.id,
+        revision=args.revision, durable=args.durable,
+        expected_version=expected(args.note_id, args.expected_version)))
 
 
 def _archive(actor: Actor, args: ArchiveArgs) -> BatchOut:
@@ -123,92 +301,82 @@ def _archive(actor: Actor, args: ArchiveArgs) -> BatchOut:
     return action(actor=actor, operation_id=_op(args), items=args.service_items())
 
 
-def _move(actor: Actor, args: MoveIn) -> Moved:
-    return Moved(notes=services.note_move(actor=actor, operation_id=_op(args),
-                                          note_ids=args.note_ids, notebook_id=args.notebook_id))
+def _move(actor: Actor, args: MoveArgs) -> Moved:
+    moved = services.note_move(actor=actor, operation_id=_op(args), **args.service_kwargs())
+    return Moved(ids=[note.versioned_id for note in moved])
 
 
 def _notebooks(actor: Actor, args: NotebookListArgs) -> NotebookPage:
     page, available, next_cursor = selectors.notebook_page(
         actor=actor, include_archived=args.include_archived, cursor=args.cursor,
         limit=args.limit)
-    return NotebookPage(notebooks=page, available=available, next_cursor=next_cursor)
+    return NotebookPage(notebooks=[ToolNotebook.of(nb) for nb in page], available=available,
+                        next_cursor=next_cursor)
 
 
-def _create_notebook(actor: Actor, args: NotebookCreateIn) -> NotebookOut:
-    return services.notebook_create(actor=actor, operation_id=_op(args),
-                                    name=args.name, parent_id=args.parent_id)
+def _create_notebook(actor: Actor, args: NotebookCreateArgs) -> ToolNotebook:
+    return ToolNotebook.of(services.notebook_create(
+        actor=actor, operation_id=_op(args), name=args.name, parent_id=args.parent_id))
 
 
-def _update_notebook(actor: Actor, args: NotebookUpdateArgs) -> NotebookOut:
-    return services.notebook_update(actor=actor, operation_id=_op(args),
-                                    notebook_id=args.notebook_id, **args.changes())
-
-
-def _tool(name: str, title: str, description: str, arguments: type[In], output: type[Out],
-          run: Any, *, read_only: bool, destructive: bool = False,
-          idempotent: bool = True) -> Tool:
-    return Tool(name=name, title=title, description=description, arguments=arguments,
-                output=output, run=run, read_only=read_only, destructive=destructive,
-                idempotent=idempotent)
+def _update_notebook(actor: Actor, args: NotebookUpdateArgs) -> ToolNotebook:
+    return ToolNotebook.of(services.notebook_update(
+        actor=actor, operation_id=_op(args), notebook_id=args.notebook_id, **args.changes()))
 
 
 TOOLS = [
-    _tool("remember", "Remember a note",
-          "Save a note to the user's memory: a preference, fact, decision, solution or "
-          "handoff (handoffs need a taskId; saving a handoff for a task that already has a "
-          "live one updates it). Put it in a notebook with notebookId, or omit it for "
-          "Personal. Use capture=automatic for things you decided to keep on your own "
-          "(the owner can pause those) and explicit when the user asked. " + SCOPE + " "
-          + OPERATION, RememberIn, RememberOut, _remember, read_only=False),
-    _tool("recall", "Recall relevant notes",
-          "Find the notes relevant to a question or topic (keyword and semantic search "
-          "combined, best first, within a size budget). Without a query: the user's "
-          "profile — pinned notes, preferences and live handoffs. Each hit names the note's "
-          "version; cite `note:<id>@<version>`. " + SCOPE,
-          RecallIn, recall.RecallOut, _recall, read_only=True),
-    _tool("update_memory", "Correct a note",
-          "Change a note's content, kind or other fields; omitted fields stay. Send the "
-          "version you read as expectedVersion: if the note changed since, nothing is "
-          "changed and you get version_conflict with the current version. Every change is "
-          "a new revision; the old text stays in the history. " + OPERATION,
-          NoteUpdateArgs, NoteOut, _update, read_only=False),
-    _tool("forget", "Forget notes",
-          "Delete notes (up to 100) from memory; per-item results deleted, not_found or "
-          "version_conflict (when an item's expectedVersion no longer matches). Use only "
-          "when the user wants something gone. " + OPERATION,
-          BatchIn, BatchOut, _forget, read_only=False, destructive=True),
-    _tool("get_note", "Get a note", "One note by id, with its current version. " + SCOPE,
-          NoteRef, NoteOut, _get, read_only=True),
-    _tool("list_notes", "List or search notes",
-          "The user's notes with filters (notebook, kinds, saved by, lifetime, status) and "
-          "an optional keyword query, sorted by relevance or time, one page at a time: "
-          "pass meta.nextCursor back as cursor. meta.available is the total. " + SCOPE,
-          SearchIn, search.SearchPage, _list, read_only=True),
-    _tool("note_history", "A note's history",
-          "Every revision of a note, newest first, each a full snapshot with the reason "
-          "it was made.", NoteRef, History, _history, read_only=True),
-    _tool("restore_note", "Restore an older revision",
-          "Make an older revision's text the note's current version (a new revision; "
-          "nothing is lost). durable=true also turns a handoff into a fact. " + OPERATION,
-          RestoreArgs, NoteOut, _restore, read_only=False),
-    _tool("archive_notes", "Archive or restore notes",
-          "Archive notes (hidden from recall and lists, kept, reversible) or, with "
-          "restore=true, bring archived or expired notes back. Per-item results. "
-          + OPERATION, ArchiveArgs, BatchOut, _archive, read_only=False),
-    _tool("move_notes", "Move notes",
-          "Move notes to a notebook (notebookId null = Personal); all or nothing. Needs "
-          "access to where each note is and to the destination. " + OPERATION,
-          MoveIn, Moved, _move, read_only=False),
-    _tool("list_notebooks", "List notebooks",
-          "The notebooks this connection may use, as a tree (parentId; a parent you may "
-          "not see shows as null). Page with nextCursor.", NotebookListArgs, NotebookPage,
-          _notebooks, read_only=True),
-    _tool("create_notebook", "Create a notebook",
-          "Create a notebook at the top level or inside parentId. " + OPERATION,
-          NotebookCreateIn, NotebookOut, _create_notebook, read_only=False),
-    _tool("update_notebook", "Rename or move a notebook",
-          "Rename a notebook and/or move it (parentId null = top level); a notebook cannot "
-          "move inside itself. " + OPERATION, NotebookUpdateArgs, NotebookOut,
-          _update_notebook, read_only=False),
+    Tool("remember", "Remember a note",
+         "Save a note to the user's long-term memory. Send capture=\"automatic\" when "
+         "saving on your own initiative. Each call without an operationId saves a new note.",
+         RememberArgs, Saved, _remember, read_only=False, idempotent=False),
+    Tool("recall", "Recall relevant notes",
+         "Notes relevant to a question or topic (keyword + semantic, best first, within a "
+         "budget); each names its notebook (none: Personal). Without a query: the profile "
+         "— pinned notes, then preferences, facts and decisions in turn (a handoff only "
+         "with its taskId). Cite notes by id.",
+         RecallArgs, RecallResult, _recall, read_only=True),
+    Tool("update_memory", "Correct a note",
+         "Change a note's content, kind or other fields (omitted fields stay) as a new "
+         "revision. Send the version you read — expectedVersion, or the id as recall cites "
+         "it — to get version_conflict instead of overwriting a newer change.",
+         NoteUpdateArgs, Saved, _update, read_only=False, idempotent=False),
+    Tool("forget", "Forget notes",
+         "Delete notes (per item deleted, not_found or version_conflict). Tools cannot bring "
+         "them back — archive_notes is the reversible way.",
+         ForgetArgs, BatchOut, _forget, read_only=False, destructive=True),
+    Tool("get_note", "Get a note",
+         "One note with its full record; `note:<id>@<version>` gives that older revision.",
+         NoteArgs, ToolNote, _get, read_only=True),
+    Tool("list_notes", "List or search notes",
+         "The user's notes by filters and optional keywords, sorted, a page at a time "
+         "(pass meta.nextCursor back as cursor); meta.available is the total.",
+         SearchArgs, NotesPage, _list, read_only=True),
+    Tool("note_history", "A note's history",
+         "Every revision of a note, newest first: what it said and why it changed.",
+         HistoryArgs, History, _history, read_only=True),
+    Tool("restore_note", "Restore an older revision",
+         "Make an older revision the current one, as a new revision (nothing is lost); "
+         "each call without an operationId adds one.",
+         RestoreArgs, Saved, _restore, read_only=False, idempotent=False),
+    Tool("archive_notes", "Archive or restore notes",
+         "Archive notes (hidden from recall and lists, reversible), or with restore=true "
+         "bring archived or expired notes back.",
+         ArchiveArgs, BatchOut, _archive, read_only=False),
+    Tool("move_notes", "Move notes",
+         "Move notes to a notebook or \"personal\", all or nothing (needs access to both "
+         "places).",
+         MoveArgs, Moved, _move, read_only=False),
+    Tool("list_notebooks", "List notebooks",
+         "The notebooks this connection may use, as a tree (parentId, left out at the top "
+         "and for a parent you may not see).",
+         NotebookListArgs, NotebookPage, _notebooks, read_only=True),
+    Tool("create_notebook", "Create a notebook",
+         "Create a notebook at the top level or inside parentId (names are unique among "
+         "siblings).",
+         NotebookCreateArgs, ToolNotebook, _create_notebook, read_only=False,
+         idempotent=False),
+    Tool("update_notebook", "Rename or move a notebook",
+         "Rename a notebook and/or move it (parentId \"root\" = top level); a notebook "
+         "cannot move inside itself.",
+         NotebookUpdateArgs, ToolNotebook, _update_notebook, read_only=False),
 ]

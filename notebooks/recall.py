@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, IntegerField, Q, QuerySet, When
-from django.db.models.functions import Cast
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import Cast, RowNumber
 from pgvector.django import CosineDistance, VectorField
 
 from grove.actor import READ, Actor
@@ -36,7 +36,13 @@ from grove.schemas import Out
 from grove.tenancy import tenant
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.schemas import NoteOut
-from notebooks.selectors import access_notebook, live_filter, live_notebooks, parse_uuid
+from notebooks.selectors import (
+    access_notebook,
+    live_filter,
+    live_notebooks,
+    parse_uuid,
+    require_personal,
+)
 from notebooks.services import clean_task_id, storable_text
 from notebooks.termstats import term_counts
 
@@ -296,6 +302,8 @@ def recall(
     with tenant(actor):
         actor.require(READ)
         scope_ids = None
+        if notebook_ids is not None and not list(notebook_ids) and include_personal:
+            require_personal(actor)  # Personal only, asked for by name
         if notebook_ids is not None:
             scope_ids = [access_notebook(actor, parse_uuid(nb, what="notebook id")).id
                          for nb in notebook_ids]
@@ -345,20 +353,31 @@ def _pending(scope: Scope) -> int:
 
 def _profile(scope: Scope, task_id: str | None, limit: int, max_chars: int,
              pending: int) -> RecallOut:
-    """Query-free recall: who the user is and what was decided (pinned and important
-    first), and the handoff of `task_id` when one is given."""
-    wanted = Q(kind__in=[str(k) for k in PROFILE_KINDS])
+    """Query-free recall: the handoff of `task_id` when one is given, then pinned notes,
+    then preferences, facts and decisions taken in turn (each kind by importance, then
+    recency), so a run of new decisions never pushes every preference out."""
+    candidates = scope.notes().filter(kind__in=[str(k) for k in PROFILE_KINDS])
+    per_kind = limit + 1
+    ranked = (candidates.annotate(rank=Window(
+        RowNumber(), partition_by=[F("kind")],
+        order_by=[F("pinned").desc(), F("importance").desc(), F("updated_at").desc(),
+                  F("id").asc()])).filter(rank__lte=per_kind))
+    queues: dict[str, list[Note]] = {str(k): [] for k in PROFILE_KINDS}
+    for note in sorted(ranked, key=lambda n: n.rank):
+        queues[note.kind].append(note)
+    ordered: list[Note] = []
     if task_id:
-        wanted |= Q(kind=Kind.HANDOFF, task_id=task_id)
-    candidates = scope.notes().filter(wanted)
-    ordered = candidates.annotate(
-        is_handoff=Case(When(kind=Kind.HANDOFF, then=1), default=0,
-                        output_field=IntegerField())
-    ).order_by("-is_handoff", "-pinned", "-importance", "-updated_at", "id")
-    notes = list(ordered[: limit * 3 + 10])
+        ordered += list(scope.notes().filter(kind=Kind.HANDOFF, task_id=task_id)[:1])
+    pinned = sorted((n for queue in queues.values() for n in queue if n.pinned),
+                    key=lambda n: (-n.importance, -n.updated_at.timestamp(), str(n.id)))
+    ordered += pinned
+    rest = [[n for n in queue if not n.pinned] for queue in queues.values()]
+    for round_ in range(per_kind):
+        ordered += [queue[round_] for queue in rest if round_ < len(queue)]
     items = _within_budget([(n, 1.0 / (RRF_K + rank + 1), ["profile"], None)
-                            for rank, n in enumerate(notes)], limit, max_chars)
-    available = candidates.count()
+                            for rank, n in enumerate(ordered)], limit, max_chars)
+    available = candidates.count() + (1 if task_id and ordered
+                                      and ordered[0].kind == Kind.HANDOFF else 0)
     meta = RecallMeta(returned=len(items), available=available,
                       truncated=len(items) < available, limit=limit, max_chars=max_chars,
                       mode="profile", pending=pending)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, Self
 
 from grove.schemas import Out
 
@@ -145,3 +145,96 @@ class RevisionOut(Out):
             retention_days=revision.retention_days, expires_at=revision.expires_at,
             status=revision.status,
         )
+
+
+# -- what tools return: compact items, the full record on request -----------------------------
+
+
+def _minute(value: datetime) -> datetime:
+    return value.replace(second=0, microsecond=0)
+
+
+class CompactNote(Out):
+    """A note as the MCP tools return it — what a model needs to read and cite it: the
+    versioned id, kind, notebook name (left out for a Personal note), content, last
+    change (to the minute), a handoff's task id, whether it is pinned. Optional fields
+    are left out rather than null: single-type schemas are the portable ones (the MCP
+    Inspector's --strict lint)."""
+
+    id: str  # note:<uuid>@<version>
+    kind: str
+    content: str
+    updated: datetime
+    notebook: str | None = None  # set only for a note in a notebook
+    task_id: str | None = None  # set only for a note that has one
+    pinned: bool | None = None  # set (true) only for a pinned note
+
+    @classmethod
+    def of(cls, note: NoteOut, names: dict[uuid.UUID, str], *, full: bool = False
+           ) -> Self:
+        fields: dict[str, object] = {
+            "id": note.versioned_id, "kind": note.kind, "content": note.content,
+            "updated": _minute(note.updated_at)}
+        if note.notebook_id is not None:
+            fields["notebook"] = names.get(note.notebook_id, "(a notebook you cannot see)")
+        if note.task_id:
+            fields["task_id"] = note.task_id
+        if note.pinned:
+            fields["pinned"] = True
+        if full:
+            fields["record"] = note.to_json()
+        return cls(**fields)  # type: ignore[arg-type]
+
+    def mcp_line(self) -> str:
+        """`note:<id>@<v> kind[, pinned][, notebook], date` over the content: what a model
+        reads. A Personal note names no notebook (the tools' descriptions say so)."""
+        head = self.kind + (f" ({self.task_id})" if self.task_id else "")
+        if self.pinned:
+            head += ", pinned"
+        if self.notebook is not None:
+            head += f", {self.notebook}"
+        return f"{self.id} {head}, {self.updated:%Y-%m-%d}\n{self.content}"
+
+
+class ToolNote(CompactNote):
+    """A compact note that can carry its full record (`full: true`, get_note), as
+    `GET /v1/notes/{id}` returns it."""
+
+    record: dict[str, Any] | None = None
+
+
+class ToolNotebook(Out):
+    id: str  # notebook:<uuid>
+    name: str
+    # notebook:<uuid>; left out at the top level (or for a parent you may not see)
+    parent_id: str | None = None
+    archived: bool | None = None  # set (true) only for an archived notebook
+
+    @classmethod
+    def of(cls, notebook: NotebookOut) -> ToolNotebook:
+        fields: dict[str, object] = {"id": notebook.typed_id, "name": notebook.name}
+        if notebook.parent_id:
+            fields["parent_id"] = f"notebook:{notebook.parent_id}"
+        if notebook.archived_at is not None:
+            fields["archived"] = True
+        return cls(**fields)  # type: ignore[arg-type]
+
+
+class ToolRevision(Out):
+    id: str  # note:<uuid>@<version>
+    reason: str
+    created: datetime
+    kind: str
+    content: str
+    status: str
+    restored_from: int | None = None
+
+    @classmethod
+    def of(cls, revision: RevisionOut) -> ToolRevision:
+        fields: dict[str, object] = {
+            "id": revision.versioned_id, "reason": revision.reason,
+            "created": _minute(revision.created_at), "kind": revision.kind,
+            "content": revision.content, "status": revision.status}
+        if revision.restored_from is not None:
+            fields["restored_from"] = revision.restored_from
+        return cls(**fields)  # type: ignore[arg-type]

@@ -171,6 +171,9 @@ def note_search(
         ceiling = ceiling or now
         notes = _scope(actor, status=status, now=now).filter(created_at__lte=ceiling)
         if place is None:
+            from notebooks.selectors import require_personal
+
+            require_personal(actor)
             notes = notes.filter(notebook__isnull=True)
         elif place != "*":
             from notebooks.selectors import access_notebook

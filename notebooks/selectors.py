@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from grove.actor import READ, WRITE, Actor
-from grove.errors import Invalid, NotFound
+from grove.errors import Forbidden, Invalid, NotFound
 from grove.tenancy import tenant
 from notebooks.cursors import read_cursor, write_cursor
 from notebooks.models import Note, Notebook, Revision, Status
@@ -127,6 +127,24 @@ def access_notebook(
     return notebook
 
 
+def require_personal(actor: Actor) -> None:
+    """Personal notes are asked for: say so plainly when the grant leaves them out
+    (Personal always exists, so naming it reveals nothing)."""
+    if not actor.grant.personal:
+        raise Forbidden("Personal notes are not granted to this connection; name a "
+                        "notebook it may use (list_notebooks), or ask the owner to add "
+                        "Personal on the Connections page.", code="personal_not_granted")
+
+
+def notebook_names(*, actor: Actor, notebook_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """Names of these notebooks (for compact results), as far as the actor may see them."""
+    if not notebook_ids:
+        return {}
+    with tenant(actor):
+        return dict(notebooks_visible_to(actor).filter(id__in=notebook_ids)
+                    .values_list("id", "name"))
+
+
 def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:
     """A place notes may be written to: Personal (None) or a live granted notebook.
 
@@ -136,8 +154,7 @@ def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Not
     """
     actor.require(WRITE)
     if notebook_id is None:
-        if not actor.grant.personal:
-            raise NotFound("No such notebook.", code="notebook_not_found")
+        require_personal(actor)
         return None
     notebook = access_notebook(actor, notebook_id, need=WRITE)
     with connection.cursor() as cursor:

@@ -808,6 +808,7 @@ def notebook_update(
         if "parent_id" in changes:
             _tree_lock(actor)
         notebook = access_notebook(actor, notebook_uuid, need=WRITE, for_update=True)
+        before = (notebook.name, notebook.parent_id)
         if "parent_id" in changes and changes["parent_id"] != notebook.parent_id:
             new_parent = changes["parent_id"]
             if new_parent is not None:
@@ -820,8 +821,9 @@ def notebook_update(
             notebook.parent_id = new_parent
         if "name" in changes:
             notebook.name = changes["name"]
-        notebook.updated_at = timezone.now()
-        notebook.save()
+        if (notebook.name, notebook.parent_id) != before:  # a repeat changes nothing
+            notebook.updated_at = timezone.now()
+            notebook.save()
         result = NotebookOut.of(notebook)
         operations.record(actor=actor, operation_id=op_id, result=result.to_json(),
                           target_note_id=None)

@@ -1,7 +1,8 @@
 """Take the README's screenshots of the real UI: `python scripts/screenshots.py`.
 
 Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
-notes, search, a note's history, a share link, Ask, Connections and Settings in headless Chromium
+notes, search, a note's history, a share link, Ask, an app connecting by OAuth (consent,
+approval), Connections and Settings in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
 
@@ -75,6 +76,51 @@ def shoot(page: Page, name: str) -> None:
     page.screenshot(path=OUT / f"{name}.png", full_page=True)
 
 
+def connect_an_app(page: Page, base: str) -> None:
+    """An app signs in by OAuth (consent page), asks for access (connection_required)
+    and the owner approves it read-only for one notebook (approve page)."""
+    import base64
+    import hashlib
+    import json
+    import secrets
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    callback = "https://claude.ai/api/mcp/auth_callback"
+    client_id = httpx.post(f"{base}/o/register/", json={
+        "client_name": "Claude", "redirect_uris": [callback],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"]}).json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(
+        hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    page.goto(f"{base}/o/authorize/?" + urlencode({
+        "response_type": "code", "client_id": client_id, "redirect_uri": callback,
+        "code_challenge": challenge, "code_challenge_method": "S256", "state": "demo",
+        "scope": "mcp", "resource": f"{base}/mcp"}))
+    shoot(page, "consent")
+    arrived: list[str] = []
+
+    def at_the_app(route) -> None:  # stands in for claude.ai
+        arrived.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<p>Connected.</p>")
+
+    page.route("https://claude.ai/**", at_the_app)
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_url(f"{callback}?**")
+    code = parse_qs(urlsplit(arrived[0]).query)["code"][0]
+    token = httpx.post(f"{base}/o/token/", data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": callback,
+        "client_id": client_id, "code_verifier": verifier}).json()["access_token"]
+    answer = httpx.post(f"{base}/mcp", headers={"Authorization": f"Bearer {token}"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "recall", "arguments": {}}}).json()
+    approval = json.loads(answer["result"]["content"][1]["text"])["approvalUrl"]
+    page.goto(approval)
+    page.get_by_label("Releases").check()
+    shoot(page, "approve")
+    page.get_by_role("button", name="Approve").click()
+
+
 def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="grove-shots-", dir="/tmp"))
     home.chmod(0o711)
@@ -85,8 +131,7 @@ def main() -> None:
     model.chat_replies = [demo_answer] * 20
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | {
         "GROVE_HOME": str(home), "GROVE_LLM_BASE_URL": model.url,
-        "GROVE_BASE_URL": f"http://127.0.0.1:{port}",
-        "GROVE_LLM_MODEL": "stand-in"}
+        "GROVE_LLM_MODEL": "stand-in"}  # the base URL follows --port
     server = subprocess.Popen([sys.executable, "-m", "grove", "serve", "--port", str(port)],
                               env=env)
     base = f"http://127.0.0.1:{port}"
@@ -164,6 +209,7 @@ def main() -> None:
             page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
             page.get_by_role("link", name="Manage notebook").click()
             shoot(page, "notebook")
+            connect_an_app(page, base)
             page.goto(base + "/connections/")
             page.get_by_label("Name").fill("Claude on the laptop")
             page.get_by_label("Every notebook, current and future").check()

@@ -77,7 +77,27 @@ def django_db_setup(django_test_environment, django_db_blocker, embedded_server)
     yield
     with django_db_blocker.unblock():
         connections["default"].close()
-        owner.creation.destroy_test_db(original_name, verbosity=0)
+        _destroy_when_free(owner, original_name)
+
+
+def _destroy_when_free(owner, original_name: str) -> None:
+    """Drop the test database. A live-server request answered a moment ago may still be
+    closing its connection (Django closes it after the response is sent): wait for it
+    rather than fail the run."""
+    import time
+
+    from django.db import OperationalError
+
+    for _ in range(20):
+        try:
+            owner.creation.destroy_test_db(original_name, verbosity=0, keepdb=False)
+            return
+        except OperationalError as exc:
+            if "being accessed by other users" not in str(exc):
+                raise
+            owner.close()  # NAME still names the test database: the drop failed first
+            time.sleep(0.25)
+    owner.creation.destroy_test_db(original_name, verbosity=0)
 
 
 @pytest.fixture

@@ -97,7 +97,10 @@ def test_grant_scoping_over_rest(owner):
     error(narrow.post("/notes/move", {"noteIds": [str(inside.id)],
                                       "notebookId": str(private.id)}), 404,
           "notebook_not_found")
-    error(narrow.post("/notes", {"content": "x", "kind": "fact"}), 404, "notebook_not_found")
+    # Personal is outside this grant: said plainly (it always exists, so nothing leaks).
+    error(narrow.post("/notes", {"content": "x", "kind": "fact"}), 403, "personal_not_granted")
+    error(narrow.post("/recall", {"query": "deploy", "notebookId": None}), 403,
+          "personal_not_granted")
 
 
 def test_notebooks_create_rename_move_and_cycles(owner, api):

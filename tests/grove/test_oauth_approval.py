@@ -17,11 +17,12 @@ from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from grove import services
+from grove import selectors, services
 from grove.models import Account, Connection
 from grove.tenancy import tenant
 from tests import factories
 from tests.grove.oauth_helpers import consent, exchange, new_flow, register
+from tests.mcp.helpers import error_of
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a long enough passphrase 42"  # noqa: S105
@@ -90,14 +91,14 @@ def test_unapproved_client_lists_tools_then_gets_connection_required_until_appro
     refused = call(token, "remember", {"content": "Walnut bread", "kind": "fact",
                                        "notebookId": str(shared.id)})
     assert refused["isError"] is True
-    details = refused["structuredContent"]
+    details = error_of(refused)
     assert details["code"] == "connection_required" and details["clientId"] == client_id
     row = connection_of(owner_account)
     assert details["approvalUrl"] == (f"{settings.GROVE_BASE_URL}/connections/{row.id}/approve"
                                       f"?request={row.pending_request['id']}")
     assert row.status == "pending" and row.name == "Claude"
     # The same request is offered while fresh (no new link on every call).
-    again = call(token, "recall", {"query": "walnut"})["structuredContent"]
+    again = error_of(call(token, "recall", {"query": "walnut"}))
     assert again["approvalUrl"] == details["approvalUrl"]
 
     page = owner_web.get("/connections/").content.decode()
@@ -112,7 +113,7 @@ def test_unapproved_client_lists_tools_then_gets_connection_required_until_appro
                                      "notebookId": str(shared.id)})
     assert saved["isError"] is False
     hits = call(token, "recall", {"query": "walnut"})["structuredContent"]["data"]
-    assert [h["note"]["content"] for h in hits] == ["Walnut bread"]  # Other stays hidden
+    assert [h["content"] for h in hits] == ["Walnut bread"]  # Other stays hidden
 
     # Approving the same request again answers the same, changing nothing.
     assert approve(owner_web, details["approvalUrl"], notebooks=[str(other.id)]).status_code \
@@ -122,7 +123,7 @@ def test_unapproved_client_lists_tools_then_gets_connection_required_until_appro
 
 def test_an_expired_request_cannot_be_approved(owner_account, owner_web):
     token = token_for(owner_web, register())["access_token"]
-    url = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
     row = connection_of(owner_account)
     with tenant(owner_account.id):
         Connection.objects.filter(id=row.id).update(pending_request={
@@ -133,13 +134,13 @@ def test_an_expired_request_cannot_be_approved(owner_account, owner_web):
     refused = approve(owner_web, url, notebooks=[])
     assert refused.status_code == 409
     assert connection_of(owner_account).status == "pending"
-    fresh = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    fresh = error_of(call(token, "recall", {}))["approvalUrl"]
     assert fresh != url  # a new request after expiry
 
 
 def test_a_grant_edit_invalidates_the_outstanding_request(owner_account, owner_web):
     token = token_for(owner_web, register())["access_token"]
-    url = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
     row = connection_of(owner_account)
     services.connection_update(actor=factories.Actor.for_session(owner_account.id),
                                connection_id=row.id,
@@ -151,7 +152,7 @@ def test_a_grant_edit_invalidates_the_outstanding_request(owner_account, owner_w
 def test_revocation_cuts_off_and_only_a_later_token_can_ask_again(owner_account, owner_web):
     client_id = register()
     tokens = token_for(owner_web, client_id)
-    url = call(tokens["access_token"], "recall", {})["structuredContent"]["approvalUrl"]
+    url = error_of(call(tokens["access_token"], "recall", {}))["approvalUrl"]
     assert approve(owner_web, url, notebooks=[]).status_code == 302
     assert call(tokens["access_token"], "recall", {})["isError"] is False
     row = connection_of(owner_account)
@@ -167,7 +168,7 @@ def test_revocation_cuts_off_and_only_a_later_token_can_ask_again(owner_account,
 
     # Signing in again after the cutoff makes a new pending connection to approve.
     newer = token_for(owner_web, client_id)["access_token"]
-    asked = call(newer, "recall", {})["structuredContent"]
+    asked = error_of(call(newer, "recall", {}))
     assert asked["code"] == "connection_required"
     assert connection_of(owner_account).id != row.id
     with tenant(owner_account.id):
@@ -199,7 +200,7 @@ def test_another_accounts_client_is_a_separate_connection(owner_account, owner_w
     web = Client()
     web.force_login(stranger)
     theirs = token_for(web, client_id)["access_token"]
-    url = call(theirs, "recall", {})["structuredContent"]["approvalUrl"]
+    url = error_of(call(theirs, "recall", {}))["approvalUrl"]
     # The owner cannot see or approve the stranger's pending connection.
     assert owner_web.get(urlsplit(url).path).status_code == 404
     assert approve(owner_web, url, notebooks=[]).status_code == 404
@@ -207,7 +208,7 @@ def test_another_accounts_client_is_a_separate_connection(owner_account, owner_w
 
 def test_revoking_a_pending_client_invalidates_its_request(owner_account, owner_web):
     token = token_for(owner_web, register())["access_token"]
-    url = call(token, "recall", {})["structuredContent"]["approvalUrl"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
     row = connection_of(owner_account)
     owner_web.post(f"/connections/{row.id}/revoke")
     refused = approve(owner_web, url, notebooks=[])
@@ -242,3 +243,146 @@ def test_a_deactivated_account_s_tokens_stop_working(owner_account, owner_web):
     assert rpc(token, "initialize")[0] == 200
     Account.objects.filter(id=owner_account.id).update(is_active=False)
     assert rpc(token, "initialize")[0] == 401
+
+
+def test_the_approve_page_starts_read_only_and_deny_refuses_the_app(owner_account,
+                                                                    owner_web):
+    factories.notebook(factories.Actor.for_session(owner_account.id), "Garden")
+    client_id = register(name="Claude")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    page = owner_web.get(urlsplit(url).path + "?" + urlsplit(url).query).content.decode()
+    # Anyone can register as "Claude": the client id and the redirect host tell them apart.
+    assert f"<code>{client_id}</code>" in page
+    assert '<dd class="redirect-host">client.example</dd>' in page
+    can_write = page[page.index('name="can_write"') - 120:page.index('name="can_write"') + 80]
+    assert "checked" not in can_write  # least privilege: read only until ticked
+    assert 'value="deny"' in page
+
+    request_id = parse_qs(urlsplit(url).query)["request"][0]
+    denied = owner_web.post(urlsplit(url).path, {"request": request_id, "decision": "deny"})
+    assert denied.status_code == 302
+    row = connection_of(owner_account)
+    assert row.status == "revoked" and row.pending_request is None
+    assert not AccessToken.objects.filter(application__client_id=client_id,
+                                          user_id=owner_account.id).exists()
+    status, _, _ = rpc(token, "tools/call", {"name": "recall", "arguments": {}})
+    assert status == 401  # its token ended with the denial
+
+
+def test_the_connections_page_names_the_client_and_edits_its_grant(owner_account,
+                                                                   owner_web):
+    actor = factories.Actor.for_session(owner_account.id)
+    garden = factories.notebook(actor, "Garden")
+    diary = factories.notebook(actor, "Diary")
+    factories.note(actor, "Diary walnut", notebook_id=diary.id)
+    client_id = register(name="Claude")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    assert approve(owner_web, url, notebooks=[str(garden.id)], write=False).status_code == 302
+    listing = owner_web.get("/connections/").content.decode()
+    assert f'back to client.example · client <code title="{client_id}">' in listing
+    row = connection_of(owner_account)
+    assert f'href="/connections/{row.id}/edit"' in listing
+
+    edit = owner_web.get(f"/connections/{row.id}/edit").content.decode()
+    # The page carries the state it was made from.
+    before = selectors.connection_get(actor=actor, connection_id=row.id).state
+    assert f'value="{before}"' in edit
+    changed = owner_web.post(f"/connections/{row.id}/edit", {
+        "name": "Claude (laptop)", "can_write": "on", "scope": "some",
+        "notebooks": [str(garden.id), str(diary.id)], "expected_state": before})
+    assert changed.status_code == 302
+    hits = call(token, "recall", {"query": "walnut"})["structuredContent"]["data"]
+    assert [h["content"] for h in hits] == ["Diary walnut"]  # the wider grant applies at once
+    saved = call(token, "remember", {"content": "x", "kind": "fact",
+                                     "notebookId": str(garden.id)})
+    assert saved["isError"] is False  # and the write capability
+
+    stale = owner_web.post(f"/connections/{row.id}/edit", {
+        "name": "Claude", "scope": "some", "notebooks": [], "expected_state": before})
+    assert stale.status_code == 400  # someone changed it since: nothing saved
+    assert "changed since you loaded it" in stale.content.decode()
+    assert connection_of(owner_account).name == "Claude (laptop)"
+
+
+def test_revoking_asks_first(owner_account, owner_web):
+    client_id = register(name="Claude")
+    token = token_for(owner_web, client_id)["access_token"]
+    call(token, "recall", {})
+    row = connection_of(owner_account)
+    confirm = owner_web.get(f"/connections/{row.id}/revoke")
+    assert confirm.status_code == 200
+    page = confirm.content.decode()
+    assert "Revoke “Claude”?" in page and "Revoke for good" in page
+    assert connection_of(owner_account).status == "pending"  # asking changed nothing
+    assert owner_web.post(f"/connections/{row.id}/revoke").status_code == 302
+    assert connection_of(owner_account).status == "revoked"
+    stranger = Client()
+    stranger.force_login(Account.objects.create_user(username="other", password=PASSWORD))
+    assert stranger.get(f"/connections/{row.id}/revoke").status_code == 404
+    assert stranger.get(f"/connections/{row.id}/edit").status_code == 404
+
+
+def test_a_pending_app_is_reviewed_not_changed(owner_account, owner_web):
+    client_id = register(name="SDK probe")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    row = connection_of(owner_account)
+    listing = owner_web.get("/connections/").content.decode()
+    assert f'href="/connections/{row.id}/edit"' not in listing  # no "Change" while pending
+    assert "nothing until you approve it" in listing
+    edit = owner_web.get(f"/connections/{row.id}/edit")
+    assert edit.status_code == 302  # back to the list, where Review is
+    posted = owner_web.post(f"/connections/{row.id}/edit", {
+        "name": "x", "can_write": "on", "scope": "all", "expected_state": "whatever"})
+    assert posted.status_code == 302
+    after = connection_of(owner_account)
+    assert (after.status, after.capabilities) == ("pending", [])
+    assert after.pending_request["id"] in url  # its request is still open
+
+
+def test_a_stale_second_approval_says_nothing_changed(owner_account, owner_web):
+    factories.notebook(factories.Actor.for_session(owner_account.id), "Garden")
+    token = token_for(owner_web, register(name="Claude"))["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    assert approve(owner_web, url, notebooks=[], write=False).status_code == 302
+    second = approve(owner_web, url, notebooks=[], write=True)  # another, older tab
+    assert second.status_code == 302
+    page = owner_web.get("/connections/").content.decode()
+    assert "was approved already; nothing changed" in page
+    assert connection_of(owner_account).capabilities == ["memory:read"]
+    request_id = parse_qs(urlsplit(url).query)["request"][0]
+    owner_web.post(urlsplit(url).path, {"request": request_id, "decision": "deny"})
+    assert "Nothing changed: this request" in owner_web.get("/connections/").content.decode()
+    assert connection_of(owner_account).status == "active"  # a late Deny revokes nothing
+
+
+def test_every_registered_host_is_shown(owner_account, owner_web):
+    client_id = Client().post("/o/register/", data=json.dumps({
+        "client_name": "Claude", "token_endpoint_auth_method": "none",
+        "redirect_uris": ["https://claude.ai/api/mcp/auth_callback",
+                          "https://evil.example/cb"]}),
+        content_type="application/json").json()["client_id"]
+    token = token_for_uri(owner_web, client_id, "https://evil.example/cb")
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    page = owner_web.get(urlsplit(url).path + "?" + urlsplit(url).query).content.decode()
+    assert '<dd class="redirect-host">claude.ai, evil.example</dd>' in page
+
+
+def token_for_uri(owner_web: Client, client_id: str, redirect_uri: str) -> str:
+    from tests.grove.oauth_helpers import pkce
+
+    verifier, challenge = pkce()
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
+             "code_challenge": challenge, "code_challenge_method": "S256", "state": "s",
+             "scope": "mcp", "resource": settings.GROVE_MCP_RESOURCE}
+    from urllib.parse import urlencode
+
+    path = "/o/authorize/?" + urlencode(query)
+    assert owner_web.get(path).status_code == 200
+    answer = owner_web.post(path, {**query, "allow": "Authorize"})
+    code = parse_qs(urlsplit(answer["Location"]).query)["code"][0]
+    return Client().post("/o/token/", {
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+        "client_id": client_id, "code_verifier": verifier}).json()["access_token"]

@@ -46,6 +46,75 @@ def test_protected_resource_metadata_names_the_same_issuer():
         assert meta["bearer_methods_supported"] == ["header"]
 
 
+def test_a_loopback_server_is_named_as_the_client_reached_it():
+    """An app given http://localhost:PORT/mcp checks that the metadata names exactly that
+    (the MCP SDK refuses a mismatch); a loopback base URL answers to its siblings."""
+    port = settings.TEST_SITE_PORT
+    for host in (f"localhost:{port}", f"[::1]:{port}", f"127.0.0.1:{port}"):
+        meta = Client().get("/.well-known/oauth-protected-resource/mcp",
+                            HTTP_HOST=host).json()
+        assert meta["resource"] == f"http://{host}/mcp"
+        assert meta["authorization_servers"] == [settings.GROVE_ISSUER]  # one issuer
+        challenge = Client().post("/mcp", data="{}", content_type="application/json",
+                                  HTTP_HOST=host)["WWW-Authenticate"]
+        assert f'resource_metadata="http://{host}/.well-known/' in challenge
+    # Any other Host is refused before it is named anywhere.
+    assert Client().get("/.well-known/oauth-protected-resource/mcp",
+                        HTTP_HOST="evil.example").status_code == 400
+
+
+def test_a_token_for_a_loopback_sibling_works_at_mcp(owner_web):
+    sibling = f"http://localhost:{settings.TEST_SITE_PORT}/mcp"
+    flow = new_flow(register())
+    status, tokens = exchange(flow, consent(owner_web, flow, resource=sibling)["code"],
+                              resource=sibling)
+    assert status == 200
+    assert AccessToken.objects.get(scope="mcp").resource == [sibling]
+    assert _mcp_status(tokens["access_token"]) == 200
+
+
+@pytest.mark.parametrize("uri", [
+    "https://claude.ai/cb https://evil.example/", "https://evil.example@claude.ai/cb",
+    "http://[::1]:8823/cb", "https://claude.ai./cb", "https://claude_ai.com/cb",
+    "https://claude.ai:99999/cb", "https://a.example/cb\u0000", "https://a.example/\tcb",
+    "http://evil.example/cb", "javascript:/x", "https://x.example/cb#frag"])
+def test_registration_refuses_redirect_uris_no_browser_should_be_sent_to(uri):
+    body = '{"redirect_uris": ["' + uri + '"], "token_endpoint_auth_method": "none"}'
+    bad = Client().post("/o/register/", data=body, content_type="application/json")
+    assert bad.status_code == 400, (uri, bad.content)
+    assert bad.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
+
+
+def test_text_no_database_can_hold_is_a_400_not_a_500():
+    assert Client().post("/o/register/", data='{"client_name": "\\ud800", '
+                         '"redirect_uris": ["https://a.example/cb"]}',
+                         content_type="application/json").status_code == 400
+    for data in ({"grant_type": "authorization_code", "client_id": "x", "code": "\x00"},
+                 {"grant_type": "refresh_token", "client_id": "\x00", "refresh_token": "r"}):
+        answer = Client().post("/o/token/", data)
+        assert answer.status_code == 400 and answer.json()["error"] == "invalid_request"
+    device = Client().post("/o/token/", {
+        "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": "x"})
+    assert device.status_code == 400 and device.json()["error"] == "unsupported_grant_type"
+
+
+def test_the_consent_page_refuses_what_it_cannot_send_the_browser_to(owner_web):
+    from oauth2_provider.models import Application
+
+    flow = new_flow(register())
+    assert owner_web.get(flow.authorize_query(client_id="\x00")).status_code == 400
+    short = owner_web.get(flow.authorize_query(code_challenge="short"))
+    assert short.status_code == 400 and "RFC 7636" in short.content.decode()
+    # A client registered some other way (a metadata document) with an address the
+    # policy cannot name: an explanation, not a Continue button that goes nowhere.
+    Application.objects.filter(client_id=flow.client_id).update(
+        redirect_uris="http://[::1]:8823/cb")
+    page = owner_web.get(flow.authorize_query(redirect_uri="http://[::1]:8823/cb"))
+    assert page.status_code == 400
+    assert 'data-code="invalid_redirect_uri"' in page.content.decode()
+    assert "authorizationForm" not in page.content.decode()
+
+
 def test_registration_is_open_and_makes_a_public_client():
     response = Client().post("/o/register/", data=(
         '{"redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback", '
@@ -56,11 +125,6 @@ def test_registration_is_open_and_makes_a_public_client():
     assert response.status_code == 201
     body = response.json()
     assert body["token_endpoint_auth_method"] == "none" and "client_secret" not in body
-    for uri in ("javascript:/x", "http://evil.example/cb", "https://x.example/cb#frag"):
-        bad = Client().post("/o/register/", data=f'{{"redirect_uris": ["{uri}"], '
-                            '"token_endpoint_auth_method": "none"}',
-                            content_type="application/json")
-        assert bad.status_code == 400, uri
 
 
 def test_the_code_flow_issues_tokens_bound_to_mcp(owner_web):
@@ -137,6 +201,38 @@ def test_a_code_works_once_and_only_with_its_verifier(owner_web):
     assert REDIRECT.startswith("https://")
 
 
+def _mcp_status(access_token: str) -> int:
+    return Client().post("/mcp", data='{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+                         content_type="application/json",
+                         headers={"Authorization": f"Bearer {access_token}"}).status_code
+
+
+def test_a_code_used_twice_revokes_what_it_bought(owner_web):
+    """RFC 6749 §4.1.2: the second use means the code leaked — refuse it and revoke the
+    tokens issued from it, including those the refresh token has rotated into since."""
+    flow = new_flow(register())
+    code = consent(owner_web, flow)["code"]
+    status, tokens = exchange(flow, code)
+    assert status == 200 and _mcp_status(tokens["access_token"]) == 200
+    status, rotated = refresh(flow.client_id, tokens["refresh_token"])
+    assert status == 200 and _mcp_status(rotated["access_token"]) == 200
+    # Another client presenting the code changes nothing for this one.
+    stranger = new_flow(register(name="Other"))
+    assert exchange(stranger, code)[1]["error"] == "invalid_grant"
+    assert _mcp_status(rotated["access_token"]) == 200
+
+    again, body = exchange(flow, code)
+    assert again == 400 and body["error"] == "invalid_grant"
+    assert _mcp_status(tokens["access_token"]) == 401
+    assert _mcp_status(rotated["access_token"]) == 401
+    assert refresh(flow.client_id, rotated["refresh_token"])[0] == 400
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+    # A fresh sign-in works as before.
+    fresh = new_flow(flow.client_id)
+    status, later = exchange(fresh, consent(owner_web, fresh)["code"])
+    assert status == 200 and _mcp_status(later["access_token"]) == 200
+
+
 def test_a_client_id_metadata_document_names_the_client(owner_web):
     from django.test import override_settings
 
@@ -187,3 +283,4 @@ def test_expired_tokens_are_cleared_by_the_periodic_task(owner_web):
     RefreshToken.objects.update(revoked=timezone.now() - timedelta(days=60))
     oauth_tokens_clear_task()
     assert not AccessToken.objects.filter(scope="mcp").exists()
+

@@ -41,6 +41,37 @@ def test_fresh_data_folder_serves_the_owner_setup_page(home):
     assert "Traceback" not in serve.output()
 
 
+def test_a_set_base_url_wins_and_is_reported_when_it_is_not_the_served_address(home):
+    serve = Serve(home, env={"GROVE_BASE_URL": "http://grove.lan:8000"})
+    try:
+        serve.wait_ready()
+        notice = (f"grove: GROVE_BASE_URL is http://grove.lan:8000, this server listens on "
+                  f"{serve.url}; links and OAuth name the base URL")
+        assert serve.output().count(notice) == 1, serve.output()
+        issuer = serve.get("/.well-known/oauth-authorization-server").json()["issuer"]
+        assert issuer == "http://grove.lan:8000"
+    finally:
+        assert serve.stop(signal.SIGTERM) == 0
+
+
+@pytest.mark.parametrize(("host", "port", "served"), [
+    ("127.0.0.1", 8601, "http://127.0.0.1:8601"),
+    ("0.0.0.0", 8000, "http://127.0.0.1:8000"),  # noqa: S104 - a name, not a bind
+    ("::", 9000, "http://[::1]:9000"), ("192.168.1.5", 80, "http://192.168.1.5:80")])
+def test_the_default_base_url_is_the_address_served(host, port, served):
+    from grove.config import load
+    from grove.serve import public_url
+
+    config = load(create_home=False)
+    unset = type(config)(**{**config.__dict__, "sources": {}})
+    url, notice = public_url(unset, host, port)
+    assert url == served
+    assert (notice is not None) == (host in ("0.0.0.0", "::"))  # noqa: S104 - say so
+    same = type(config)(**{**config.__dict__, "base_url": served,
+                           "sources": {"GROVE_BASE_URL": "GROVE_BASE_URL"}})
+    assert public_url(same, host, port) == (served, None)
+
+
 def test_commands_migrate_createsuperuser_and_join_a_running_server(home):
     migrated = run_grove("migrate", home=home)
     assert migrated.returncode == 0, migrated.stderr

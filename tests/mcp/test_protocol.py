@@ -15,6 +15,7 @@ from grove.mcp import HANDSHAKE_VERSIONS, tools
 from notebooks import selectors
 from tests import factories
 from tests.api.conftest import Caller, new_key
+from tests.mcp.helpers import error_of
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +83,44 @@ def test_transport_rules(key):
     assert foreign.status_code == 403
     same = rpc(key, "ping", headers={"Origin": settings.GROVE_BASE_URL})
     assert same.status_code == 200
+    # The request's own origin (its Host passed ALLOWED_HOSTS): a browser client on the
+    # address it reached.
+    own = rpc(key, "ping", headers={"Origin": "http://localhost", "Host": "localhost"})
+    assert own.status_code == 200
+
+
+@pytest.mark.parametrize("ident", [None, {"a": 1}, [1], 1.5, 2.0, True, False])
+def test_request_ids_are_strings_or_integers(key, ident):
+    answer = rpc(key, "ping", raw=json.dumps({"jsonrpc": "2.0", "id": ident,
+                                              "method": "ping"}))
+    assert answer.status_code == 400
+    body = answer.json()
+    assert body["id"] is None and body["error"]["code"] == -32600
+
+
+def test_string_and_integer_ids_are_echoed(key):
+    assert rpc(key, "ping", id="a-1").json()["id"] == "a-1"
+    assert rpc(key, "ping", id=0).json()["id"] == 0
+
+
+@pytest.mark.parametrize("answer", [{"result": {}}, {"error": {"code": -1, "message": "no"}}])
+def test_a_clients_answer_to_a_server_request_is_accepted(key, answer):
+    response = rpc(key, "ping", raw=json.dumps({"jsonrpc": "2.0", "id": 5, **answer}))
+    assert response.status_code == 202 and response.content == b""
+
+
+def test_an_oversize_body_is_a_json_413_before_anything_is_read(key):
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "remember", "arguments": {"content": "x" * (settings.GROVE_API_MAX_BODY + 1),
+                                          "kind": "fact"}}})
+    answer = rpc(key, "tools/call", raw=big)
+    assert answer.status_code == 413
+    assert answer["Content-Type"].startswith("application/json")
+    body = answer.json()
+    assert body["error"]["code"] == -32600
+    assert body["error"]["data"]["code"] == "payload_too_large"
+    anonymous = rpc(None, "tools/call", raw=big)  # refused before authentication too
+    assert anonymous.status_code == 413
 
 
 def test_a_modern_probe_gets_the_error_that_makes_clients_fall_back(key):
@@ -96,13 +135,23 @@ def test_unauthenticated_requests_get_the_resource_metadata_challenge():
     assert missing.status_code == 401
     challenge = missing["WWW-Authenticate"]
     assert challenge == (f'Bearer resource_metadata="{settings.GROVE_BASE_URL}/.well-known/'
-                         'oauth-protected-resource/mcp"')
+                         'oauth-protected-resource/mcp", scope="mcp"')
     wrong = rpc("grv_" + "x" * 75, "initialize", {"protocolVersion": "2025-11-25"})
     assert wrong.status_code == 401 and 'error="invalid_token"' in wrong["WWW-Authenticate"]
+    assert 'scope="mcp"' in wrong["WWW-Authenticate"]
+
+
+def _properties(schema: dict) -> list[tuple[str, dict]]:
+    found = list(schema.get("properties", {}).items())
+    for prop in schema.get("properties", {}).values():
+        for option in prop.get("items", {}).get("anyOf", []):
+            found += _properties(option)
+    return found
 
 
 def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
-    listed = rpc(key, "tools/list").json()["result"]["tools"]
+    response = rpc(key, "tools/list")
+    listed = response.json()["result"]["tools"]
     names = [t["name"] for t in listed]
     assert names == ["remember", "recall", "update_memory", "forget", "get_note",
                      "list_notes", "note_history", "restore_note", "archive_notes",
@@ -114,13 +163,55 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
         assert tool["inputSchema"].get("additionalProperties") is False
         assert tool["outputSchema"]["type"] == "object"
         hints = tool["annotations"]
-        assert set(hints) == {"title", "readOnlyHint", "destructiveHint", "idempotentHint",
+        assert set(hints) == {"readOnlyHint", "destructiveHint", "idempotentHint",
                               "openWorldHint"}
         assert hints["openWorldHint"] is False
-    by_name = {t["name"]: t["annotations"] for t in listed}
-    assert by_name["recall"]["readOnlyHint"] is True
-    assert by_name["forget"]["destructiveHint"] is True
-    assert by_name["remember"]["readOnlyHint"] is False
+        # Every parameter says what it means; no schema offers null (null = left out).
+        for name, prop in _properties(tool["inputSchema"]):
+            assert len(prop.get("description", "")) >= 10, (tool["name"], name)
+            assert "null" not in json.dumps(prop.get("type", "")), (tool["name"], name)
+        assert "REST:" not in json.dumps(tool)  # remarks for the OpenAPI document only
+    by_name = {t["name"]: t for t in listed}
+    assert by_name["recall"]["annotations"]["readOnlyHint"] is True
+    assert by_name["forget"]["annotations"]["destructiveHint"] is True
+    assert by_name["remember"]["annotations"]["readOnlyHint"] is False
+    content = by_name["remember"]["inputSchema"]["properties"]["content"]
+    assert content["maxLength"] == 6000  # the real limit
+    assert "automatic" in by_name["remember"]["description"]
+    assert len(response.content) <= 20_000  # lean: a client's context is not free
+
+
+def test_tool_results_match_their_declared_output_schemas(owner, key):
+    """What a strict client (the MCP Inspector) checks: every structuredContent is valid
+    against the tool's outputSchema — optional fields are left out, never null."""
+    import jsonschema
+
+    schemas = {t["name"]: t["outputSchema"]
+               for t in rpc(key, "tools/list").json()["result"]["tools"]}
+    notebook = factories.notebook(owner, "Travel")
+    note = factories.note(owner, "Flight at 9 from gate B", notebook_id=notebook.id)
+    factories.note(owner, "Pack the blue bag", kind="handoff", task_id="trip")
+    calls = [("remember", {"content": "Hotel by the station", "kind": "fact"}),
+             ("recall", {"query": "flight gate"}), ("recall", {}),
+             ("recall", {"query": "flight", "full": True}),
+             ("list_notes", {"query": "flight", "matches": True}),
+             ("list_notes", {"full": True}), ("get_note", {"noteId": str(note.id)}),
+             ("note_history", {"noteId": str(note.id)}),
+             ("update_memory", {"noteId": str(note.id), "content": "Flight at 10"}),
+             ("restore_note", {"noteId": str(note.id), "revision": 1}),
+             ("get_note", {"noteId": f"note:{note.id}@2"}),
+             ("archive_notes", {"items": [str(note.id)]}),
+             ("archive_notes", {"items": [str(note.id)], "restore": True}),
+             ("move_notes", {"noteIds": [str(note.id)], "notebookId": "personal"}),
+             ("list_notebooks", {}), ("create_notebook", {"name": "Home"}),
+             ("update_notebook", {"notebookId": str(notebook.id), "name": "Trips"}),
+             ("forget", {"items": [str(uuid.uuid4()), str(note.id)]}),
+             ("ask", {"query": "flight", "mode": "search"})]
+    for tool, arguments in calls:
+        result = call(key, tool, arguments)
+        assert result["isError"] is False, (tool, result)
+        jsonschema.validate(result["structuredContent"], schemas[tool])
+    assert {tool for tool, _ in calls} == set(schemas)
 
 
 def test_remember_then_recall_and_list_through_tools(owner, key):
@@ -128,34 +219,93 @@ def test_remember_then_recall_and_list_through_tools(owner, key):
     saved = call(key, "remember", {"content": "The staging database is rebuilt on Sundays.",
                                    "kind": "fact", "operationId": operation})
     assert saved["isError"] is False and saved["structuredContent"]["created"] is True
-    note = saved["structuredContent"]["note"]
+    cited = saved["structuredContent"]["id"]
+    assert cited.startswith("note:") and cited.endswith("@1")
+    assert saved["structuredContent"]["indexing"] in ("pending", "ready")
     again = call(key, "remember", {"content": "The staging database is rebuilt on Sundays.",
                                    "kind": "fact", "operationId": operation})
-    assert again["structuredContent"]["note"]["id"] == note["id"]  # retried, saved once
+    assert again["structuredContent"]["id"] == cited  # retried, saved once
     assert len(selectors.note_list(actor=owner)) == 1
-    assert json.loads(saved["content"][0]["text"]) == saved["structuredContent"]
 
-    found = call(key, "recall", {"query": "staging database"})["structuredContent"]
-    assert [hit["note"]["id"] for hit in found["data"]] == [note["id"]]
+    found = call(key, "recall", {"query": "staging database"})
+    assert [hit["id"] for hit in found["structuredContent"]["data"]] == [cited]
+    hit = found["structuredContent"]["data"][0]
+    assert set(hit) == {"id", "kind", "content", "updated"}  # compact; Personal: no notebook
+    assert found["content"][0]["text"].splitlines()[2] == f"{cited} fact, {hit['updated'][:10]}"
     listed = call(key, "list_notes", {"query": "sundays"})["structuredContent"]
     assert listed["meta"]["available"] == 1
-    got = call(key, "get_note", {"noteId": note["id"]})["structuredContent"]
-    assert got["versionedId"] == f"note:{note['id']}@1"
+    # The id as recall cites it is accepted wherever a note id is.
+    got = call(key, "get_note", {"noteId": cited})["structuredContent"]
+    assert got["record"]["versionedId"] == cited and got["record"]["capture"] == "explicit"
+    full = call(key, "recall", {"query": "staging", "full": True})["structuredContent"]
+    assert full["data"][0]["record"]["indexing"] in ("pending", "ready")
+
+
+def test_a_cited_version_works_as_the_expected_version(owner, key):
+    note = factories.note(owner, "v1")
+    moved_on = call(key, "update_memory", {"noteId": f"note:{note.id}@1", "content": "v2"})
+    assert moved_on["isError"] is False
+    assert moved_on["structuredContent"]["id"] == f"note:{note.id}@2"
+    stale = call(key, "update_memory", {"noteId": f"note:{note.id}@1", "content": "v3"})
+    assert error_of(stale)["code"] == "version_conflict"
+    assert error_of(stale)["currentVersion"] == 2
+    mismatch = call(key, "update_memory", {"noteId": f"note:{note.id}@2", "content": "v3",
+                                           "expectedVersion": 1})
+    assert error_of(mismatch)["code"] == "version_mismatch"
+    forgotten = call(key, "forget", {"items": [f"note:{note.id}@1"]})["structuredContent"]
+    assert forgotten["items"][0]["status"] == "version_conflict"
+    old = call(key, "get_note", {"noteId": f"note:{note.id}@1"})["structuredContent"]
+    assert old["content"] == "v1" and old["id"] == f"note:{note.id}@1"
+    assert error_of(call(key, "get_note", {"noteId": f"note:{note.id}@9"}))["code"] == \
+        "version_not_found"
+    assert error_of(call(key, "get_note", {"noteId": "note:nope"}))["code"] == \
+        "invalid_arguments"
+
+
+def test_null_is_left_out_and_personal_is_named(owner):
+    garden = factories.notebook(owner, "Garden")
+    factories.note(owner, "walnut in the garden", notebook_id=garden.id)
+    factories.note(owner, "walnut at home")
+    everything, _ = new_key(owner)
+    # A client filling optional fields with null searches everything granted...
+    found = call(everything, "recall", {"query": "walnut", "notebookId": None,
+                                        "taskId": None, "notebookIds": None})
+    assert sorted(h["content"] for h in found["structuredContent"]["data"]) == \
+        ["walnut at home", "walnut in the garden"]
+    # ...Personal only is asked for by name, and the notebook as a typed id works too.
+    personal = call(everything, "recall", {"query": "walnut", "notebookId": "personal"})
+    assert [h["content"] for h in personal["structuredContent"]["data"]] == ["walnut at home"]
+    typed = call(everything, "list_notes", {"notebookId": f"notebook:{garden.id}"})
+    assert [h["notebook"] for h in typed["structuredContent"]["data"]] == ["Garden"]
+    # Over REST, null keeps its documented meaning: Personal.
+    rest = Caller(Client(), everything).post("/recall", {"query": "walnut",
+                                                          "notebookId": None})
+    assert [h["note"]["content"] for h in rest.json()["data"]] == ["walnut at home"]
+    # A grant without Personal says so, instead of "No such notebook".
+    garden_only, _ = new_key(owner, all_notebooks=False, personal=False,
+                             notebooks=[garden.id])
+    for tool, arguments in [("recall", {"query": "walnut", "notebookId": "personal"}),
+                            ("remember", {"content": "x", "kind": "fact"}),
+                            ("list_notes", {"notebookId": "personal"})]:
+        refused = call(garden_only, tool, arguments)
+        assert error_of(refused)["code"] == "personal_not_granted", tool
+        assert "Personal" in refused["content"][0]["text"]
 
 
 def test_failures_are_results_with_a_machine_code(owner, key):
     invalid = call(key, "remember", {"content": "x", "kind": "poem"})
-    assert invalid["isError"] is True
-    assert invalid["structuredContent"]["code"] == "invalid_arguments"
+    assert invalid["isError"] is True and "structuredContent" not in invalid
+    assert error_of(invalid)["code"] == "invalid_arguments"
     assert "kind" in invalid["content"][0]["text"]
     extra = call(key, "get_note", {"noteId": str(uuid.uuid4()), "surprise": 1})
-    assert extra["structuredContent"]["code"] == "invalid_arguments"
+    assert error_of(extra)["code"] == "invalid_arguments"
     missing = call(key, "get_note", {"noteId": str(uuid.uuid4())})
-    assert missing["isError"] and missing["structuredContent"]["code"] == "note_not_found"
+    assert error_of(missing)["code"] == "note_not_found"
+    assert missing["content"][0]["text"] == "No such note."
     note = factories.note(owner, "v1")
     stale = call(key, "update_memory", {"noteId": str(note.id), "content": "v2",
                                         "expectedVersion": 7})
-    assert stale["structuredContent"]["code"] == "version_conflict"
+    assert error_of(stale) == {"code": "version_conflict", "currentVersion": 1}
     unknown = rpc(key, "tools/call", {"name": "launch_rockets", "arguments": {}})
     assert unknown.json()["error"]["code"] == -32602
 
@@ -167,15 +317,80 @@ def test_grants_apply_to_tools(owner):
     factories.note(owner, "shared walnut", notebook_id=shared.id)
     key, _ = new_key(owner, all_notebooks=False, personal=False, notebooks=[shared.id])
     hits = call(key, "list_notes", {"query": "walnut"})["structuredContent"]["data"]
-    assert [h["note"]["content"] for h in hits] == ["shared walnut"]
-    assert call(key, "get_note", {"noteId": str(secret.id)})["structuredContent"][
-        "code"] == "note_not_found"
+    assert [h["content"] for h in hits] == ["shared walnut"]
+    assert error_of(call(key, "get_note", {"noteId": str(secret.id)}))["code"] == \
+        "note_not_found"
     refused = call(key, "remember", {"content": "x", "kind": "fact",
                                      "notebookId": str(hidden.id)})
-    assert refused["isError"] is True
+    assert error_of(refused)["code"] == "notebook_not_found"
     read_only, _ = new_key(owner, capabilities=["memory:read"])
     denied = call(read_only, "remember", {"content": "x", "kind": "fact"})
-    assert denied["isError"] and denied["structuredContent"]["code"] == "insufficient_capability"
+    assert error_of(denied)["code"] == "insufficient_capability"
+
+
+def _state(owner) -> list:
+    """Everything a tool call can change, timestamps included."""
+    from grove.tenancy import tenant
+    from notebooks.models import Note, Notebook, Revision
+
+    with tenant(owner):
+        return [sorted(Note.objects.values_list("id", "version", "content", "status",
+                                                "notebook_id", "expires_at")),
+                Revision.objects.count(),
+                sorted(Notebook.objects.values_list("id", "name", "parent_id",
+                                                    "updated_at", "archived_at"))]
+
+
+def test_idempotent_hints_say_what_a_repeat_without_an_operation_id_does(owner, key):
+    notebook = factories.notebook(owner, "Work")
+    other = factories.notebook(owner, "Home")
+    note = factories.note(owner, "Standup at 10", notebook_id=notebook.id)
+    gone = factories.note(owner, "Old plan")
+    hints = {t["name"]: t["annotations"]
+             for t in rpc(key, "tools/list").json()["result"]["tools"]}
+    repeats = {
+        "remember": {"content": "Standup moved to 11", "kind": "fact"},
+        "recall": {"query": "standup"},
+        "update_memory": {"noteId": str(note.id), "retentionDays": 30},
+        "forget": {"items": [str(gone.id)]},
+        "get_note": {"noteId": str(note.id)},
+        "list_notes": {},
+        "note_history": {"noteId": str(note.id)},
+        "restore_note": {"noteId": str(note.id), "revision": 1},
+        "archive_notes": {"items": [str(note.id)]},
+        "move_notes": {"noteIds": [str(note.id)], "notebookId": str(other.id)},
+        "list_notebooks": {},
+        "create_notebook": {"name": "Ideas"},
+        "update_notebook": {"notebookId": str(other.id), "name": "House"},
+        "ask": {"query": "standup", "mode": "search"},
+    }
+    assert set(repeats) == set(hints)
+    for tool, arguments in repeats.items():
+        call(key, tool, arguments)
+        before = _state(owner)
+        call(key, tool, arguments)
+        changed = _state(owner) != before
+        assert changed is not hints[tool]["idempotentHint"], tool
+        if hints[tool]["readOnlyHint"]:
+            assert not changed, tool
+
+
+def test_recall_text_is_lean(owner, key):
+    """The issue's case: eight short notes. The text a model reads costs at most the
+    notes' content plus 80 characters per item (it cost 2,877 for 221 characters)."""
+    factories.note(owner, "Prefers tea over coffee.", kind="preference", pinned=True)
+    factories.note(owner, "Writes in British English.", kind="preference", pinned=True)
+    factories.note(owner, "The office is in Leeds.")
+    for n in range(5):
+        factories.note(owner, f"Decided to ship release {n} on a Tuesday.", kind="decision")
+    result = call(key, "recall", {})
+    items = result["structuredContent"]["data"]
+    assert len(items) == 8
+    content = sum(len(item["content"]) for item in items)
+    text = result["content"][0]["text"]
+    assert len(text) <= content + 80 * len(items), (len(text), content)
+    for item in items:  # and nothing a model needs is lost
+        assert item["id"] in text and item["content"] in text
 
 
 def test_every_tool_runs_over_rest_with_the_same_arguments(owner, key):
@@ -183,17 +398,19 @@ def test_every_tool_runs_over_rest_with_the_same_arguments(owner, key):
     notebook = caller.post("/tools/create_notebook", {"name": "Trips"}).json()["data"]
     saved = caller.post("/tools/remember", {"content": "Flight at 9", "kind": "fact",
                                             "notebookId": notebook["id"]})
-    assert saved.status_code == 200 and saved.json()["data"]["note"]["notebookId"] == \
-        notebook["id"]
-    note_id = saved.json()["data"]["note"]["id"]
-    assert caller.post("/tools/update_memory", {"noteId": note_id, "content": "Flight at 10",
-                                                "expectedVersion": 1}).status_code == 200
+    assert saved.status_code == 200
+    cited = saved.json()["data"]["id"]  # note:<id>@1
+    assert caller.post("/tools/update_memory", {"noteId": cited, "content": "Flight at 10"}
+                       ).status_code == 200
+    again = caller.post("/tools/update_memory", {"noteId": cited, "content": "Flight at 11"})
+    assert again.status_code == 409  # @1 is no longer current
+    note_id = cited.split("@")[0]
     history = caller.post("/tools/note_history", {"noteId": note_id}).json()["data"]
-    assert [r["version"] for r in history["revisions"]] == [2, 1]
+    assert [r["id"][-2:] for r in history["revisions"]] == ["@2", "@1"]
     restored = caller.post("/tools/restore_note", {"noteId": note_id, "revision": 1})
-    assert restored.json()["data"]["content"] == "Flight at 9"
-    moved = caller.post("/tools/move_notes", {"noteIds": [note_id], "notebookId": None})
-    assert moved.json()["data"]["notes"][0]["notebookId"] is None
+    assert restored.json()["data"]["id"].endswith("@3")
+    moved = caller.post("/tools/move_notes", {"noteIds": [note_id], "notebookId": "personal"})
+    assert moved.json()["data"]["ids"][0].endswith("@4")
     archived = caller.post("/tools/archive_notes", {"items": [note_id]}).json()["data"]
     assert archived["items"][0]["status"] == "archived"
     back = caller.post("/tools/archive_notes", {"items": [note_id], "restore": True})
@@ -205,9 +422,103 @@ def test_every_tool_runs_over_rest_with_the_same_arguments(owner, key):
     assert [b["name"] for b in books["notebooks"]] == ["Travel"]
     gone = caller.post("/tools/forget", {"items": [note_id]}).json()["data"]
     assert gone["items"][0]["status"] == "deleted"
-    # Errors keep the REST envelope and status.
+    # Errors keep the REST envelope and status...
     bad = caller.post("/tools/remember", {"content": "x", "kind": "poem"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_arguments"
     assert caller.post("/tools/nope", {}).status_code == 404
     assert Caller(Client(), None).post("/tools/recall", {}).status_code == 401
     assert set(tools()) >= {"remember", "forget"}
+
+
+def test_format_mcp_answers_exactly_what_mcp_does(owner, key):
+    """`POST /v1/tools/<tool>?format=mcp` (the stdio bridge's call) is the /mcp result,
+    errors included."""
+    caller = Caller(Client(), key)
+    factories.note(owner, "The boiler is serviced in March.")
+    for tool, arguments in [("recall", {"query": "boiler"}),
+                            ("get_note", {"noteId": str(uuid.uuid4())}),
+                            ("remember", {"content": "x", "kind": "poem"})]:
+        over_rest = caller.post(f"/tools/{tool}?format=mcp", arguments)
+        assert over_rest.status_code == 200
+        assert over_rest.json()["data"] == call(key, tool, arguments)
+
+
+def test_a_null_parent_moves_nothing_and_root_is_named(owner, key):
+    outer = factories.notebook(owner, "Outer")
+    inner = factories.notebook(owner, "Inner", parent=outer.id)
+    kept = call(key, "update_notebook", {"notebookId": f"notebook:{inner.id}",
+                                         "name": "Inside", "parentId": None})
+    assert kept["structuredContent"]["parentId"] == f"notebook:{outer.id}"  # stayed put
+    moved = call(key, "update_notebook", {"notebookId": str(inner.id), "parentId": "root"})
+    assert "parentId" not in moved["structuredContent"]  # top level: left out
+    assert selectors.notebook_get(actor=owner, notebook_id=inner.id).parent_id is None
+    # REST keeps null = top level.
+    back = Caller(Client(), key).call("PATCH", f"/notebooks/{inner.id}",
+                                      {"parentId": str(outer.id)})
+    assert back.status_code == 200
+    rest = Caller(Client(), key).call("PATCH", f"/notebooks/{inner.id}", {"parentId": None})
+    assert rest.status_code == 200 and rest.json()["data"]["parentId"] is None
+
+
+def test_an_older_version_is_that_revision_whole(owner, key):
+    """get_note of note:<id>@1 after an edit: every field as it was at version 1 — not
+    today's pinning, importance or provenance — in the notebook it was in then."""
+    alpha = factories.notebook(owner, "Alpha")
+    bravo = factories.notebook(owner, "Bravo")
+    first = call(key, "remember", {"content": "v1 text", "kind": "handoff", "taskId": "t-1",
+                                   "importance": 0.1, "notebookId": str(alpha.id)})
+    cited = first["structuredContent"]["id"]
+    note_id = cited.split("@")[0]
+    call(key, "update_memory", {"noteId": cited, "content": "v2 text", "pinned": True,
+                                "importance": 0.9, "sourceAgent": "agent-v2",
+                                "retentionDays": 5})
+    call(key, "move_notes", {"noteIds": [note_id], "notebookId": str(bravo.id)})
+    old = call(key, "get_note", {"noteId": cited})["structuredContent"]
+    assert (old["content"], old["notebook"], old["taskId"]) == ("v1 text", "Alpha", "t-1")
+    assert "pinned" not in old  # it was not pinned then
+    record = old["record"]
+    assert (record["version"], record["importance"], record["sourceAgent"],
+            record["retentionDays"]) == (1, 0.1, None, 30)
+    now = call(key, "get_note", {"noteId": note_id})["structuredContent"]
+    assert (now["notebook"], now["pinned"], now["record"]["version"]) == ("Bravo", True, 3)
+    # A key that sees only Bravo reads the old revision without learning Alpha.
+    bravo_only, _ = new_key(owner, all_notebooks=False, personal=False,
+                            notebooks=[bravo.id])
+    seen = call(bravo_only, "get_note", {"noteId": cited})["structuredContent"]
+    assert seen["notebook"] == "(a notebook you cannot see)"
+    assert seen["record"]["notebookId"] is None
+
+
+def test_typed_ids_ignore_case(owner, key):
+    note = factories.note(owner, "Case matters not.")
+    got = call(key, "get_note", {"noteId": f"NOTE:{str(note.id).upper()}@1"})
+    assert got["isError"] is False and got["structuredContent"]["content"] == "Case matters not."
+
+
+def test_text_no_answer_could_carry_is_refused(key):
+    surrogate = rpc(key, "ping", raw='{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}')
+    assert surrogate.status_code == 400 and surrogate.json()["error"]["code"] == -32600
+    in_arguments = rpc(key, "tools/call", raw=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"query": "x"}}}).replace('"x"', '"\\udc00"'))
+    assert in_arguments.status_code == 400
+    deep = rpc(key, "ping", raw='{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": '
+               + "[" * 100_000 + "]" * 100_000 + "}")
+    assert deep.status_code == 400 and deep.json()["error"]["code"] == -32700
+
+
+def test_the_bridge_answers_bad_lines_and_goes_on():
+    import io
+
+    from grove.bridge import Bridge, serve
+
+    bridge = Bridge("http://127.0.0.1:9", "grv_unused")  # these lines never reach it
+    lines = ['{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+             "[" * 100_000, '{"jsonrpc": "2.0", "id": 7, "result": {}}',
+             '{"jsonrpc": "2.0", "id": 2, "method": "ping"}']
+    out = io.StringIO()
+    serve(bridge, io.StringIO("\n".join(lines) + "\n"), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r.get("error", {}).get("code") for r in replies] == [-32600, -32600, -32700, None]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the answer gets none

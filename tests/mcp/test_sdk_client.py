@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from notebooks import selectors
 from tests import factories
 from tests.api.conftest import new_key
+from tests.mcp.helpers import error_of
 
 pytestmark = pytest.mark.slow
 
@@ -59,12 +60,13 @@ def test_sdk_client_lists_tools_and_calls_them_within_the_grant(site_url, commit
     assert recall_tool.annotations.open_world_hint is False
 
     assert saved.is_error is False
-    note = saved.structured_content["note"]
-    assert again.structured_content["note"]["id"] == note["id"]
-    hits = [hit["note"]["content"] for hit in found.structured_content["data"]]
+    cited = saved.structured_content["id"]
+    assert again.structured_content["id"] == cited
+    hits = [hit["content"] for hit in found.structured_content["data"]]
     assert hits == ["Walnuts keep a year in the freezer."]  # the hidden note stays hidden
-    assert refused.is_error is True
-    assert bad.is_error is True and bad.structured_content["code"] == "invalid_arguments"
+    assert found.structured_content["data"][0]["notebook"] == "Shared"
+    assert error_of(refused)["code"] == "notebook_not_found"
+    assert error_of(bad)["code"] == "invalid_arguments"
     assert [n.content for n in selectors.note_list(actor=owner, notebook_id=shared.id)] == [
         "Walnuts keep a year in the freezer."]
 
@@ -91,25 +93,45 @@ def _bridge(url: str, key: str):
 
 
 def test_the_stdio_bridge_forwards_to_the_server(site_url, committed):
+    """The bridge answers what /mcp answers: the same texts, structured results and
+    errors with their codes and details, and the server's version."""
+    from grove.mcp import server_info
+
     owner = factories.owner()
     key, _ = new_key(owner)
 
-    async def steps():
+    async def bridged():
         async with Client(_bridge(site_url, key)) as client:
             listed = await client.list_tools()
             saved = await client.call_tool("remember", {"content": "Bridged note about kiwis.",
                                                         "kind": "fact"})
+            cited = saved.structured_content["id"]
+            await client.call_tool("update_memory", {"noteId": cited, "content": "Kiwis!"})
+            stale = await client.call_tool("update_memory", {"noteId": cited,
+                                                             "content": "Kiwis?"})
             found = await client.call_tool("list_notes", {"query": "kiwis"})
             bad = await client.call_tool("get_note", {"noteId": str(uuid.uuid4())})
-            return client.server_info.name, listed, saved, found, bad
+            return client.server_info, listed, saved, found, stale, bad
 
-    name, listed, saved, found, bad = asyncio.run(steps())
-    assert name == "grove"
+    async def direct():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        async with http, Client(streamable_http_client(f"{site_url}/mcp",
+                                                       http_client=http)) as client:
+            return (await client.call_tool("list_notes", {"query": "kiwis"}),
+                    await client.call_tool("get_note", {"noteId": str(uuid.uuid4())}))
+
+    info, listed, saved, found, stale, bad = asyncio.run(bridged())
+    assert (info.name, info.version) == ("grove", server_info()["version"])
     assert len(listed.tools) >= 13 and all(t.annotations for t in listed.tools)
     assert saved.is_error is False
     assert found.structured_content["meta"]["available"] == 1
-    assert bad.is_error is True and bad.structured_content["code"] == "note_not_found"
-    assert [n.content for n in selectors.note_list(actor=owner)] == ["Bridged note about kiwis."]
+    assert error_of(stale) == {"code": "version_conflict", "currentVersion": 2}
+    assert error_of(bad)["code"] == "note_not_found" and bad.content[0].text == "No such note."
+    same_found, same_bad = asyncio.run(direct())
+    assert found.content == same_found.content  # the same text a model reads
+    assert found.structured_content == same_found.structured_content
+    assert bad.content[0] == same_bad.content[0]
+    assert [n.content for n in selectors.note_list(actor=owner)] == ["Kiwis!"]
 
 
 def test_the_stdio_bridge_fails_clearly(site_url, committed):

@@ -53,8 +53,9 @@ def test_personal_grant(world):
     assert {n.id for n in selectors.note_list(actor=personal_key)} == {notes["personal"].id}
     assert factories.note(personal_key, "saved to personal").notebook_id is None
     no_personal = factories.connection(owner, all_notebooks=True)
-    with pytest.raises(NotFound):
+    with pytest.raises(Forbidden) as refused:
         factories.note(no_personal, "x")
+    assert refused.value.code == "personal_not_granted"
     assert notes["personal"].id not in {n.id for n in selectors.note_list(actor=no_personal)}
 
 

@@ -205,6 +205,29 @@ def test_query_free_recall_is_the_profile(actor):
     assert [i.note.kind for i in with_task.data][1:] == ["preference", "fact", "decision"]
 
 
+def test_the_profile_keeps_every_kind_when_one_kind_floods_it(actor):
+    """The reported case: 2 pinned preferences, 4 more preferences, 1 fact — then ten
+    newer decisions. Every kind keeps its share of the eight items."""
+    pinned = [factories.note(actor, f"Pinned preference {n}", "preference", pinned=True)
+              for n in range(2)]
+    others = [factories.note(actor, f"Preference {n}", "preference") for n in range(4)]
+    fact = factories.note(actor, "The office is in Leeds", "fact")
+    for n in range(10):
+        factories.note(actor, f"Decided on option {n}", "decision", importance=0.6)
+    profile = recall(actor=actor)
+    kinds = [item.note.kind for item in profile.data]
+    assert [i.note.id for i in profile.data[:2]] == [pinned[1].id, pinned[0].id]  # newest
+    assert kinds[2:5] == ["preference", "fact", "decision"]  # then the kinds in turn
+    assert kinds.count("preference") >= 4 and kinds.count("decision") >= 2
+    assert fact.id in {i.note.id for i in profile.data}
+    assert {i.note.id for i in profile.data} & {n.id for n in others}
+    assert (profile.meta.returned, profile.meta.available) == (8, 17)
+    assert profile.meta.truncated is True
+    # Within a kind: importance first, then the newest.
+    important = factories.note(actor, "Prefers short answers", "preference", importance=0.95)
+    assert recall(actor=actor).data[2].note.id == important.id
+
+
 @pytest.mark.parametrize("bad", [42, "x" * 2001])
 def test_bad_queries_are_refused(actor, bad):
     with pytest.raises(Invalid):

@@ -1,0 +1,84 @@
+"""What an agent pays to read Grove's tools: the text of tool results and `tools/list`.
+
+The issue's case: eight short notes (two pinned preferences, a fact, five decisions),
+recalled without a query (the profile) and with one; the same recall results rendered the
+way the tools did before (the whole REST record of every hit as JSON, which is still what
+`POST /v1/recall` returns) and the way they do now (the compact tool text), from the same
+data in one run. `tools/list` is measured as the bytes `/mcp` sends.
+
+    .venv/bin/python bench/tool_results.py            # → bench/results/tool_results.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import Env, table, write_result  # noqa: E402
+
+# tools/list of commit 0cf1502 (before this change), measured with this file's rule
+# (json.dumps of the declarations with default separators, what JsonResponse sent then).
+TOOLS_LIST_BEFORE = 39_423
+
+NOTES = [  # (content, kind, pinned)
+    ("Prefers tea over coffee.", "preference", True),
+    ("Writes in British English.", "preference", True),
+    ("The office is in Leeds.", "fact", False),
+    ("Decided: ship on Tuesdays.", "decision", False),
+    ("Decided: Postgres for jobs.", "decision", False),
+    ("Decided: no Friday deploys.", "decision", False),
+    ("Decided: squash merges only.", "decision", False),
+    ("Decided: weekly release notes.", "decision", False),
+]
+
+
+def main() -> None:
+    started = time.perf_counter()
+    env = Env.fresh("tools")
+    from grove import mcp
+    from notebooks import recall, services
+    from tests.factories import op
+
+    for content, kind, pinned in NOTES:
+        services.note_remember(actor=env.actor, operation_id=op(), content=content, kind=kind,
+                               pinned=pinned)
+    env.drain_jobs()
+    rows, cases = [], {}
+    for name, arguments in (("profile (no query)", {}), ("query", {"query": "decided"})):
+        before = recall.recall(actor=env.actor, **arguments)
+        # Before: the tool's text was the JSON of the REST result, every field of every hit.
+        old_text = json.dumps(before.model_dump(mode="json", by_alias=True),
+                              ensure_ascii=False)
+        result = mcp.tool_result(mcp.run_tool(env.actor, "recall", arguments))
+        new_text = result["content"][0]["text"]
+        items = result["structuredContent"]["data"]
+        content = sum(len(item["content"]) for item in items)
+        cases[name] = {"items": len(items), "content_chars": content,
+                       "text_chars_before": len(old_text), "text_chars_after": len(new_text),
+                       "overhead_per_item_before": round((len(old_text) - content) / len(items), 1),
+                       "overhead_per_item_after": round((len(new_text) - content) / len(items), 1),
+                       "structured_chars_after": len(json.dumps(result["structuredContent"],
+                                                                ensure_ascii=False,
+                                                                separators=(",", ":")))}
+        rows.append([name, len(items), content, len(old_text), len(new_text),
+                     cases[name]["overhead_per_item_before"],
+                     cases[name]["overhead_per_item_after"],
+                     f"{len(old_text) / len(new_text):.1f}×"])
+    listed = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": mcp.declarations()}},
+                        ensure_ascii=False, separators=(",", ":")).encode()
+    print(table(["recall", "items", "content", "text before", "text after",
+                 "per item before", "per item after", "smaller"], rows))
+    print(f"\ntools/list: {TOOLS_LIST_BEFORE:,} bytes before → {len(listed):,} bytes now "
+          f"({TOOLS_LIST_BEFORE / len(listed):.1f}× smaller)")
+    write_result("tool_results", {
+        "recall": cases, "tools_list_bytes_before": TOOLS_LIST_BEFORE,
+        "tools_list_bytes_after": len(listed),
+        "seconds": round(time.perf_counter() - started, 1)}, env)
+    env.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""A fresh `grove serve --port N` with nothing else set, as a newcomer starts it, shared
+by the tests that connect real clients to it: the owner account created through the
+setup form, notebooks and notes saved over REST with a key from `grove key create`."""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+
+from tests.grove.processes import Serve, make_home, remove_home, run_grove
+
+PASSWORD = "a long enough passphrase 42"  # noqa: S105
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+@dataclass
+class Served:
+    serve: Serve
+    key: str  # an API key with every notebook and Personal
+    notebooks: dict[str, str] = field(default_factory=dict)  # name → id
+
+    @property
+    def url(self) -> str:
+        return self.serve.url
+
+    def api(self, method: str, path: str, **kwargs) -> httpx.Response:
+        return httpx.request(method, self.url + path, timeout=30,
+                             headers={"Authorization": f"Bearer {self.key}"}, **kwargs)
+
+
+def sign_in(web: httpx.Client) -> None:
+    page = web.get("/login/")
+    answer = web.post("/login/", data={"csrfmiddlewaretoken": CSRF.search(page.text).group(1),
+                                       "username": "owner", "password": PASSWORD})
+    assert answer.status_code == 302, answer.text[:300]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    home = make_home()
+    serve = Serve(home)
+    try:
+        serve.wait_ready(timeout=180)
+        with httpx.Client(base_url=serve.url, timeout=30) as web:
+            page = web.get("/setup/")
+            created = web.post("/setup/", data={
+                "csrfmiddlewaretoken": CSRF.search(page.text).group(1), "username": "owner",
+                "password": PASSWORD, "password_again": PASSWORD})
+            assert created.status_code == 302, created.text[:500]
+        made = run_grove("key", "create", "--user", "owner", "--name", "setup", "--all",
+                         home=home)
+        assert made.returncode == 0, made.stderr
+        ready = Served(serve=serve, key=made.stdout.strip())
+        for name in ("Garden", "Diary"):
+            answer = ready.api("POST", "/v1/notebooks", json={"name": name})
+            assert answer.status_code == 201, answer.text
+            ready.notebooks[name] = answer.json()["data"]["id"]
+        diary = ready.api("POST", "/v1/notes", json={
+            "content": "Diary: the tomatoes made me happy today.", "kind": "fact",
+            "notebookId": ready.notebooks["Diary"]})
+        assert diary.status_code == 201, diary.text
+        yield ready
+    finally:
+        if serve.proc.poll() is None:
+            serve.stop(signal.SIGTERM)
+        remove_home(home)
+
+
+def pending_client_token(served: Served, name: str = "Inspector test") -> str:
+    """An access token of a freshly registered OAuth client the owner has not approved:
+    the code flow driven over HTTP (this is not the consent test — that one runs in
+    Chromium, tests/mcp/test_oauth_browser.py)."""
+    import base64
+    import hashlib
+    import secrets
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    redirect = "http://127.0.0.1:9/callback"
+    client_id = httpx.post(f"{served.url}/o/register/", timeout=30, json={
+        "client_name": name, "redirect_uris": [redirect], "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"]}).json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(
+        hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
+             "code_challenge": challenge, "code_challenge_method": "S256", "state": "s",
+             "scope": "mcp", "resource": f"{served.url}/mcp"}
+    with httpx.Client(base_url=served.url, timeout=30) as web:
+        sign_in(web)
+        path = "/o/authorize/?" + urlencode(query)
+        page = web.get(path)
+        answer = web.post(path, data={**query, "allow": "Authorize",
+                                      "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
+        assert answer.status_code == 302, answer.text[:300]
+        code = parse_qs(urlsplit(answer.headers["Location"]).query)["code"][0]
+    tokens = httpx.post(f"{served.url}/o/token/", timeout=30, data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
+        "client_id": client_id, "code_verifier": verifier}).json()
+    return tokens["access_token"]
