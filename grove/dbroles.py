@@ -28,7 +28,7 @@ DEFINER_FUNCTIONS = (
     "grove_share_open(uuid)",
     "grove_share_notes(uuid, uuid, timestamptz, uuid, integer)",
     "grove_share_viewed(uuid)",
-    # Which account's ready job a stale wake-up takes (grove 0007).
+    # Which account's ready job a stale wake-up takes (grove 0008).
     "grove_job_oldest_ready(text[], timestamptz)",
 )
 

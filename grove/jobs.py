@@ -19,7 +19,7 @@ Wake-ups are cheap to have too many of and the queue heals itself:
 * Every wake-up runs one batch: its own job's kind and account, led by its own job if
   that is still queued. One whose job is gone — a batch of 32 took it with 31 others,
   or an edit superseded it — runs a batch of the oldest ready work of any account and
-  kind instead (`grove_job_oldest_ready`, grove 0007). So the wake-ups an import leaves
+  kind instead (`grove_job_oldest_ready`, grove 0008). So the wake-ups an import leaves
   behind are work for whatever waits, and new work never waits behind stale wake-ups;
   once nothing is ready, each costs two indexed reads.
 * `recover()` sends at most one wake-up per (account, kind), a `drain` chain — a batch,

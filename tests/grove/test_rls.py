@@ -86,7 +86,7 @@ def test_every_account_table_has_forced_rls_and_a_policy():
             assert ("account_isolation", "*", True, ["public"]) in policies, table
             # The only other policies: the owner's read paths for the security-definer
             # functions of recall (notebooks 0007), of share links (sharing 0002) and of
-            # job dispatch (grove 0007) — never the runtime role.
+            # job dispatch (grove 0008) — never the runtime role.
             others = sorted(p for p in policies if p[0] != "account_isolation")
             owner = settings.DATABASES["owner"]["USER"]
             expected = {

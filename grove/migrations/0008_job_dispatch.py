@@ -49,7 +49,7 @@ DROP POLICY IF EXISTS job_dispatch ON grove_job;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("grove", "0006_oauth_connections"),
+        ("grove", "0007_redeemed_codes"),
     ]
 
     operations = [
