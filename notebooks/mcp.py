@@ -259,17 +259,7 @@ def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:
     record = revision.to_json()
     if revision.notebook_id is not None and revision.notebook_id not in names:
         record["notebookId"] = None
-    fields: dict[str, Any] = {"id": revision.versioned_id, "kind": revision.kind,
-                              "content": revision.content,
-                              "updated": revision.created_at.replace(second=0, microsecond=0),
-                              "record": record}
-    if revision.notebook_id is not None:
-        fields["notebook"] = names.get(revision.notebook_id, "(a notebook you cannot see)")
-    if revision.task_id:
-        fields["task_id"] = revision.task_id
-    if revision.pinned:
-        fields["pinned"] = True
-    return ToolNote(**fields)
+    return ToolNote.of(revision, names, full=True, record=record)
 
 
 def _history(actor: Actor, args: HistoryArgs) -> History:

@@ -170,11 +170,14 @@ class CompactNote(Out):
     pinned: bool | None = None  # set (true) only for a pinned note
 
     @classmethod
-    def of(cls, note: NoteOut, names: dict[uuid.UUID, str], *, full: bool = False
-           ) -> Self:
+    def of(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
+           full: bool = False, record: dict[str, Any] | None = None) -> Self:
+        """The compact note of a note or of one of its revisions (`updated`: when that
+        revision was made); `names` holds the notebook names the caller may see."""
+        changed = note.updated_at if isinstance(note, NoteOut) else note.created_at
         fields: dict[str, object] = {
             "id": note.versioned_id, "kind": note.kind, "content": note.content,
-            "updated": _minute(note.updated_at)}
+            "updated": _minute(changed)}
         if note.notebook_id is not None:
             fields["notebook"] = names.get(note.notebook_id, "(a notebook you cannot see)")
         if note.task_id:
@@ -182,7 +185,7 @@ class CompactNote(Out):
         if note.pinned:
             fields["pinned"] = True
         if full:
-            fields["record"] = note.to_json()
+            fields["record"] = note.to_json() if record is None else record
         return cls(**fields)  # type: ignore[arg-type]
 
     def mcp_line(self) -> str:
