@@ -405,6 +405,17 @@ class EmbeddedPostgres:
             return 0
         return int(row[0]) if row else 0
 
+    def _others_gone(self, seconds: float = 3.0) -> bool:
+        """No other process is connected — allowing a moment for the connections of a
+        process that has just died to be noticed by their backends (a `grove serve`
+        killed with SIGKILL and its worker, told by the kernel, leave together)."""
+        deadline = time.monotonic() + seconds
+        while self._client_backends():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
     def _stop_server(self) -> None:
         if not self.is_running():
             return
@@ -489,7 +500,7 @@ class EmbeddedPostgres:
             if not mine and self._owner_alive():
                 self.owned = False
                 return  # another live process (e.g. `grove serve`) owns it
-            if self.is_running() and self._client_backends() == 0:
+            if self.is_running() and self._others_gone():
                 self._stop_server()
                 self.owner_file.unlink(missing_ok=True)
             elif mine:
