@@ -40,6 +40,7 @@ from grove.errors import Conflict, Invalid, NotFound
 from grove.operations import request_hash
 from grove.schemas import Out
 from grove.tenancy import tenant
+from grove.validation import storable_text
 from notebooks.cursors import read_cursor, write_cursor
 from notebooks.rendering import shorten
 from notebooks.selectors import (
@@ -48,7 +49,6 @@ from notebooks.selectors import (
     notes_visible_to,
     parse_uuid,
 )
-from notebooks.services import storable_text
 
 TURN_LIMIT = 100
 HISTORY_TURNS = 8

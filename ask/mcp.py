@@ -35,8 +35,7 @@ class AskToolOut(Out):
 def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
     answer = services.ask(actor=actor, **args.service_kwargs())
     notes = [source.note for source in answer.sources]
-    names = selectors.notebook_names(actor=actor, notebook_ids={
-        n.notebook_id for n in notes if n.notebook_id is not None})
+    names = selectors.notebook_names(actor=actor, notes=notes)
     return AskToolOut(status=answer.status, blocks=answer.blocks,
                       sources=[CompactNote.of(n, names) for n in notes])
 

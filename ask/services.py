@@ -19,10 +19,10 @@ from ask import providers
 from grove.actor import READ, Actor
 from grove.errors import Invalid, Unavailable
 from grove.schemas import Out
+from grove.validation import storable_text
 from notebooks import recall
 from notebooks.schemas import NoteOut
 from notebooks.selectors import EVERYWHERE
-from notebooks.services import storable_text
 
 QUERY_MAX_CHARS = 6000
 PREVIOUS_MAX = 4

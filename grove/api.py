@@ -433,7 +433,7 @@ def tool_run(request: HttpRequest, tool: str, format: Literal["rest", "mcp"] = "
         raise
     if format == "mcp":
         return ok(mcp.tool_result(output))
-    return ok(output.model_dump(mode="json", by_alias=True, exclude_unset=True))
+    return ok(mcp.structured(output))
 
 
 api.add_router("", tools_router)

@@ -66,11 +66,16 @@ class QoS(virtual.QoS):
 
     def ack(self, delivery_tag: Any) -> None:
         super().ack(delivery_tag)
-        self.channel.connection.settled.set()
+        self._settled()
 
     def reject(self, delivery_tag: Any, requeue: bool = False) -> None:
         super().reject(delivery_tag, requeue=requeue)
-        self.channel.connection.settled.set()
+        self._settled()
+
+    def _settled(self) -> None:
+        transport = self.channel.connection  # None once the channel closed (shutdown)
+        if transport is not None:
+            transport.settled.set()
 
 
 class Channel(filesystem.Channel):

@@ -254,17 +254,23 @@ def run_tool(actor: Actor, name: str, arguments: Any) -> BaseModel:
     return tool.run(actor, parsed)
 
 
+def structured(output: BaseModel) -> dict[str, Any]:
+    """A tool's result as JSON, fitted to its declared outputSchema (what /mcp sends as
+    structuredContent and `POST /v1/tools/<tool>` as data)."""
+    schema = output_schema(type(output))
+    return fit(output.model_dump(mode="json", by_alias=True), schema, schema.get("$defs", {}))
+
+
 def tool_result(output: BaseModel) -> dict[str, Any]:
     """The structured result, and as text what a model reads: the output's own compact
-    rendering (`mcp_text()`) where it has one, else its JSON without spaces."""
-    schema = output_schema(type(output))
-    structured = fit(output.model_dump(mode="json", by_alias=True), schema,
-                     schema.get("$defs", {}))
+    rendering (`mcp_text()`) where it gives one, else the structured result's JSON."""
+    data = structured(output)
     render = getattr(output, "mcp_text", None)
-    text = render() if callable(render) else json.dumps(
-        structured, ensure_ascii=False, separators=(",", ":"))
-    return {"content": [{"type": "text", "text": text}],
-            "structuredContent": structured, "isError": False}
+    text = render() if callable(render) else None
+    if text is None:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return {"content": [{"type": "text", "text": text}], "structuredContent": data,
+            "isError": False}
 
 
 def tool_error(exc: GroveError) -> dict[str, Any]:

@@ -45,6 +45,9 @@ from oauth2_provider.views import (
 )
 from oauthlib.oauth2.rfc6749 import errors
 
+from grove.config import LOOPBACK_NAMES
+from grove.validation import is_storable
+
 
 def _only_mcp(request: Any, resources: list[str]) -> None:
     for resource in resources:
@@ -197,7 +200,7 @@ def redirect_uri_problem(uri: Any) -> str | None:
         return (f"{uri}: Grove cannot send a browser there; use https://host/…, "
                 "http://127.0.0.1:PORT/… (a loopback listener) or your-app-scheme:…")
     parts = urlsplit(uri)
-    if parts.scheme.lower() == "http" and parts.hostname not in LOOPBACK_HOSTS:
+    if parts.scheme.lower() == "http" and parts.hostname not in LOOPBACK_NAMES:
         return f"{uri}: plain http is allowed only for a loopback address."
     return None
 
@@ -371,24 +374,12 @@ def _token_error(error: str, description: str) -> JsonResponse:
     return response
 
 
-LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
 _PKCE_CHALLENGE = re.compile(r"[A-Za-z0-9._~-]{43,128}")
-
-
-def _storable(value: Any) -> bool:
-    """Text PostgreSQL can store and compare: no NUL, no lone surrogate (JSON `\\ud800`)."""
-    if isinstance(value, str):
-        return "\x00" not in value and not any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, list):
-        return all(_storable(item) for item in value)
-    if isinstance(value, dict):
-        return all(_storable(k) and _storable(v) for k, v in value.items())
-    return True
 
 
 def clean_parameters(request: HttpRequest) -> bool:
     """Every query and form parameter is storable text (a NUL makes PostgreSQL fail)."""
-    return all(_storable(key) and _storable(values)
+    return all(is_storable(key) and is_storable(values)
                for params in (request.GET, request.POST) for key, values in params.lists())
 
 
@@ -398,7 +389,7 @@ def _metadata_problem(body: bytes) -> tuple[str, str] | None:
         data = json.loads(body or b"{}")
     except ValueError:
         return None  # the toolkit answers malformed bodies itself
-    if not _storable(data):
+    if not is_storable(data):
         return ("invalid_client_metadata", "The metadata holds a character no text may carry.")
     uris = data.get("redirect_uris") if isinstance(data, dict) else None
     for uri in uris if isinstance(uris, list) else []:

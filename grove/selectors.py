@@ -1,5 +1,6 @@
 """Reads of core data."""
 
+import uuid
 from typing import Any
 
 from django.apps import apps
@@ -21,15 +22,20 @@ def active_account_ids() -> list:
     return list(Account.objects.filter(is_active=True).order_by("id").values_list("id", flat=True))
 
 
-def connection_list(*, actor: Actor) -> list[ConnectionOut]:
-    """Every connection of the account, newest first, OAuth clients with the host they
-    send the owner back to (website owner only)."""
+def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:
+    """Every connection of the account (or just `connection_id`), newest first, OAuth
+    clients with the hosts they send the owner back to (website owner only)."""
     from grove.oauth import redirect_hosts
 
     actor.require_session()
     with tenant(actor):
-        rows = list(Connection.objects.filter(account_id=actor.account_id)
-                    .order_by("-created_at", "id"))
+        found = Connection.objects.filter(account_id=actor.account_id)
+        if connection_id is not None:
+            try:
+                found = found.filter(id=uuid.UUID(str(connection_id)))
+            except ValueError:
+                return []
+        rows = list(found.order_by("-created_at", "id"))
     hosts = redirect_hosts({row.oauth_client_id for row in rows if row.oauth_client_id})
     return [ConnectionOut.of(row, hosts.get(row.oauth_client_id or "")) for row in rows]
 
@@ -38,7 +44,7 @@ def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
     """One connection of the account (website owner only); NotFound otherwise."""
     from grove.errors import NotFound
 
-    found = [c for c in connection_list(actor=actor) if str(c.id) == str(connection_id)]
+    found = connection_list(actor=actor, connection_id=connection_id)
     if not found:
         raise NotFound("No such connection.", code="not_found")
     return found[0]

@@ -10,9 +10,7 @@ operation id changes nothing more (a second `remember` saves a second note).
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Iterable
 from typing import Any
 
 from pydantic import Field
@@ -124,13 +122,12 @@ class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
 # -- results ---------------------------------------------------------------------------------
 
 
-def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str:
+def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str | None:
     """A list of notes as a model reads it: one line of counts, then each note's id,
-    kind, notebook and date over its content (full records: the JSON, they were asked)."""
+    kind, notebook and date over its content. None with full records: they were asked
+    for, so the text is the structured result's JSON (`grove.mcp.tool_result`)."""
     if any(note.record is not None for note in notes):
-        return head + "\n" + json.dumps([n.model_dump(mode="json", exclude_unset=True)
-                                         for n in notes], ensure_ascii=False,
-                                        separators=(",", ":"))
+        return None
     body = "\n\n".join(note.mcp_line() for note in notes) + after
     return head + ("\n\n" + body if body else "")
 
@@ -139,7 +136,7 @@ class RecallResult(Out):
     data: list[ToolNote]
     meta: recall.RecallMeta
 
-    def mcp_text(self) -> str:
+    def mcp_text(self) -> str | None:
         meta = self.meta
         head = f"{meta.returned} of {meta.available} notes ({meta.mode})"
         if meta.pending:
@@ -160,7 +157,7 @@ class NotesPage(Out):
     meta: search.SearchMeta
     matches: list[Match] | None = None
 
-    def mcp_text(self) -> str:
+    def mcp_text(self) -> str | None:
         meta = self.meta
         head = f"{meta.returned} of {meta.available} notes"
         if meta.next_cursor:
@@ -199,13 +196,8 @@ class NotebookPage(Out):
     next_cursor: str | None = None
 
 
-def _names(actor: Actor, notes: Iterable[NoteOut]) -> dict[uuid.UUID, str]:
-    return selectors.notebook_names(actor=actor, notebook_ids={
-        n.notebook_id for n in notes if n.notebook_id is not None})
-
-
 def _tool_notes(actor: Actor, notes: list[NoteOut], *, full: bool = False) -> list[ToolNote]:
-    names = _names(actor, notes)
+    names = selectors.notebook_names(actor=actor, notes=notes)
     return [ToolNote.of(n, names, full=full) for n in notes]
 
 
@@ -254,8 +246,7 @@ def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:
     notebook, pinning, provenance, retention), the record being the revision's, as
     `GET /v1/get/note:<id>@<version>` returns it — with the id of a notebook this caller
     may not see left out, as list_notebooks leaves out such a parent."""
-    names = selectors.notebook_names(actor=actor, notebook_ids={
-        revision.notebook_id} if revision.notebook_id else set())
+    names = selectors.notebook_names(actor=actor, notes=[revision])
     record = revision.to_json()
     if revision.notebook_id is not None and revision.notebook_id not in names:
         record["notebookId"] = None

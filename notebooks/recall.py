@@ -34,6 +34,7 @@ from grove.embeddings.profile import active_profile_name
 from grove.errors import Invalid
 from grove.schemas import Out
 from grove.tenancy import tenant
+from grove.validation import storable_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.schemas import NoteOut
 from notebooks.selectors import (
@@ -43,7 +44,7 @@ from notebooks.selectors import (
     parse_uuid,
     require_personal,
 )
-from notebooks.services import clean_task_id, storable_text
+from notebooks.services import clean_task_id
 from notebooks.termstats import term_counts
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 50

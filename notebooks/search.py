@@ -27,11 +27,12 @@ from grove.actor import READ, Actor
 from grove.errors import Invalid
 from grove.schemas import Out
 from grove.tenancy import tenant
+from grove.validation import storable_text
 from notebooks.cursors import read_cursor, write_cursor
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notes_visible_to, parse_uuid
-from notebooks.services import clean_source_agent, storable_text
+from notebooks.services import clean_source_agent
 
 SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
 LIFETIMES = ("permanent", "ephemeral")

@@ -8,7 +8,9 @@ Missing, deleted, foreign and not-granted all raise the same `NotFound`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -136,13 +138,14 @@ def require_personal(actor: Actor) -> None:
                         "Personal on the Connections page.", code="personal_not_granted")
 
 
-def notebook_names(*, actor: Actor, notebook_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
-    """Names of these notebooks (for compact results), as far as the actor may see them."""
-    if not notebook_ids:
+def notebook_names(*, actor: Actor, notes: Iterable[Any]) -> dict[uuid.UUID, str]:
+    """Names of the notebooks these notes (or revisions) are in, for compact results, as
+    far as the actor may see them. Personal notes have none."""
+    ids = {note.notebook_id for note in notes if note.notebook_id is not None}
+    if not ids:
         return {}
     with tenant(actor):
-        return dict(notebooks_visible_to(actor).filter(id__in=notebook_ids)
-                    .values_list("id", "name"))
+        return dict(notebooks_visible_to(actor).filter(id__in=ids).values_list("id", "name"))
 
 
 def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:

@@ -24,6 +24,7 @@ from grove.actor import WRITE, Actor
 from grove.errors import Conflict, Gone, Invalid, NotFound
 from grove.models import Account, Connection
 from grove.tenancy import tenant
+from grove.validation import storable_text
 from notebooks.indexing import mark_for_indexing
 from notebooks.models import (
     CONTENT_MAX_CHARS,
@@ -77,17 +78,6 @@ HANDOFF_UNIQUE = "note_one_live_handoff_per_task"
 
 
 # -- validation (shared by every caller: REST, MCP, web, tasks) ---------------------------
-
-
-def storable_text(value: str, *, what: str, code: str) -> str:
-    """Text PostgreSQL can store: no NUL characters, valid Unicode (no lone surrogates)."""
-    if "\x00" in value:
-        raise Invalid(f"{what} contains a NUL character.", code=code)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Invalid(f"{what} is not valid Unicode text.", code=code) from None
-    return value
 
 
 def clean_content(value: Any) -> str:

@@ -40,19 +40,20 @@ class Flow:
     verifier: str
     challenge: str
     state: str
+    redirect: str = REDIRECT
 
     def authorize_query(self, **extra: str) -> str:
         params = {"response_type": "code", "client_id": self.client_id,
-                  "redirect_uri": REDIRECT, "code_challenge": self.challenge,
+                  "redirect_uri": self.redirect, "code_challenge": self.challenge,
                   "code_challenge_method": "S256", "state": self.state, "scope": "mcp",
                   "resource": settings.GROVE_MCP_RESOURCE}
         params.update(extra)
         return "/o/authorize/?" + urlencode({k: v for k, v in params.items() if v != ""})
 
 
-def new_flow(client_id: str) -> Flow:
+def new_flow(client_id: str, redirect: str = REDIRECT) -> Flow:
     verifier, challenge = pkce()
-    return Flow(client_id, verifier, challenge, secrets.token_urlsafe(16))
+    return Flow(client_id, verifier, challenge, secrets.token_urlsafe(16), redirect)
 
 
 def consent(owner_web: Client, flow: Flow, **extra: str) -> dict[str, str]:
@@ -65,13 +66,13 @@ def consent(owner_web: Client, flow: Flow, **extra: str) -> dict[str, str]:
     answer = owner_web.post(flow.authorize_query(**extra), form)
     assert answer.status_code == 302, answer.content[:500]
     location = urlsplit(answer["Location"])
-    assert f"{location.scheme}://{location.netloc}{location.path}" == REDIRECT
+    assert f"{location.scheme}://{location.netloc}{location.path}" == flow.redirect
     return {k: v[0] for k, v in parse_qs(location.query).items()}
 
 
 def exchange(flow: Flow, code: str, **extra: str) -> tuple[int, dict]:
     response = Client().post("/o/token/", {
-        "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+        "grant_type": "authorization_code", "code": code, "redirect_uri": flow.redirect,
         "client_id": flow.client_id, "code_verifier": flow.verifier, **extra})
     assert response["Content-Type"].startswith("application/json")
     return response.status_code, response.json()

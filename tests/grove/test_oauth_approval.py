@@ -21,7 +21,7 @@ from grove import selectors, services
 from grove.models import Account, Connection
 from grove.tenancy import tenant
 from tests import factories
-from tests.grove.oauth_helpers import consent, exchange, new_flow, register
+from tests.grove.oauth_helpers import REDIRECT, consent, exchange, new_flow, register
 from tests.mcp.helpers import error_of
 
 pytestmark = pytest.mark.django_db
@@ -40,8 +40,8 @@ def owner_web(owner_account) -> Client:
     return client
 
 
-def token_for(owner_web: Client, client_id: str) -> dict:
-    flow = new_flow(client_id)
+def token_for(owner_web: Client, client_id: str, redirect: str = REDIRECT) -> dict:
+    flow = new_flow(client_id, redirect)
     status, tokens = exchange(flow, consent(owner_web, flow)["code"])
     assert status == 200
     return tokens
@@ -364,25 +364,8 @@ def test_every_registered_host_is_shown(owner_account, owner_web):
         "redirect_uris": ["https://claude.ai/api/mcp/auth_callback",
                           "https://evil.example/cb"]}),
         content_type="application/json").json()["client_id"]
-    token = token_for_uri(owner_web, client_id, "https://evil.example/cb")
+    token = token_for(owner_web, client_id, "https://evil.example/cb")["access_token"]
     url = error_of(call(token, "recall", {}))["approvalUrl"]
     page = owner_web.get(urlsplit(url).path + "?" + urlsplit(url).query).content.decode()
     assert '<dd class="redirect-host">claude.ai, evil.example</dd>' in page
 
-
-def token_for_uri(owner_web: Client, client_id: str, redirect_uri: str) -> str:
-    from tests.grove.oauth_helpers import pkce
-
-    verifier, challenge = pkce()
-    query = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
-             "code_challenge": challenge, "code_challenge_method": "S256", "state": "s",
-             "scope": "mcp", "resource": settings.GROVE_MCP_RESOURCE}
-    from urllib.parse import urlencode
-
-    path = "/o/authorize/?" + urlencode(query)
-    assert owner_web.get(path).status_code == 200
-    answer = owner_web.post(path, {**query, "allow": "Authorize"})
-    code = parse_qs(urlsplit(answer["Location"]).query)["code"][0]
-    return Client().post("/o/token/", {
-        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
-        "client_id": client_id, "code_verifier": verifier}).json()["access_token"]

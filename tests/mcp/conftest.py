@@ -75,18 +75,15 @@ def pending_client_token(served: Served, name: str = "Inspector test") -> str:
     """An access token of a freshly registered OAuth client the owner has not approved:
     the code flow driven over HTTP (this is not the consent test — that one runs in
     Chromium, tests/mcp/test_oauth_browser.py)."""
-    import base64
-    import hashlib
-    import secrets
     from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from tests.grove.oauth_helpers import pkce
 
     redirect = "http://127.0.0.1:9/callback"
     client_id = httpx.post(f"{served.url}/o/register/", timeout=30, json={
         "client_name": name, "redirect_uris": [redirect], "token_endpoint_auth_method": "none",
         "grant_types": ["authorization_code", "refresh_token"]}).json()["client_id"]
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(
-        hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    verifier, challenge = pkce()
     query = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
              "code_challenge": challenge, "code_challenge_method": "S256", "state": "s",
              "scope": "mcp", "resource": f"{served.url}/mcp"}

@@ -16,8 +16,6 @@ an event loop marked as running in the main thread once a browser test has run."
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import http.server
 import json
 import re
@@ -42,6 +40,7 @@ from mcp.shared.auth import (
 from playwright.async_api import Page, async_playwright
 from playwright.async_api import expect as async_expect
 
+from tests.grove.oauth_helpers import pkce
 from tests.mcp.conftest import PASSWORD, Served, sign_in
 from tests.mcp.helpers import error_of
 
@@ -268,12 +267,6 @@ def test_an_app_connects_by_oauth_in_chromium(served: Served, browser_type_launc
 
 
 # -- the redirect leaves Grove, for an https app and an app's own scheme -------------------
-
-
-def pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def authorization_url(served: Served, redirect_uri: str, name: str) -> tuple[str, str]:

@@ -1,0 +1,35 @@
+"""Field rules every interface and app shares, below services and selectors alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grove.errors import Invalid
+
+
+def is_storable(value: Any) -> bool:
+    """Text PostgreSQL can store and compare — no NUL character, valid Unicode (a JSON
+    `\\ud800` escape decodes to a lone surrogate) — in a string or anywhere inside lists
+    and objects of them."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, list | tuple):
+        return all(is_storable(item) for item in value)
+    if isinstance(value, dict):
+        return all(is_storable(k) and is_storable(v) for k, v in value.items())
+    return True
+
+
+def storable_text(value: str, *, what: str, code: str) -> str:
+    """`value`, if PostgreSQL can store it (`is_storable`); Invalid(code) otherwise."""
+    if "\x00" in value:
+        raise Invalid(f"{what} contains a NUL character.", code=code)
+    if not is_storable(value):
+        raise Invalid(f"{what} is not valid Unicode text.", code=code)
+    return value
