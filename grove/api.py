@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
 import uuid
 from typing import Any, Literal
 
@@ -119,25 +118,21 @@ class OwnerSession(SessionAuth):
 
 
 class ConnectionRateLimit(BaseThrottle):
-    """`GROVE_API_RATE_LIMIT` requests per minute per connection (fixed one-minute
-    windows counted atomically in the cache); over it → 429 with `Retry-After`. The
-    owner's website session is not limited here."""
+    """The per-connection limit (`grove.throttle.connection_wait`, shared with /mcp);
+    over it → 429 with `Retry-After`. The owner's website session is not limited here."""
 
-    WINDOW = 60
-    clock = staticmethod(time.time)
+    WINDOW = throttle.WINDOW
 
     def allow_request(self, request: HttpRequest) -> bool:
-        limit = settings.GROVE_API_RATE_LIMIT
         actor = getattr(request, "auth", None)
-        if not limit or not isinstance(actor, Actor) or actor.connection_id is None:
+        if not isinstance(actor, Actor):
             return True
-        window = int(self.clock() // self.WINDOW)
-        return throttle.count(f"rate:{actor.connection_id}:{window}", self.WINDOW) <= limit
+        return throttle.connection_wait(actor.connection_id) is None
 
     def wait(self) -> float | None:
         """Seconds until the current window ends (no per-request state on the shared
         instance)."""
-        return max(1, math.ceil(self.WINDOW - self.clock() % self.WINDOW))
+        return max(1, math.ceil(self.WINDOW - throttle.clock() % self.WINDOW))
 
 
 KEY = [KeyAuth()]
@@ -176,6 +171,9 @@ def optional_body[M: In](request: HttpRequest, model: type[M]) -> M | None:
         return None
     try:
         return model.model_validate(json.loads(request.body))
+    except RecursionError:
+        raise Invalid(f"The body must be {model.__name__} JSON: it nests too deep.",
+                      code="invalid_request") from None
     except (ValueError, pydantic.ValidationError) as exc:
         raise Invalid(f"The body must be {model.__name__} JSON: {exc}".splitlines()[0],
                       code="invalid_request") from None
@@ -417,9 +415,9 @@ def tool_run(request: HttpRequest, tool: str, format: Literal["rest", "mcp"] = "
 
     try:
         arguments = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise Invalid("The body must be a JSON object of the tool's arguments.",
-                      code="invalid_request") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Invalid("The body must be a JSON object of the tool's arguments (nesting "
+                      "at most a few hundred levels).", code="invalid_request") from None
     if not isinstance(arguments, dict):
         raise Invalid("The body must be a JSON object of the tool's arguments.",
                       code="invalid_request")

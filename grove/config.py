@@ -37,6 +37,9 @@ SETTINGS: dict[str, str] = {
     "GROVE_DEBUG": "debug",
     "GROVE_API_RATE_LIMIT": "api_rate_limit",
     "GROVE_PUBLIC_RATE_LIMIT": "public_rate_limit",
+    "GROVE_ADDRESS_RATE_LIMIT": "address_rate_limit",
+    "GROVE_MAX_CONCURRENT_REQUESTS": "max_concurrent_requests",
+    "GROVE_DB_POOL_SIZE": "db_pool_size",
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
@@ -73,6 +76,12 @@ class Config:
     # REST/MCP requests per minute per connection (0 = no limit).
     api_rate_limit: int = 600
     public_rate_limit: int = 120
+    # Requests per minute per client address, before authentication (0 = no limit).
+    address_rate_limit: int = 1200
+    # Requests running inside Django at once per web process (the rest wait their turn).
+    max_concurrent_requests: int = 16
+    # Database connections per process (0 = no pool: a connection per request).
+    db_pool_size: int = 16
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -275,12 +284,21 @@ def load(*, create_home: bool = True) -> Config:
         raise ConfigError(f"GROVE_DEBUG: {debug_raw!r} is not true or false")
 
     rates = {}
-    for name, default in (("GROVE_API_RATE_LIMIT", "600"), ("GROVE_PUBLIC_RATE_LIMIT", "120")):
+    for name, default in (("GROVE_API_RATE_LIMIT", "600"), ("GROVE_PUBLIC_RATE_LIMIT", "120"),
+                          ("GROVE_ADDRESS_RATE_LIMIT", "1200")):
         raw_rate = values.get(name, default)
         if not raw_rate.isdigit() or int(raw_rate) > 1_000_000:
             raise ConfigError(f"{name}: {raw_rate!r} is not a number of requests per "
                               "minute (0 turns the limit off)")
         rates[name] = int(raw_rate)
+    sizes = {}
+    for name, default, low, high in (("GROVE_MAX_CONCURRENT_REQUESTS", "16", 1, 1000),
+                                     ("GROVE_DB_POOL_SIZE", "16", 0, 500)):
+        raw_size = values.get(name, default)
+        if not raw_size.isdigit() or not low <= int(raw_size) <= high:
+            raise ConfigError(f"{name}: {raw_size!r} is not a whole number from {low} to "
+                              f"{high}")
+        sizes[name] = int(raw_size)
 
     if values.get("DATABASE_URL"):
         embedded = False
@@ -327,5 +345,8 @@ def load(*, create_home: bool = True) -> Config:
         debug=debug_raw in ("1", "true", "yes"),
         api_rate_limit=rates["GROVE_API_RATE_LIMIT"],
         public_rate_limit=rates["GROVE_PUBLIC_RATE_LIMIT"],
+        address_rate_limit=rates["GROVE_ADDRESS_RATE_LIMIT"],
+        max_concurrent_requests=sizes["GROVE_MAX_CONCURRENT_REQUESTS"],
+        db_pool_size=sizes["GROVE_DB_POOL_SIZE"],
         sources=sources,
     )

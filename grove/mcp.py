@@ -37,7 +37,7 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import BaseModel
 from pydantic import ValidationError as ArgumentsError
 
-from grove import services
+from grove import services, throttle
 from grove.actor import Actor
 from grove.errors import GroveError
 from grove.mcp_protocol import (
@@ -365,6 +365,14 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     actor, token_sent = _authenticate(request)
     if actor is None:
         return _unauthorized(request, token_sent)
+    wait = throttle.connection_wait(actor.connection_id)
+    if wait is not None:  # the same count as REST and /v1/tools (grove.throttle)
+        response = _rpc_error(None, INVALID_REQUEST, f"Too many requests for this connection "
+                              f"(limit {settings.GROVE_API_RATE_LIMIT} per minute); retry "
+                              "after the number of seconds in Retry-After.", status=429,
+                              data={"code": "rate_limited", "retryAfter": wait})
+        response["Retry-After"] = str(wait)
+        return response
 
     try:
         message = json.loads(request.body)

@@ -70,6 +70,13 @@ GROVE_MCP_TOOL_MODULES = ["notebooks.mcp", "ask.mcp"]
 # Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
 # characters and a batch at most 100 items, so 1 MiB is generous. Larger → 413.
 GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+# Both are enforced before Django reads a byte (grove/limits.py): the import upload of a
+# signed-in session may be larger.
+GROVE_IMPORT_MAX_BODY = 256 * 1024 * 1024
+# Before authentication (grove/limits.py): requests per minute per client address, and
+# how many requests run inside Django at once in this process.
+GROVE_ADDRESS_RATE_LIMIT = CONFIG.address_rate_limit
+GROVE_MAX_CONCURRENT_REQUESTS = CONFIG.max_concurrent_requests
 ASGI_APPLICATION = "grove.asgi.application"
 AUTH_USER_MODEL = "grove.Account"
 LOGIN_URL = "login"
@@ -102,6 +109,17 @@ DATABASES = {
     alias: {**db, "CONN_MAX_AGE": 0, "OPTIONS": {**db.get("OPTIONS", {}), **_APPLICATION}}
     for alias, db in (("default", CONFIG.database), ("owner", CONFIG.migrate_database))
 }
+# The runtime role's connections come from a pool (psycopg_pool through Django): at most
+# GROVE_DB_POOL_SIZE per process, well below the server's max_connections (200 for the
+# embedded one), so a flood of requests waits for a connection (up to 20 s, then 503)
+# instead of exhausting the server's and failing everyone. A pooled connection is checked
+# before it is handed out, so a restarted database server is reconnected to at once.
+GROVE_DB_POOL_TIMEOUT = 20
+if CONFIG.db_pool_size:
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1, "max_size": CONFIG.db_pool_size, "timeout": GROVE_DB_POOL_TIMEOUT,
+        "max_idle": 60}
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks before lending
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -220,9 +238,13 @@ OAUTH2_PROVIDER = {
     "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "grove.oauth.audience_is_mcp",
 }
 
-# Sign-in throttling (grove/throttle.py): failures per account name and per client
-# address within a window; over either limit the form says when to try again.
-GROVE_LOGIN_LIMITS = {"account": 5, "address": 20, "window": 15 * 60}
+# Sign-in throttling (grove/throttle.py), within a window: `pair` failures for one
+# account name from one address, or `address` failures from one address, refuse further
+# tries from that address (the form says when to try again); from `account` failures of
+# a name from anywhere on, its sign-ins are held `step` seconds more per failure (at most
+# `max_delay`) — slowed, never refused.
+GROVE_LOGIN_LIMITS = {"pair": 5, "address": 20, "account": 5, "step": 0.5, "max_delay": 3.0,
+                      "window": 15 * 60}
 
 # The per-connection API rate limit counts in the cache: Redis when configured (shared
 # by every process), else process memory (the embedded default runs one web process).
@@ -287,4 +309,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
+    # Every 4xx (a wrong key, a 429) is the caller's business, not the terminal's: under a
+    # flood the warnings alone would cost more than the answers. Errors are still logged.
+    "loggers": {"django.request": {"level": "ERROR"}},
 }

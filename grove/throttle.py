@@ -1,7 +1,17 @@
-"""Sign-in throttling: failed attempts are counted per account name and per client
-address in fixed windows (Django's cache: Redis when configured, else process memory).
-Over either limit, sign-in is refused — even with the right password — until the window
-ends, and the form says how long that is. A success clears the account's count."""
+"""Counters that protect Grove from floods and guessing, kept in Django's cache (Redis
+when configured, shared by every process; else process memory — the embedded default
+runs one web process). Keys hold hashes, never names or addresses in the clear.
+
+* **Per connection** (`connection_wait`): `GROVE_API_RATE_LIMIT` requests a minute per
+  API key or OAuth client, one count across `/v1`, `POST /v1/tools/*` and `/mcp`.
+* **Per address** (`grove.limits`): every request, before any credential is looked up.
+* **Sign-in** (`login_*`): failures are counted per (account name, address), per
+  address, and per account name. The first two refuse further tries from *that*
+  address until the window ends; the account-wide count only slows sign-in down (a
+  delay that grows with the failures, capped), so nobody can lock the owner out by
+  failing on purpose from elsewhere — the right password from another address is
+  slower for a while, never refused.
+"""
 
 from __future__ import annotations
 
@@ -13,36 +23,43 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
 
+WINDOW = 60  # the per-connection and per-address limits count per minute
 
-def _keys(username: str, address: str, window: int, now: float) -> dict[str, str]:
+
+def clock() -> float:
+    """Now, in seconds (one name for tests to move)."""
+    return time.time()
+
+
+def hashed(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()[:32]
+
+
+def _login_keys(username: str, address: str, window: int, now: float) -> dict[str, str]:
     slot = int(now // window)
-    # Hashed: the cache holds no user names or addresses in the clear.
-    account = hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
-    where = hashlib.sha256(address.encode()).hexdigest()[:32]
-    return {"account": f"login:a:{account}:{slot}", "address": f"login:i:{where}:{slot}"}
+    account = hashed(username.strip().casefold())
+    where = hashed(address)
+    return {"pair": f"login:p:{account}:{where}:{slot}", "address": f"login:i:{where}:{slot}",
+            "account": f"login:a:{account}:{slot}"}
 
 
-def client_address(request: HttpRequest) -> str:
+def address_of(remote: str, forwarded: str) -> str:
     """The client's address. Behind the HTTPS reverse proxy (an https base URL) every
     connection comes from the proxy, so the address the proxy appended last to
     X-Forwarded-For is used — not earlier entries, which the client could forge."""
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     if getattr(settings, "SECURE_PROXY_SSL_HEADER", None) and forwarded.strip():
         return forwarded.split(",")[-1].strip()
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+    return remote or "unknown"
 
 
-def login_blocked_for(username: str, address: str, *, now: float | None = None) -> int | None:
-    """Seconds until sign-in may be tried again, or None when it may be tried now."""
-    limits = settings.GROVE_LOGIN_LIMITS
-    now = time.time() if now is None else now
-    window = limits["window"]
-    keys = _keys(username, address, window, now)
-    counts = cache.get_many(list(keys.values()))
-    for scope, key in keys.items():
-        if counts.get(key, 0) >= limits[scope]:
-            return max(1, math.ceil(window - now % window))
-    return None
+def client_address(request: HttpRequest) -> str:
+    return address_of(request.META.get("REMOTE_ADDR", ""),
+                      request.META.get("HTTP_X_FORWARDED_FOR", ""))
+
+
+def address_key(request: HttpRequest) -> str:
+    """The client's address, hashed."""
+    return hashed(client_address(request))
 
 
 def count(key: str, window: int) -> int:
@@ -56,17 +73,58 @@ def count(key: str, window: int) -> int:
         return 1
 
 
-def address_key(request: HttpRequest) -> str:
-    """The client's address, hashed: the cache holds no addresses in the clear."""
-    return hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
+def _until_window_ends(window: int, now: float) -> int:
+    return max(1, math.ceil(window - now % window))
+
+
+def connection_wait(connection_id: object, *, now: float | None = None) -> int | None:
+    """Count one request of a connection; seconds to wait when that puts it over
+    `GROVE_API_RATE_LIMIT` this minute, else None. REST, `/v1/tools` and `/mcp` all
+    count here, so one limit holds whichever way a client calls."""
+    limit = settings.GROVE_API_RATE_LIMIT
+    if not limit or connection_id is None:
+        return None
+    now = clock() if now is None else now
+    if count(f"rate:{connection_id}:{int(now // WINDOW)}", WINDOW) <= limit:
+        return None
+    return _until_window_ends(WINDOW, now)
+
+
+def login_blocked_for(username: str, address: str, *, now: float | None = None) -> int | None:
+    """Seconds until sign-in may be tried again from this address for this name, or None
+    when it may be tried now. Only failures from this address count here."""
+    limits = settings.GROVE_LOGIN_LIMITS
+    now = clock() if now is None else now
+    window = int(limits["window"])
+    keys = _login_keys(username, address, window, now)
+    counts = cache.get_many([keys["pair"], keys["address"]])
+    if counts.get(keys["pair"], 0) >= limits["pair"] \
+            or counts.get(keys["address"], 0) >= limits["address"]:
+        return _until_window_ends(window, now)
+    return None
+
+
+def login_slowdown(username: str, *, now: float | None = None) -> float:
+    """Seconds to hold a sign-in for this name before checking it: nothing until the
+    account-wide failures (from every address) reach `account`, then `step` more per
+    failure, at most `max_delay`."""
+    limits = settings.GROVE_LOGIN_LIMITS
+    now = clock() if now is None else now
+    key = _login_keys(username, "", int(limits["window"]), now)["account"]
+    failures = cache.get(key, 0)
+    if failures < limits["account"]:
+        return 0.0
+    return min(limits["max_delay"], limits["step"] * (failures - limits["account"] + 1))
 
 
 def login_failed(username: str, address: str, *, now: float | None = None) -> None:
-    window = settings.GROVE_LOGIN_LIMITS["window"]
-    for key in _keys(username, address, window, time.time() if now is None else now).values():
+    window = int(settings.GROVE_LOGIN_LIMITS["window"])
+    for key in _login_keys(username, address, window,
+                           clock() if now is None else now).values():
         count(key, window)
 
 
-def login_succeeded(username: str, *, now: float | None = None) -> None:
-    window = settings.GROVE_LOGIN_LIMITS["window"]
-    cache.delete(_keys(username, "", window, time.time() if now is None else now)["account"])
+def login_succeeded(username: str, address: str, *, now: float | None = None) -> None:
+    window = int(settings.GROVE_LOGIN_LIMITS["window"])
+    keys = _login_keys(username, address, window, clock() if now is None else now)
+    cache.delete_many([keys["pair"], keys["account"]])

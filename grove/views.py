@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django import forms
@@ -62,7 +63,9 @@ def owner_setup(request: HttpRequest) -> HttpResponse:
 
 
 class GroveLoginView(LoginView):
-    """Sign-in, throttled per account name and per client address (grove/throttle.py).
+    """Sign-in, refused per (account name, address) and per address after repeated
+    failures, and slowed — never refused — for an account failing from everywhere
+    (grove/throttle.py).
     Django's `login()` rotates the session key, so a session id planted before sign-in
     is worthless after it."""
 
@@ -87,6 +90,9 @@ class GroveLoginView(LoginView):
             response.status_code = 429
             response["Retry-After"] = str(wait)
             return response
+        delay = throttle.login_slowdown(username)
+        if delay:
+            time.sleep(delay)
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
@@ -97,7 +103,8 @@ class GroveLoginView(LoginView):
         return response
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        throttle.login_succeeded(self.request.POST.get("username", ""))
+        throttle.login_succeeded(self.request.POST.get("username", ""),
+                                 throttle.client_address(self.request))
         return super().form_valid(form)
 
 

@@ -35,11 +35,19 @@ from notebooks.indexing import mark_for_indexing
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
 from notebooks.schemas import NotebookOut
 from notebooks.selectors import notebooks_as_seen, notebooks_visible_to, notes_visible_to
-from notebooks.services import clean_content, clean_kind, clean_name, clean_retention
+from notebooks.services import (
+    clean_content,
+    clean_kind,
+    clean_name,
+    clean_retention,
+    clean_source_agent,
+    clean_task_id,
+)
 
 FORMAT = 1
 PAGE = 500
 IMPORT_MAX_LINES = 500_000
+INT_MAX = 2**31 - 1  # PostgreSQL's integer: a larger version would fail to store
 
 
 class _Record(BaseModel):
@@ -72,7 +80,7 @@ class _NoteFields(_Record):
     capture: Literal["explicit", "automatic"]
     pinned: bool
     importance: float = Field(ge=0, le=1)
-    retention_days: int | None
+    retention_days: int | None = Field(le=INT_MAX)
     expires_at: datetime | None
     status: Literal["active", "archived", "expired", "deleted"]
 
@@ -80,7 +88,7 @@ class _NoteFields(_Record):
 class NoteRecord(_NoteFields):
     type: Literal["note"]
     id: uuid.UUID
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=INT_MAX)
     archived_at: datetime | None
     expired_at: datetime | None
     created_at: datetime
@@ -90,9 +98,9 @@ class NoteRecord(_NoteFields):
 class RevisionRecord(_NoteFields):
     type: Literal["revision"]
     note_id: uuid.UUID
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=INT_MAX)
     reason: str
-    restored_from: int | None
+    restored_from: int | None = Field(ge=1, le=INT_MAX)
     operation_id: uuid.UUID | None
     created_at: datetime
 
@@ -204,8 +212,9 @@ def ndjson_records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             continue
         try:
             yield json.loads(line)
-        except ValueError:
-            raise Invalid(f"Line {number} is not JSON.", code="invalid_import") from None
+        except (ValueError, RecursionError):
+            raise Invalid(f"Line {number} is not JSON (or nests too deep).",
+                          code="invalid_import") from None
 
 
 def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> ImportOut:
@@ -306,7 +315,8 @@ def _clean_fields(record: _NoteFields, notebook_ids: dict[uuid.UUID, uuid.UUID],
         return {
             "notebook_id": _mapped(notebook_ids, record.notebook_id, number, "notebookId"),
             "content": clean_content(record.content), "kind": clean_kind(record.kind),
-            "task_id": record.task_id, "source_agent": record.source_agent,
+            "task_id": clean_task_id(record.task_id),
+            "source_agent": clean_source_agent(record.source_agent),
             "capture": record.capture, "pinned": record.pinned,
             "importance": record.importance,
             "retention_days": clean_retention(record.retention_days),

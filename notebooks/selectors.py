@@ -341,7 +341,9 @@ def note_revisions(*, actor: Actor, note_id: uuid.UUID | str) -> list[Revision]:
 
 
 def notebook_subtree_counts(*, actor: Actor, notebook_id: uuid.UUID | str) -> SubtreeCounts:
-    """What archiving, restoring or deleting this notebook would act on (for confirmation)."""
+    """What archiving, restoring or deleting this notebook would act on (for confirmation),
+    as far as the caller may see: a connection granted a notebook but not its children
+    learns nothing about them (grants never inherit down the tree)."""
     with tenant(actor):
         notebook = access_notebook(actor, notebook_id)
-        return count_subtree(subtree_ids(notebook.id))
+        return count_subtree([i for i in subtree_ids(notebook.id) if actor.grant.allows(i)])

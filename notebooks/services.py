@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from grove import operations
 from grove.actor import WRITE, Actor
-from grove.errors import Conflict, Gone, Invalid, NotFound
+from grove.errors import Conflict, Forbidden, Gone, Invalid, NotFound
 from grove.models import Account, Connection
 from grove.tenancy import tenant
 from grove.validation import storable_text
@@ -801,6 +801,10 @@ def notebook_update(
         before = (notebook.name, notebook.parent_id)
         if "parent_id" in changes and changes["parent_id"] != notebook.parent_id:
             new_parent = changes["parent_id"]
+            if notebook.parent_id is not None and not actor.grant.allows(notebook.parent_id):
+                # Moving out changes the parent's tree (and what its shares show).
+                raise Forbidden("Moving this notebook changes the notebook it is in, which "
+                                "this connection is not granted.", code="parent_not_granted")
             if new_parent is not None:
                 parent = access_destination(actor, new_parent)
                 assert parent is not None

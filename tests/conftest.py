@@ -73,10 +73,12 @@ def django_db_setup(django_test_environment, django_db_blocker, embedded_server)
         )
         default = connections["default"]
         default.close()
+        default.close_pool()  # a pool made before this point names the other database
         default.settings_dict["NAME"] = test_name
     yield
     with django_db_blocker.unblock():
         connections["default"].close()
+        connections["default"].close_pool()
         _destroy_when_free(owner, original_name)
 
 

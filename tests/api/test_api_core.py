@@ -282,9 +282,9 @@ def test_unknown_routes_answer_with_the_envelope(api, anonymous):
 def test_rate_limit_per_connection_is_429_with_retry_after(owner, api, settings, monkeypatch):
     from django.core.cache import cache
 
-    from grove.api import ConnectionRateLimit
+    from grove import throttle
 
-    monkeypatch.setattr(ConnectionRateLimit, "clock", staticmethod(lambda: 6_000_030.0))
+    monkeypatch.setattr(throttle, "clock", lambda: 6_000_030.0)
     cache.clear()
     settings.GROVE_API_RATE_LIMIT = 3
     other_key, _ = new_key(owner)

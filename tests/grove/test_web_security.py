@@ -21,17 +21,39 @@ def attempt(client: Client, username: str, password: str, address: str = "10.0.0
                        REMOTE_ADDR=address)
 
 
-def test_failures_per_account_lock_that_account_with_a_clear_message():
+def test_failures_for_an_account_refuse_only_the_address_they_came_from():
     Account.objects.create_user(username="alice", password=PASSWORD)
     client = Client()
-    limit = settings.GROVE_LOGIN_LIMITS["account"]
-    for _ in range(limit):
+    for _ in range(settings.GROVE_LOGIN_LIMITS["pair"]):
         assert attempt(client, "alice", "wrong").status_code == 400
-    # Now even the right password is refused, from any address, until the window ends.
-    locked = attempt(client, "Alice", PASSWORD, address="10.9.9.9")
+    # From that address even the right password waits for the window to end...
+    locked = attempt(client, "Alice", PASSWORD)
     assert locked.status_code == 429 and int(locked["Retry-After"]) > 0
     assert "Too many failed sign-in attempts" in locked.content.decode()
     assert "_auth_user_id" not in client.session
+    # ...but the owner, somewhere else, signs in.
+    assert attempt(client, "alice", PASSWORD, address="10.9.9.9").status_code == 302
+    assert "_auth_user_id" in client.session
+
+
+def test_nobody_can_lock_the_owner_out_they_are_only_slowed(settings):
+    """An attacker failing on purpose for the owner's name from many addresses: the right
+    password from a new address is held a little, and accepted."""
+    import time
+
+    settings.GROVE_LOGIN_LIMITS = {**settings.GROVE_LOGIN_LIMITS, "step": 0.05, "max_delay": 0.2}
+    Account.objects.create_user(username="olive", password=PASSWORD)
+    attacker = Client()
+    for host in range(4):  # never enough from one address to be refused there
+        for _ in range(2):
+            attempt(attacker, "olive", "wrong", address=f"198.51.100.{host}")
+    assert throttle.login_slowdown("olive") == pytest.approx(0.2)
+    owner = Client()
+    started = time.monotonic()
+    assert attempt(owner, "olive", PASSWORD, address="203.0.113.50").status_code == 302
+    assert time.monotonic() - started >= 0.2  # slowed down, not refused
+    assert "_auth_user_id" in owner.session
+    assert throttle.login_slowdown("olive") == 0  # a success ends the slowdown
 
 
 def test_failures_per_address_lock_that_address():
@@ -56,17 +78,18 @@ def test_behind_the_proxy_the_address_is_the_one_it_appended():
 def test_the_lock_lifts_when_the_window_ends():
     now = 1_000_000.0
     window = settings.GROVE_LOGIN_LIMITS["window"]
-    for _ in range(settings.GROVE_LOGIN_LIMITS["account"]):
+    for _ in range(settings.GROVE_LOGIN_LIMITS["pair"]):
         throttle.login_failed("carol", "10.0.0.1", now=now)
-    wait = throttle.login_blocked_for("carol", "10.0.0.2", now=now)
+    wait = throttle.login_blocked_for("carol", "10.0.0.1", now=now)
     assert wait is not None and 0 < wait <= window
-    assert throttle.login_blocked_for("carol", "10.0.0.2", now=now + wait) is None
+    assert throttle.login_blocked_for("carol", "10.0.0.2", now=now) is None
+    assert throttle.login_blocked_for("carol", "10.0.0.1", now=now + wait) is None
 
 
 def test_success_clears_the_account_count():
     Account.objects.create_user(username="dave", password=PASSWORD)
     client = Client()
-    for _ in range(settings.GROVE_LOGIN_LIMITS["account"] - 1):
+    for _ in range(settings.GROVE_LOGIN_LIMITS["pair"] - 1):
         attempt(client, "dave", "wrong")
     assert attempt(client, "dave", PASSWORD).status_code == 302
     client.post("/logout/")
