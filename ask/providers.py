@@ -20,6 +20,8 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from grove.validation import storable
+
 TIMEOUT_SECONDS = 60.0
 MAX_RETRIES = 2
 
@@ -228,4 +230,5 @@ def standalone_question(question: str, history: list[Exchange],
                                {"role": "user", "content": user}],
                               "grove_standalone_question", STANDALONE_SCHEMA), Standalone,
                      deadline)
-    return resolved.question.strip() or question
+    # Model output, searched for and stored with the turn: text PostgreSQL can hold.
+    return storable(resolved.question).strip() or question

@@ -26,6 +26,16 @@ def is_storable(value: Any) -> bool:
     return True
 
 
+def storable(value: str) -> str:
+    """`value` with what PostgreSQL cannot store taken out: NUL characters dropped, a
+    lone surrogate replaced by U+FFFD (a surrogate pair becomes its character). For text
+    Grove did not get from a person who can be asked to fix it — a model's output."""
+    if is_storable(value):
+        return value
+    text = value.replace("\x00", "")
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def storable_text(value: str, *, what: str, code: str) -> str:
     """`value`, if PostgreSQL can store it (`is_storable`); Invalid(code) otherwise."""
     if "\x00" in value:
