@@ -10,9 +10,9 @@ unsupported, so an answer never links to a note the model was not shown.
 
 Model output is untrusted (a note it read may carry instructions), so Grove, not the
 model, decides what an answer's text may do: before any channel returns or stores it,
-`answer_text` takes out what PostgreSQL cannot hold (NUL, lone surrogates) and turns
-every markdown image into a link naming its host — answer markdown may carry links and
-never images, so no client rendering it fetches anything by itself.
+`answer_text` turns every markdown image into a link naming its host — answer markdown
+may carry links and never images, so no client rendering it fetches anything by itself
+(what PostgreSQL cannot hold is already out: `providers` cleans the model's JSON).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ask import providers
 from grove.actor import READ, Actor
 from grove.errors import Invalid, Unavailable
 from grove.schemas import Out
-from grove.validation import storable, storable_text
+from grove.validation import storable_text
 from notebooks import recall
 from notebooks.rendering import without_images
 from notebooks.schemas import NoteOut
@@ -66,9 +66,9 @@ def clean_query(query: Any) -> str:
 
 
 def answer_text(text: str) -> str:
-    """A model's answer text as Grove keeps and returns it: storable, and markdown with
-    links but no images (see the module's docstring)."""
-    return without_images(storable(text))
+    """A model's answer text as Grove keeps and returns it: markdown with links but no
+    images (see the module's docstring)."""
+    return without_images(text)
 
 
 def check_citations(drafted: list[providers.DraftBlock], allowed: set[str]) -> list[AnswerBlock]:
