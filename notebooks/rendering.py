@@ -25,6 +25,7 @@ import nh3
 from django.utils.html import strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.image import image as image_rule
 from markdown_it.token import Token
@@ -85,7 +86,9 @@ def image_label(alt: str, src: str) -> str:
 
 
 def _alt(token: Token, parser: MarkdownIt, env: dict) -> str:
-    return parser.renderer.renderInlineAsText(token.children or [], parser.options, env)
+    renderer = parser.renderer
+    assert isinstance(renderer, RendererHTML)
+    return renderer.renderInlineAsText(token.children or [], parser.options, env)
 
 
 def _images_as_links(children: list[Token], parser: MarkdownIt, env: dict) -> list[Token]:

@@ -48,7 +48,7 @@ INERT = [
     f'<object data="{REMOTE}"></object><embed src="{REMOTE}">',
     f'<input type="image" src="{REMOTE}"><body background="{REMOTE}">',
     f'<meta http-equiv="refresh" content="0;url={REMOTE}"><base href="{REMOTE}">',
-    f"![data](data:image/png;base64,iVBORw0KGgo=) ![relative](/static/grove/icon.svg)",
+    "![data](data:image/png;base64,iVBORw0KGgo=) ![relative](/static/grove/icon.svg)",
     "![protocol relative](//attacker.example/p.png)",
     f"`![in code]({REMOTE})`\n\n```\n![in a fence]({REMOTE})\n```",
     f"https://attacker.example/bare.png and {REMOTE}",
@@ -75,7 +75,7 @@ class Fetches(HTMLParser):
         if tag in self.LOADING and not (tag == "input" and dict(attrs).get("type") ==
                                         "checkbox"):
             self.found.append(tag)
-        for name, value in attrs:
+        for name, _ in attrs:
             if name in ("style", "srcset", "src", "poster", "background", "data",
                         "xlink:href", "action", "formaction", "ping"):
                 self.found.append(f"{tag}[{name}]")
