@@ -78,6 +78,7 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
     _open(page, f"{browser_site}/ask/{conversation.id}/")
     turn = page.locator("li.turn").first
     expect(turn).to_have_attribute("data-status", "completed")
+    assert leaks == []
     expect(turn.locator(".block")).to_contain_text("The code is 4711.")
     assert turn.locator("img").count() == 0
     assert _image_links(page, "li.turn .block") == [
@@ -86,6 +87,7 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
 
     _open(page, f"{browser_site}/notes/{note.id}/")
     expect(page.locator(".note-page .markdown h1")).to_have_text("Boiler")
+    assert leaks == []
     assert page.locator(".note-page .markdown img").count() == 0
     labels = [text for _, _, text in _image_links(page, ".note-page .markdown")]
     assert labels == ["Image: diagram — attacker.example",
@@ -99,6 +101,7 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
     stranger_leaks = _off_site(stranger, browser_site)
     _open(stranger, note_share.url)
     expect(stranger.locator(".markdown h1")).to_have_text("Boiler")
+    assert stranger_leaks == []
     assert [t for _, _, t in _image_links(stranger, ".markdown")] == labels
     _open(stranger, book_share.url)
     expect(stranger.get_by_role("heading", name="House")).to_be_visible()

@@ -166,3 +166,10 @@ def test_an_error_storing_the_answer_fails_the_turn_at_once_with_its_cause(
     assert jobs.recover(now=timezone.now() + timedelta(minutes=6))["expired"] == 0
     assert jobs.run_batch(account_id=owner.account_id, kind=convo.GENERATE) == 0
     assert len(chat_requests(provider)) == 1
+
+
+@pytest.mark.django_db
+def test_pages_allow_images_from_grove_itself_only():
+    policy = Client().get("/login/")["Content-Security-Policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";") if d.strip())
+    assert directives["img-src"] == "'self' data:"
