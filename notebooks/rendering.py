@@ -63,8 +63,8 @@ def _classes_only(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
-def _web_address(src: str) -> tuple[str, str] | None:
-    """(address, host) of an http(s) URL with a host; None for anything else."""
+def _web_host(src: str) -> str | None:
+    """The host (and port) of an http(s) URL; None for any other address."""
     try:
         parts = urlsplit(src)
         host, port = parts.hostname, parts.port
@@ -72,7 +72,7 @@ def _web_address(src: str) -> tuple[str, str] | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not host:
         return None
-    return src, f"{host}:{port}" if port else host
+    return f"{host}:{port}" if port else host
 
 
 def image_label(alt: str, src: str) -> str:
@@ -80,9 +80,9 @@ def image_label(alt: str, src: str) -> str:
     user part of the address, so "trusted.example@attacker.example" names the
     attacker)."""
     alt = " ".join(alt.split())
-    found = _web_address(src)
+    host = _web_host(src)
     label = f"Image: {alt}" if alt else "Image"
-    return f"{label} — {found[1]}" if found else label
+    return f"{label} — {host}" if host else label
 
 
 def _alt(token: Token, parser: MarkdownIt, env: dict) -> str:
@@ -103,11 +103,10 @@ def _images_as_links(children: list[Token], parser: MarkdownIt, env: dict) -> li
             continue
         src = str(token.attrs.get("src", ""))
         label = Token("text", "", 0, content=image_label(_alt(token, parser, env), src))
-        found = _web_address(src)
-        if found is None or depth:
+        if _web_host(src) is None or depth:
             out.append(label)
             continue
-        out += [Token("link_open", "a", 1, attrs={"href": found[0]}),
+        out += [Token("link_open", "a", 1, attrs={"href": src}),
                 label, Token("link_close", "a", -1)]
     return out
 
@@ -164,10 +163,9 @@ def _image_at(markdown: str, start: int, env: dict) -> tuple[int, str] | None:
     token = state.tokens[-1]
     src = str(token.attrs.get("src", ""))
     label = _markdown_text(image_label(_alt(token, parser, env), src))
-    found = _web_address(src)
-    if found is None:
+    if _web_host(src) is None:
         return state.pos, label
-    address = found[0].replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
+    address = src.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
     return state.pos, f"[{label}](<{address}>)"
 
 
