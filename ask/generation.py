@@ -17,7 +17,9 @@ Runs on the job framework (`grove.jobs`) under a 5-minute attempt lease:
   source still visible — then the result, or a failure code the UI shows with Retry.
 
 A worker that dies mid-call leaves the job leased; past the lease `recover` re-queues
-it and the turn is generated again (the turn stays `pending` meanwhile).
+it and the turn is generated again (the turn stays `pending` meanwhile). Any error an
+attempt raises instead — in any of the three steps — fails the turn at once
+(`generation_failed`, with the error in its message), not after the lease.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from grove.errors import GroveError
 from grove.jobs import Handler
 from grove.models import Connection, Job
 from grove.tenancy import tenant
+from grove.validation import storable
 from notebooks import recall
 from notebooks.models import Note
 from notebooks.rendering import first_line
@@ -288,9 +291,13 @@ def complete(jobs: list[Job], inputs: dict[uuid.UUID, Input],
 
 
 def on_failed(job: Job) -> None:
+    """The job failed for good: the turn shows why (the job's error, e.g. what the
+    database refused when the answer was stored), so it is not a mystery to retry."""
+    cause = f" ({job.last_error})" if job.last_error else ""
     Turn.objects.filter(id=job.target_id, status=Turn.Status.PENDING).update(
         status=Turn.Status.FAILED, error_code="generation_failed",
-        error_message="The answer could not be made; retry it.", completed_at=timezone.now())
+        error_message=storable(f"The answer could not be made{cause}; retry it.")[:500],
+        completed_at=timezone.now())
 
 
 HANDLER = Handler(kind=GENERATE, load=load, execute=execute, complete=complete,

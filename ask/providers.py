@@ -20,6 +20,8 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from grove.validation import storable
+
 TIMEOUT_SECONDS = 60.0
 MAX_RETRIES = 2
 
@@ -154,10 +156,14 @@ def _request(messages: list[dict[str, str]], name: str, schema: dict) -> dict:
 
 
 def _parse[M: BaseModel](response: object, model: type[M]) -> M:
+    """The model's JSON as `model`, its text cleaned of what PostgreSQL cannot hold (a
+    NUL, a lone surrogate from a `\\ud800` escape): the answer is stored and searched
+    for, and one such character must not cost the whole answer. Control characters
+    inside its strings are taken as they are (`strict=False`), for the same reason."""
     choices = getattr(response, "choices", None)
     content = choices[0].message.content if choices else None
     try:
-        return model.model_validate(json.loads(content or ""))
+        return model.model_validate(storable(json.loads(content or "", strict=False)))
     except (ValueError, ValidationError):
         raise ProviderUnavailable("The answer provider returned something other than the "
                                   "requested JSON answer.") from None

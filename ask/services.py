@@ -7,6 +7,12 @@ calling the model. Generation off, or `mode=search` → the sources alone. Other
 model's answer is checked against the evidence actually sent: a citation of anything
 else — unknown, another account's, another version — is dropped and its block marked
 unsupported, so an answer never links to a note the model was not shown.
+
+Model output is untrusted (a note it read may carry instructions), so Grove, not the
+model, decides what an answer's text may do: before any channel returns or stores it,
+`answer_text` turns every markdown image into a link naming its host — answer markdown
+may carry links and never images, so no client rendering it fetches anything by itself
+(what PostgreSQL cannot hold is already out: `providers` cleans the model's JSON).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from grove.errors import Invalid, Unavailable
 from grove.schemas import Out
 from grove.validation import storable_text
 from notebooks import recall
+from notebooks.rendering import without_images
 from notebooks.schemas import NoteOut
 from notebooks.selectors import EVERYWHERE
 
@@ -58,12 +65,18 @@ def clean_query(query: Any) -> str:
     return storable_text(query, what="query", code="invalid_query").strip()
 
 
+def answer_text(text: str) -> str:
+    """A model's answer text as Grove keeps and returns it: markdown with links but no
+    images (see the module's docstring)."""
+    return without_images(text)
+
+
 def check_citations(drafted: list[providers.DraftBlock], allowed: set[str]) -> list[AnswerBlock]:
     blocks = []
     for block in drafted:
         kept = list(dict.fromkeys(c for c in block.citations if c in allowed))
         dropped = len(set(block.citations)) != len(kept)
-        blocks.append(AnswerBlock(text=block.text, citations=kept,
+        blocks.append(AnswerBlock(text=answer_text(block.text), citations=kept,
                                   supported=bool(kept) and not dropped))
     return blocks
 
@@ -75,7 +88,9 @@ def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
 
 
 def answered(draft: providers.Draft, sources: list[Source]) -> tuple[str, list[AnswerBlock]]:
-    """The model's draft with its citations checked against the sources it was shown."""
+    """The model's draft with its citations checked against the sources it was shown
+    and its text made safe to store and render (`answer_text`). Every channel — `ask`,
+    `aask`, the conversation job — goes through here."""
     blocks = check_citations(draft.blocks, {s.cite_as for s in sources})
     status = draft.status if blocks or draft.status != "answered" else "insufficient_evidence"
     return status, blocks

@@ -9,8 +9,9 @@
   handler — that the target is still what the job was made for. Stale work is
   discarded, never written.
 * Failures of a handler's declared transient errors are retried with exponential
-  backoff up to `max_attempts`; then (or at once, for any other error) the job is
-  `failed` and the handler marks its target (e.g. `indexing: failed`).
+  backoff up to `max_attempts`; then (or at once, for any other error — in loading,
+  executing or storing the result alike) the job is `failed` with the error as
+  `last_error` and the handler marks its target (e.g. `indexing: failed`).
 * `recover()` (beat) re-queues jobs whose lease expired (a worker died) and wakes up
   work whose messages were lost.
 
@@ -49,6 +50,7 @@ from django.utils import timezone
 
 from grove.models import Account, Job
 from grove.tenancy import tenant
+from grove.validation import storable
 
 logger = logging.getLogger(__name__)
 
@@ -235,6 +237,21 @@ def _run_batch(*, account_id: uuid.UUID, kind: str,
     if not leased.jobs:
         return 0, 0
     claimed = len(leased.jobs)
+    try:
+        return claimed, _attempt(handler, account_id, leased)
+    except handler.transient as exc:
+        _retry_or_fail(handler, account_id, leased.token, leased.jobs, exc)
+    except Exception as exc:  # noqa: BLE001 - not declared transient: fail now, visibly
+        # Wherever it happened — load, execute or storing the result — the attempt ends
+        # here with its cause, not by its lease running out.
+        logger.exception("job kind %s failed", kind)
+        _retry_or_fail(handler, account_id, leased.token, leased.jobs, exc, permanent=True)
+    return claimed, 0
+
+
+def _attempt(handler: Handler, account_id: uuid.UUID, leased: _Claim) -> int:
+    """Load, execute and complete one claimed batch. Returns how many jobs were
+    completed; raises what any step raised (the caller fails the attempt with it)."""
     with tenant(account_id):
         inputs = handler.load(leased.jobs)
     live = [job for job in leased.jobs if job.id in inputs]
@@ -243,17 +260,9 @@ def _run_batch(*, account_id: uuid.UUID, kind: str,
         _finish(account_id, leased.token, gone, status=Job.Status.DISCARDED,
                 error="the target no longer exists")
     if not live:
-        return claimed, 0
-    try:
-        outputs = handler.execute([inputs[job.id] for job in live])
-    except handler.transient as exc:
-        _retry_or_fail(handler, account_id, leased.token, live, exc)
-        return claimed, 0
-    except Exception as exc:  # noqa: BLE001 - not declared transient: fail now, visibly
-        logger.exception("job kind %s failed", kind)
-        _retry_or_fail(handler, account_id, leased.token, live, exc, permanent=True)
-        return claimed, 0
-    return claimed, _complete(handler, account_id, leased.token, live, inputs, outputs)
+        return 0
+    outputs = handler.execute([inputs[job.id] for job in live])
+    return _complete(handler, account_id, leased.token, live, inputs, outputs)
 
 
 def _locked_if_leased(job: Job, token: uuid.UUID) -> Job | None:
@@ -314,7 +323,7 @@ def _retry_or_fail(
     handler: Handler, account_id: uuid.UUID, token: uuid.UUID, jobs: list[Job],
     exc: BaseException, *, permanent: bool = False,
 ) -> None:
-    error = f"{type(exc).__name__}: {exc}"[:2000]
+    error = storable(f"{type(exc).__name__}: {exc}")[:2000]  # the row must take it
     with tenant(account_id):
         now = timezone.now()
         for job in jobs:

@@ -159,7 +159,7 @@ SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF],
-    "img-src": [CSP.SELF, "data:", "https:"],
+    "img-src": [CSP.SELF, "data:"],  # never a remote image: no page calls out by itself
     "connect-src": [CSP.SELF],
     "font-src": [CSP.SELF],
     "object-src": [CSP.NONE],

@@ -26,6 +26,23 @@ def is_storable(value: Any) -> bool:
     return True
 
 
+def storable(value: Any) -> Any:
+    """`value` with what PostgreSQL cannot store taken out — NUL characters dropped, a
+    lone surrogate replaced by U+FFFD — in a string or anywhere inside lists and objects
+    of them. For text Grove did not get from a person who can be asked to fix it: a
+    model's output."""
+    if isinstance(value, str):
+        if is_storable(value):
+            return value
+        text = value.replace("\x00", "")
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list | tuple):
+        return [storable(item) for item in value]
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    return value
+
+
 def storable_text(value: str, *, what: str, code: str) -> str:
     """`value`, if PostgreSQL can store it (`is_storable`); Invalid(code) otherwise."""
     if "\x00" in value:

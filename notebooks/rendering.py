@@ -4,27 +4,40 @@
 Two layers on purpose: markdown-it escapes raw HTML in the source (`html=False`) and
 refuses `javascript:`-style links; nh3 (the Rust `ammonia` sanitiser) then keeps only an
 allow-list of tags, attributes and URL schemes, whatever a future plugin might emit.
+
+Nothing rendered here makes a browser fetch anything by itself: a note or a model
+answer is untrusted text, and an image's address is a way out (a remote image is
+requested the moment the page opens, with whatever the text put in its URL). So every
+image — inline, reference-style, inside a link or a table — becomes a labelled link
+naming its host (`image_label`), followed only when someone clicks it, and `img` is not
+among the tags nh3 keeps. `without_images` applies the same rule to markdown text
+itself, for answers that clients render on their own (ask.services).
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import re
+from urllib.parse import urlsplit
 
 import nh3
 from django.utils.html import strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.image import image as image_rule
+from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code",
-    "pre", "blockquote", "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th",
+    "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th",
     "td", "input",
-}
+}  # no img (nor anything else that loads a resource): see the module's docstring
 ATTRIBUTES = {
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
     "th": {"class"}, "td": {"class"},  # column alignment: align-left|center|right
     "ol": {"start"},
     "li": {"class"}, "ul": {"class"},
@@ -50,6 +63,54 @@ def _classes_only(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
+def _web_host(src: str) -> str | None:
+    """The host (and port) of an http(s) URL; None for any other address."""
+    try:
+        parts = urlsplit(src)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    return f"{host}:{port}" if port else host
+
+
+def image_label(alt: str, src: str) -> str:
+    """What an image is shown as: "Image: <alt> — <host>" (the host only, never the
+    user part of the address, so "trusted.example@attacker.example" names the
+    attacker)."""
+    alt = " ".join(alt.split())
+    host = _web_host(src)
+    label = f"Image: {alt}" if alt else "Image"
+    return f"{label} — {host}" if host else label
+
+
+def _alt(token: Token, parser: MarkdownIt, env: dict) -> str:
+    renderer = parser.renderer
+    assert isinstance(renderer, RendererHTML)
+    return renderer.renderInlineAsText(token.children or [], parser.options, env)
+
+
+def _images_as_links(children: list[Token], parser: MarkdownIt, env: dict) -> list[Token]:
+    """Inline tokens with each image replaced by a link to it (by its label as text
+    when it is inside a link already, or its address is not an http(s) one)."""
+    out: list[Token] = []
+    depth = 0
+    for token in children:
+        depth += {"link_open": 1, "link_close": -1}.get(token.type, 0)
+        if token.type != "image":
+            out.append(token)
+            continue
+        src = str(token.attrs.get("src", ""))
+        label = Token("text", "", 0, content=image_label(_alt(token, parser, env), src))
+        if _web_host(src) is None or depth:
+            out.append(label)
+            continue
+        out += [Token("link_open", "a", 1, attrs={"href": src}),
+                label, Token("link_close", "a", -1)]
+    return out
+
+
 def render_markdown(text: str) -> SafeString:
     """The note's content as safe HTML for templates. Table column alignment becomes a
     class, not a style attribute: the site's Content-Security-Policy allows no inline
@@ -62,11 +123,87 @@ def render_markdown(text: str) -> SafeString:
             side = ALIGNMENTS.get(str(token.attrs.pop("style")))
             if side:
                 token.attrs["class"] = side
+        if token.type == "inline" and token.children:
+            token.children = _images_as_links(token.children, parser, env)
     html = parser.renderer.render(tokens, parser.options, env)
     clean = nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
                       link_rel="noopener noreferrer nofollow",
                       attribute_filter=_classes_only)
     return mark_safe(clean)  # noqa: S308 - sanitised by nh3 just above
+
+
+def _images_and_code(markdown: str) -> tuple[int, list[str], dict]:
+    """How many images the markdown renders, the text of its code, and its references."""
+    env: dict = {}
+    tokens = _parser().parse(markdown, env)
+    inline = [c for t in tokens if t.type == "inline" for c in (t.children or [])]
+    code = [t.content for t in [*tokens, *inline]
+            if t.type in ("code_block", "fence", "code_inline")]
+    return sum(1 for c in inline if c.type == "image"), code, env
+
+
+_CANDIDATE = re.compile(r"(?<!\\)(?:\\\\)*!\[")  # "![" whose "!" is not escaped
+# What could act as markup inside a link's text (a table cell's "|" included).
+_PUNCTUATION = re.compile(r"([\\`*_\[\]<>!&~|])")
+TRIALS_MAX = 16  # images rewritten one by one; past that, every "![" is escaped
+
+
+def _markdown_text(text: str) -> str:
+    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+
+
+def _image_at(markdown: str, start: int, env: dict) -> tuple[int, str] | None:
+    """If an image starts at `start` (its "!"): where it ends and its replacement — a
+    link to it labelled by `image_label`, or the label as text."""
+    parser = _parser()
+    state = StateInline(markdown, parser, env, [])
+    state.pos = start
+    if not image_rule(state, False):
+        return None
+    token = state.tokens[-1]
+    src = str(token.attrs.get("src", ""))
+    label = _markdown_text(image_label(_alt(token, parser, env), src))
+    if _web_host(src) is None:
+        return state.pos, label
+    address = src.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
+    return state.pos, f"[{label}](<{address}>)"
+
+
+def without_images(markdown: str) -> str:
+    """The markdown with every image turned into a link to it labelled as
+    `render_markdown` shows it — the text a client may render itself, carrying links
+    and never images. Text without images comes back unchanged.
+
+    Every "![" that starts an image when read from there is rewritten (from the end, so
+    earlier offsets hold); that is the answer when the result has no image and its code
+    reads as before. Otherwise (a "![" inside code was rewritten too) each is tried on
+    its own and kept only if the document has one image fewer; should images remain
+    after `TRIALS_MAX` tries, every "![" left gets its "!" escaped (then only what sits
+    in code shows a backslash)."""
+    count, code, env = _images_and_code(markdown)
+    if not count:
+        return markdown
+    found = [(m.end() - 2, _image_at(markdown, m.end() - 2, env))
+             for m in reversed(list(_CANDIDATE.finditer(markdown)))]
+    rewrites = [(start, image) for start, image in found if image is not None]
+    bulk, limit = markdown, len(markdown)
+    for start, (end, replacement) in rewrites:
+        if end <= limit:  # an image around one rewritten already stays for the checks
+            bulk, limit = bulk[:start] + replacement + bulk[end:], start
+    left, bulk_code, _ = _images_and_code(bulk)
+    if not left and bulk_code == code:
+        return bulk
+    limit = len(markdown)
+    for start, (end, replacement) in rewrites[:TRIALS_MAX]:
+        if end > limit:
+            continue
+        trial = markdown[:start] + replacement + markdown[end:]
+        left, _, _ = _images_and_code(trial)
+        if left < count:
+            markdown, count, limit = trial, left, start
+        if not count:
+            return markdown
+    return _CANDIDATE.sub(lambda m: m.group(0)[:-2] + "\\![", markdown)
 
 
 EXCERPT_SOURCE_CHARS = 800
