@@ -129,7 +129,8 @@ class TurnOut(Out):
     @classmethod
     def of(cls, turn: Turn) -> TurnOut:
         return cls(
-            id=turn.id, conversation_id=turn.conversation_id, position=turn.position,
+            id=turn.client_id, conversation_id=turn.conversation.client_id,
+            position=turn.position,
             query=turn.query, format=turn.format,  # type: ignore[arg-type]
             context=ContextOut.model_validate(turn.context) if turn.context else None,
             status=turn.status,  # type: ignore[arg-type]
@@ -154,7 +155,7 @@ class ConversationOut(Out):
 
     @classmethod
     def of(cls, conversation: Conversation) -> ConversationOut:
-        return cls(id=conversation.id, title=conversation.title,
+        return cls(id=conversation.client_id, title=conversation.title,
                    notebook_id=conversation.notebook_id,
                    scope=conversation.scope,  # type: ignore[arg-type]
                    include_personal=conversation.include_personal,
@@ -272,7 +273,7 @@ def access_conversation(actor: Actor, conversation_id: Any, *,
     rows = _conversations(actor)
     if for_update:
         rows = rows.select_for_update()
-    conversation = rows.filter(id=key).first()
+    conversation = rows.filter(client_id=key).first()
     if conversation is None:
         raise NotFound("No such conversation.", code="conversation_not_found")
     return conversation
@@ -296,7 +297,7 @@ def conversation_create(*, actor: Actor, conversation_id: Any, notebook_id: Any 
         digest = request_hash("conversation.create", {
             "scope": scope, "notebook": notebook, "personal": include_personal,
             "title": clean}, actor.connection_id)
-        existing = _conversations(actor, hidden=True).filter(id=key).first()
+        existing = _conversations(actor, hidden=True).filter(client_id=key).first()
         if existing is not None:
             if existing.request_hash != digest or existing.deleted_at is not None:
                 raise Conflict("This conversation id was already used for a different "
@@ -306,11 +307,11 @@ def conversation_create(*, actor: Actor, conversation_id: Any, notebook_id: Any 
         try:
             with transaction.atomic():
                 conversation = Conversation.objects.create(
-                    id=key, account_id=actor.account_id, connection_id=actor.connection_id,
+                    client_id=key, account_id=actor.account_id, connection_id=actor.connection_id,
                     title=clean, scope=scope, notebook_id=notebook,
                     include_personal=include_personal, request_hash=digest, created_at=now,
                     updated_at=now)
-        except IntegrityError:  # the id is taken (by another account or connection)
+        except IntegrityError:  # a concurrent create took this id a moment ago
             raise Conflict("This conversation id is already in use.",
                            code="conversation_conflict") from None
         return ConversationOut.of(conversation), True
@@ -336,7 +337,7 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
         digest = request_hash("turn.submit", {
             "conversation": conversation.id, "query": question, "format": format,
             "expected": expected_version, "context": selection}, actor.connection_id)
-        existing = Turn.objects.filter(id=key).first()
+        existing = Turn.objects.filter(client_id=key).first()
         if existing is not None:
             if existing.request_hash != digest:
                 raise Conflict("This turn id was already used for a different question.",
@@ -357,7 +358,7 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
                 # that a client never reads (or builds on) answers from notes outside
                 # its grant, even when the owner asks in its conversation.
                 turn = Turn.objects.create(
-                    id=key, account_id=actor.account_id, conversation=conversation,
+                    client_id=key, account_id=actor.account_id, conversation=conversation,
                     connection_id=conversation.connection_id,
                     position=conversation.version + 1,
                     query=question, format=format, context=selection, request_hash=digest,
@@ -380,7 +381,7 @@ def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
     key = parse_uuid(turn_id, what="turn id")
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id, for_update=True)
-        turn = Turn.objects.select_for_update().filter(id=key, conversation=conversation)\
+        turn = Turn.objects.select_for_update().filter(client_id=key, conversation=conversation)\
             .first()
         if turn is None:
             raise NotFound("No such turn.", code="turn_not_found")
@@ -405,7 +406,7 @@ def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
     key = parse_uuid(turn_id, what="turn id")
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id)
-        turn = conversation.turns.filter(id=key).first()
+        turn = conversation.turns.filter(client_id=key).first()
         if turn is None:
             raise NotFound("No such turn.", code="turn_not_found")
         return TurnOut.of(turn)
@@ -430,7 +431,7 @@ def conversation_list(*, actor: Actor, after: Any = None
         total = rows.count()
         if after is not None:
             key = parse_uuid(after, what="after")
-            mark = _conversations(actor, hidden=True).filter(id=key)\
+            mark = _conversations(actor, hidden=True).filter(client_id=key)\
                 .values_list("created_at", "id").first()
             if mark is None:
                 raise Invalid("after names no conversation of yours.", code="invalid_after")
@@ -438,7 +439,7 @@ def conversation_list(*, actor: Actor, after: Any = None
         page = list(rows[:PAGE + 1])
     more = len(page) > PAGE
     page = page[:PAGE]
-    return [ConversationOut.of(c) for c in page], (page[-1].id if more else None), total
+    return [ConversationOut.of(c) for c in page], (page[-1].client_id if more else None), total
 
 
 def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
@@ -480,7 +481,7 @@ def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
                 matched[conversation_id] = asked_text[:SEARCH_MAX_CHARS]
     more = len(page) > PAGE
     page = page[:PAGE]
-    found = [ConversationFound(id=c.id, title=c.title, turn_count=c.version,
+    found = [ConversationFound(id=c.client_id, title=c.title, turn_count=c.version,
                                created_at=c.created_at, updated_at=c.updated_at,
                                matched_question=matched.get(c.id)) for c in page]
     next_cursor = None

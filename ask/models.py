@@ -1,7 +1,9 @@
 """Conversations (SPEC §8): durable Ask threads and their turns.
 
-A conversation's and a turn's id are the client's UUIDs, so a retried create or submit
-finds the row it made. `Conversation.version` counts the turns submitted (it is also
+A conversation and a turn are named by the client's UUID (`client_id`, unique within
+the account — another account using the same UUID is a different row, so ids can be
+neither taken nor probed across accounts), so a retried create or submit finds the row
+it made; the primary key is Grove's own. `Conversation.version` counts the turns submitted (it is also
 the turn count): a turn names the version it expects, and a turn refused for any reason
 leaves it unchanged. A turn is
 `pending` until its generation job stores an answer (`completed`) or gives up
@@ -9,6 +11,8 @@ leaves it unchanged. A turn is
 """
 
 from __future__ import annotations
+
+import uuid
 
 from django.conf import settings
 from django.db import models
@@ -24,7 +28,10 @@ class Conversation(models.Model):
         PERSONAL = "personal"
         NOTEBOOK = "notebook"
 
-    id = models.UUIDField(primary_key=True, editable=False)  # the client's UUID
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The UUID the client named it by: unique within the account only, so another
+    # account's ids can be neither taken nor probed for.
+    client_id = models.UUIDField(editable=False)
     account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                                 related_name="+")
     # Who started it: None = the owner in the website; a connection sees only its own.
@@ -47,6 +54,8 @@ class Conversation(models.Model):
                                 name="conversation_history",
                                 condition=Q(deleted_at__isnull=True))]
         constraints = [
+            models.UniqueConstraint(fields=["account", "client_id"],
+                                    name="conversation_client_id_unique"),
             models.CheckConstraint(
                 condition=Q(scope="notebook", notebook__isnull=False)
                 | (~Q(scope="notebook") & Q(notebook__isnull=True)),
@@ -56,7 +65,7 @@ class Conversation(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.title or str(self.id)
+        return self.title or str(self.client_id)
 
 
 class Turn(models.Model):
@@ -69,7 +78,8 @@ class Turn(models.Model):
         PLAIN = "plain"
         MARKDOWN = "markdown"
 
-    id = models.UUIDField(primary_key=True, editable=False)  # the client's UUID
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    client_id = models.UUIDField(editable=False)  # the client's UUID, unique per account
     account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                                 related_name="+")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE,
@@ -96,6 +106,8 @@ class Turn(models.Model):
         db_table = "ask_turn"
         ordering = ["position"]
         constraints = [
+            models.UniqueConstraint(fields=["account", "client_id"],
+                                    name="turn_client_id_unique"),
             models.UniqueConstraint(fields=["conversation", "position"],
                                     name="turn_position_unique"),
             models.CheckConstraint(condition=Q(position__gte=1, position__lte=100),

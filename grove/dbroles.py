@@ -85,9 +85,14 @@ def check_reachable(alias: str) -> None:
     setting = "DATABASE_URL" if alias == "default" else "GROVE_MIGRATE_DATABASE_URL"
     if settings.GROVE_EMBEDDED_DB:
         setting = "embedded database"
+    import psycopg
+
+    connection = connections[alias]
     try:
-        connections[alias].ensure_connection()
-    except OperationalError as exc:
+        # A direct connection, not one from the pool: fail at once, with the reason.
+        psycopg.connect(**connection.get_connection_params(), connect_timeout=10).close()
+        connection.ensure_connection()
+    except (OperationalError, psycopg.OperationalError) as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{setting}: cannot connect to {describe(alias)}: {reason}") from None
 

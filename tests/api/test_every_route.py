@@ -40,7 +40,7 @@ def conversation_of(actor) -> dict[str, str]:
                                         turn_id=uuid.uuid4(), query="hello?",
                                         expected_version=0)
     with tenant(actor):
-        Turn.objects.filter(id=turn.id).update(status="failed", error_code="test")
+        Turn.objects.filter(client_id=turn.id).update(status="failed", error_code="test")
     return {"conversation_id": str(made.id), "turn_id": str(turn.id)}
 
 

@@ -88,6 +88,30 @@ def test_a_turn_is_pending_then_answered_with_exact_citations(owner, provider):
     assert detail.title == "When is the staging database rebuilt?"
 
 
+def test_another_accounts_ids_are_neither_taken_nor_revealed(owner, provider):
+    """A UUID another account already uses for a conversation or a turn is, for this
+    account, as fresh as any other: created, not a 409 that says it exists elsewhere."""
+    factories.note(owner, "Bins go out on Thursday evenings.")
+    conversation_id, turn_id = uuid.uuid4(), uuid.uuid4()
+    convo.conversation_create(actor=owner, conversation_id=conversation_id, title="Chores")
+    convo.turn_submit(actor=owner, conversation_id=conversation_id, turn_id=turn_id,
+                      query="When do the bins go out?", expected_version=0)
+    other = factories.owner()
+    mine, created = convo.conversation_create(actor=other, conversation_id=conversation_id,
+                                              title="Something else")
+    assert created and mine.id == conversation_id and mine.title == "Something else"
+    turn, created = convo.turn_submit(actor=other, conversation_id=conversation_id,
+                                      turn_id=turn_id, query="What is new?",
+                                      expected_version=0)
+    assert created and turn.id == turn_id and turn.conversation_id == conversation_id
+    # Each account sees its own, under the same ids.
+    assert convo.conversation_get(actor=owner, conversation_id=conversation_id).title == "Chores"
+    assert convo.conversation_get(actor=other, conversation_id=conversation_id).title == \
+        "Something else"
+    assert [t.query for t in convo.conversation_get(
+        actor=owner, conversation_id=conversation_id).turns] == ["When do the bins go out?"]
+
+
 def test_identical_retries_replay_and_changed_payloads_conflict(owner, provider):
     factories.note(owner, "Bins go out on Thursday evenings.")
     conversation_id = uuid.uuid4()
@@ -451,7 +475,7 @@ def test_over_rest_each_connection_sees_its_own(owner, provider):
     assert api.get(f"/conversations/{conversation_id}").status_code == 404
     assert api.post("/conversations", body).status_code == 409  # the id stays taken
     with tenant(owner):
-        assert Conversation.objects.filter(id=conversation_id).exists()  # retained
+        assert Conversation.objects.filter(client_id=conversation_id).exists()  # retained
 
 
 def test_the_owner_asking_in_an_agents_conversation_gets_the_agents_grant(owner, provider):

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ask import conversations as convo
 from ask import services
+from ask.models import Turn
 from grove import jobs
 from grove.models import Job
 from grove.tenancy import tenant
@@ -107,7 +108,8 @@ def test_a_nul_and_a_lone_surrogate_in_the_answer_are_cleaned_and_the_turn_compl
     assert [b.text for b in done.result.blocks] == ["Sundays\ufffd, at night."]
     assert len(chat_requests(provider)) == 1
     with tenant(owner):
-        job = Job.objects.get(kind=convo.GENERATE, target_id=turn.id)
+        job = Job.objects.get(kind=convo.GENERATE,
+                              target_id=Turn.objects.get(client_id=turn.id).id)
     assert job.status == Job.Status.DONE and job.attempts == 1
 
 
@@ -160,7 +162,8 @@ def test_an_error_storing_the_answer_fails_the_turn_at_once_with_its_cause(
     assert failed.status == "failed" and failed.error.code == "generation_failed"
     assert "ask_turn_refuses_marker" in failed.error.message  # the real cause, shown
     with tenant(owner):
-        job = Job.objects.get(kind=convo.GENERATE, target_id=turn.id)
+        job = Job.objects.get(kind=convo.GENERATE,
+                              target_id=Turn.objects.get(client_id=turn.id).id)
     assert job.status == Job.Status.FAILED and job.attempts == 1
     assert job.last_error.startswith("IntegrityError:") and job.lease_token is None
     # Nothing is left for the lease to run out on: no second model call, ever.
