@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import stat
@@ -168,6 +169,9 @@ class EmbeddedPostgres:
         self.lock_file = self.run_dir / "db.lock"
         self.log_file = home / "db.log"
         self.owned = False
+        # Grove processes this one started (`grove serve`'s worker): their connections
+        # are this process's own, not "another grove command still connected".
+        self.own_pids: set[int] = {os.getpid()}
         self._identity: _Identity | None = None
         self._bin: Path | None = None
 
@@ -388,22 +392,29 @@ class EmbeddedPostgres:
             )
 
     def _client_backends(self) -> int:
-        """Client connections from other processes (this process's own connections —
-        any thread's — carry application_name grove-<pid>, see settings)."""
+        """Client connections of other processes still alive. Grove names its connections
+        grove-<pid> (every thread's, see settings); not counted are this process's own,
+        those of the processes it started (`own_pids`), and those of a grove process that
+        has died — its backends have not noticed yet, and nobody can be using them."""
         import psycopg
 
         try:
             with psycopg.connect(host=str(self.socket_dir), port=PORT, user=SUPERUSER,
                                  dbname="postgres", autocommit=True, connect_timeout=5) as conn:
-                row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
-                    "AND application_name IS DISTINCT FROM %s",
-                    [f"grove-{os.getpid()}"],
-                ).fetchone()
+                names = conn.execute(
+                    "SELECT application_name FROM pg_stat_activity "
+                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                ).fetchall()
         except psycopg.Error:
             return 0
-        return int(row[0]) if row else 0
+        return sum(1 for (name,) in names if self._someone_else(name))
+
+    def _someone_else(self, application_name: str | None) -> bool:
+        match = re.fullmatch(r"grove-(\d+)", application_name or "")
+        if match is None:
+            return True  # psql, another program: it may be using the database
+        pid = int(match[1])
+        return pid not in self.own_pids and _process_alive(pid)
 
     def _others_gone(self, seconds: float = 3.0) -> bool:
         """No other process is connected — allowing a moment for the connections of a
