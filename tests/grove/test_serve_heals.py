@@ -181,3 +181,50 @@ def test_a_worker_that_keeps_dying_is_given_up_on_loudly(home):
     with pytest.raises(httpx.TransportError):
         serve.get("/login/")
     _assert_nothing_left(serve, seen)
+
+
+def test_stop_after_activity_and_idle_leaves_nothing_even_with_a_dead_clients_query(home):
+    """A grove process killed while its query runs (a job's worker killed after the
+    warm-shutdown timeout, a `grove shell` killed from another terminal) leaves a backend
+    that keeps running the query, named after a process that is gone: nobody can be
+    using it, and it must not keep the database alive when `grove serve` stops."""
+    import subprocess
+
+    import psycopg
+
+    from tests.grove.processes import GROVE, grove_env
+
+    serve = Serve(home)
+    try:
+        serve.wait_ready()
+        key = _owner_and_key(serve)
+        workers = [_worker(serve)]
+        _new_note_is_indexed(serve, key, "The compost heap is turned every second Sunday.")
+        assert _api(serve, key, "GET", "/v1/notes").status_code == 200
+        shell = subprocess.Popen(
+            [*GROVE, "shell", "-c", "from django.db import connection\n"
+             "connection.cursor().execute('SELECT pg_sleep(600)')"],
+            env=grove_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = EmbeddedPostgres(home)
+
+        def sleeping() -> bool:
+            with psycopg.connect(host=str(server.socket_dir), user="postgres",
+                                 dbname="postgres") as conn:
+                return conn.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = %s "
+                    "AND query LIKE '%%pg_sleep%%'", [f"grove-{shell.pid}"]).fetchone() \
+                    is not None
+
+        _until(sleeping, 60, "the shell's query did not start", serve)
+        shell.kill()
+        shell.wait()
+        assert sleeping()  # its backend runs on, for a client that is gone
+        time.sleep(35)  # idle: past a periodic recovery round and the worker's last job
+        assert serve.get("/healthz").status_code == 200
+    finally:
+        started = time.monotonic()
+        code = serve.stop(signal.SIGTERM, timeout=90)
+    took = time.monotonic() - started
+    assert code == 0, serve.output()
+    _assert_nothing_left(serve, workers)
+    assert took < 30, f"stopping took {took:.1f} s"
