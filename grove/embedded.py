@@ -341,12 +341,7 @@ class EmbeddedPostgres:
         assert self._identity is not None
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
-        lock_file = self.data / "postmaster.pid"
-        if lock_file.exists() and self.server_pid() is None:
-            # Left by a server that died with the machine; its PID may now belong to an
-            # unrelated process, which would make postgres refuse to start. We hold the
-            # data folder's lock and verified no postgres runs on it: the file is stale.
-            lock_file.unlink()
+        self._remove_stale_lock_files()
         if self.socket_dir != self.data:
             self._private_socket_dir()
         self.log_file.touch(mode=0o600)
@@ -364,10 +359,22 @@ class EmbeddedPostgres:
         )
         if result.returncode != 0 or not self.is_running():
             tail = self.log_file.read_text(errors="replace").strip().splitlines()[-1:]
+            said = " ".join((result.stderr or result.stdout).split())
             raise ConfigError(
                 f"embedded PostgreSQL did not start in {self.data}: "
-                f"{' '.join(tail) or result.stderr.strip()} (log: {self.log_file})"
+                f"{' '.join(tail) or said} (pg_ctl: {said or result.returncode}; "
+                f"log: {self.log_file})"
             )
+
+    def _remove_stale_lock_files(self) -> None:
+        """Called holding the data folder's lock. Lock files left by a server that was
+        killed or died with the machine: the PID they name may still answer (a killed
+        server not yet reaped) or belong to an unrelated process, and postgres would
+        refuse to start. Verified that no postgres runs on this folder, they are stale."""
+        if self.server_pid() is None:
+            for stale in (self.data / "postmaster.pid",
+                          self.socket_dir / f".s.PGSQL.{PORT}.lock"):
+                stale.unlink(missing_ok=True)
 
     def _private_socket_dir(self) -> None:
         """The fallback socket folder lives in shared /tmp: create it ourselves and make
@@ -511,7 +518,10 @@ class EmbeddedPostgres:
             if not mine and self._owner_alive():
                 self.owned = False
                 return  # another live process (e.g. `grove serve`) owns it
-            if self.is_running() and self._others_gone():
+            if not self.is_running():  # it died: what it left goes too
+                self._remove_stale_lock_files()
+                self.owner_file.unlink(missing_ok=True)
+            elif self._others_gone():
                 self._stop_server()
                 self.owner_file.unlink(missing_ok=True)
             elif mine:

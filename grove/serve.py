@@ -7,7 +7,7 @@ this process started (or adopted) it.
 
 On the embedded default a supervisor thread watches what `grove serve` started — the
 database server and the worker — and restarts either when it dies, with a growing
-delay. A part that dies more than `MAX_RESTARTS` times within `RESTART_WINDOW`
+delay. A part that fails more than `MAX_RESTARTS` times within `RESTART_WINDOW`
 seconds is given up on: `grove serve` says what failed, stops everything and exits
 with status 1, so a service manager (or a human) sees the failure instead of a site
 that answers 503 or never runs its background jobs.
@@ -168,17 +168,18 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-RESTART_WINDOW = 60.0  # seconds in which deaths of one part are counted
-MAX_RESTARTS = 3  # restarts allowed within the window; one death more gives up
+RESTART_WINDOW = 60.0  # seconds in which the failures of one part are counted
+MAX_RESTARTS = 3  # restarts allowed within the window; one failure more gives up
 MAX_DELAY = 8  # seconds; the delay before a restart doubles from 1 s up to this
 CHECK_EVERY = 0.25  # seconds between looks
 
 
 class Supervisor(threading.Thread):
     """Starts the worker, watches it and the embedded database, and restarts whichever
-    dies: after 1 s, then 2 s, 4 s … while deaths of that part accumulate within
-    RESTART_WINDOW. One death more than MAX_RESTARTS in the window gives up: the
-    failure is said and `give_up` is called (`grove serve` then stops everything).
+    dies: after 1 s, then 2 s, 4 s … while failures of that part (deaths, failed
+    starts) accumulate within RESTART_WINDOW. One failure more than MAX_RESTARTS in the
+    window gives up: the failure is said and `give_up` is called (`grove serve` then
+    stops everything and exits with status 1).
 
     The worker is started, restarted and stopped from this thread only: the kernel's
     parent-death signal follows the thread that started a process."""
@@ -193,7 +194,7 @@ class Supervisor(threading.Thread):
         self._give_up = give_up
         self._stopping = threading.Event()
         self._started = threading.Event()
-        self._deaths: dict[str, deque[float]] = {"database": deque(), "worker": deque()}
+        self._failures: dict[str, deque[float]] = {"database": deque(), "worker": deque()}
         self._postmaster = server.server_pid() if server is not None else None
 
     def start_worker(self) -> None:
@@ -246,33 +247,36 @@ class Supervisor(threading.Thread):
             _kill_group(worker)
             self._heal("worker", _why(worker), self._new_worker)
 
-    def _count_death(self, part: str) -> int:
-        deaths = self._deaths[part]
+    def _count_failure(self, part: str) -> int:
+        failures = self._failures[part]
         now = time.monotonic()
-        deaths.append(now)
-        while now - deaths[0] > RESTART_WINDOW:
-            deaths.popleft()
-        return len(deaths)
+        failures.append(now)
+        while now - failures[0] > RESTART_WINDOW:
+            failures.popleft()
+        return len(failures)
 
     def _heal(self, part: str, why: str, restart: Callable[[], str]) -> bool:
-        """Restart a part that died; False if given up on or stopping meanwhile."""
+        """Restart a part that died; False if given up on or stopping meanwhile. A start
+        that fails counts as another failure."""
+        line = f"grove: the {part} stopped ({why})"
         while True:
-            deaths = self._count_death(part)
-            if deaths > MAX_RESTARTS:
-                self.failure = (f"the {part} stopped {deaths} times within "
-                                f"{RESTART_WINDOW:.0f} s (last: {why}); giving up")
-                _say(f"grove: error: {self.failure}; stopping Grove")
+            failures = self._count_failure(part)
+            if failures > MAX_RESTARTS:
+                self.failure = (f"the {part} failed {failures} times within "
+                                f"{RESTART_WINDOW:.0f} s (last: {why})")
+                _say(f"grove: error: {self.failure}; giving up, stopping Grove")
                 self._stopping.set()
                 self._give_up()
                 return False
-            delay = min(2 ** (deaths - 1), MAX_DELAY)
-            _say(f"grove: the {part} stopped ({why}); restarting it in {delay} s")
+            delay = min(2 ** (failures - 1), MAX_DELAY)
+            _say(f"{line}; restarting it in {delay} s")
             if self._stopping.wait(delay):
                 return False
             try:
                 running = restart()
             except ConfigError as exc:
-                why = f"it did not start again: {exc}"
+                why = f"it did not start: {exc}"
+                line = f"grove: the {part} did not start again ({exc})"
                 continue
             _say(f"grove: the {part} is running again ({running})")
             return True

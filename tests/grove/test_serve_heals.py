@@ -147,6 +147,9 @@ def test_a_killed_database_is_restarted_and_the_site_recovers(home):
         assert server.server_pid() not in (None, postmaster)
         _until(lambda: "grove: the database is running again" in serve.output(), 10,
                "the restart was not reported", serve)
+        # At the first attempt: the killed server's lock files do not stand in the way.
+        assert "did not start again" not in serve.output()
+        assert recovered < 15, f"the site answered again only after {recovered:.1f} s"
         # Pages and the API read the database again, and the worker's jobs run again.
         assert _api(serve, key, "GET", "/v1/notes").status_code == 200
         assert serve.get("/login/").status_code == 200
@@ -175,12 +178,36 @@ def test_a_worker_that_keeps_dying_is_given_up_on_loudly(home):
     assert code == 1, output
     for delay in (1, 2, 4):
         assert f"grove: the worker stopped (signal 9); restarting it in {delay} s" in output
-    assert ("grove: error: the worker stopped 4 times within 60 s (last: signal 9); "
-            "giving up; stopping Grove") in output
+    assert ("grove: error: the worker failed 4 times within 60 s (last: signal 9); "
+            "giving up, stopping Grove") in output
     assert "Grove stopped." in output
     with pytest.raises(httpx.TransportError):
         serve.get("/login/")
     _assert_nothing_left(serve, seen)
+
+
+def test_a_database_that_keeps_dying_is_given_up_on_loudly(home):
+    serve = Serve(home)
+    serve.wait_ready()
+    workers = [_worker(serve)]
+    _until(lambda: len(_group(workers[0])) == 2, 60, "the worker did not start", serve)
+    server = EmbeddedPostgres(home)
+    for kill in range(4):  # three restarts are allowed within the window, not a fourth
+        postmaster = server.server_pid()
+        assert postmaster
+        os.kill(postmaster, signal.SIGKILL)
+        if kill < 3:  # killed once it runs again, not while it starts
+            _until(lambda n=kill + 1: serve.output().count(
+                "grove: the database is running again") == n, 60,
+                "the database was not restarted", serve)
+    code = serve.proc.wait(timeout=90)
+    output = serve.output()
+    assert code == 1, output
+    assert output.count("grove: the database is running again") == 3, output
+    assert re.search(r"grove: error: the database failed 4 times within 60 s \(last: its "
+                     r"server process \d+ is gone\); giving up, stopping Grove", output), output
+    assert "Grove stopped." in output
+    _assert_nothing_left(serve, workers)
 
 
 def test_stop_after_activity_and_idle_leaves_nothing_even_with_a_dead_clients_query(home):
