@@ -274,7 +274,7 @@ class Supervisor(threading.Thread):
                 return False
             try:
                 running = restart()
-            except ConfigError as exc:
+            except (ConfigError, OSError) as exc:
                 why = f"it did not start: {exc}"
                 line = f"grove: the {part} did not start again ({exc})"
                 continue
