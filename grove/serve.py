@@ -211,6 +211,11 @@ class Supervisor(threading.Thread):
     def run(self) -> None:
         try:
             self._new_worker()
+        except OSError as exc:  # not even started: nothing to watch over
+            self.failure = f"the worker did not start: {exc}"
+            _say(f"grove: error: {self.failure}; stopping Grove")
+            self._give_up()
+            return
         finally:
             self._started.set()
         try:
