@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as exc:
         fail(str(exc))
 
+    if command == "worker":
+        from grove.serve import die_with_parent
+
+        die_with_parent()  # when started by `grove serve`
     if command == "serve":
         from grove.serve import serve
 

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import stat
@@ -168,6 +169,9 @@ class EmbeddedPostgres:
         self.lock_file = self.run_dir / "db.lock"
         self.log_file = home / "db.log"
         self.owned = False
+        # Grove processes this one started (`grove serve`'s worker): their connections
+        # are this process's own, not "another grove command still connected".
+        self.own_pids: set[int] = {os.getpid()}
         self._identity: _Identity | None = None
         self._bin: Path | None = None
 
@@ -337,12 +341,7 @@ class EmbeddedPostgres:
         assert self._identity is not None
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
-        lock_file = self.data / "postmaster.pid"
-        if lock_file.exists() and self.server_pid() is None:
-            # Left by a server that died with the machine; its PID may now belong to an
-            # unrelated process, which would make postgres refuse to start. We hold the
-            # data folder's lock and verified no postgres runs on it: the file is stale.
-            lock_file.unlink()
+        self._remove_stale_lock_files()
         if self.socket_dir != self.data:
             self._private_socket_dir()
         self.log_file.touch(mode=0o600)
@@ -360,10 +359,22 @@ class EmbeddedPostgres:
         )
         if result.returncode != 0 or not self.is_running():
             tail = self.log_file.read_text(errors="replace").strip().splitlines()[-1:]
+            said = " ".join((result.stderr or result.stdout).split())
             raise ConfigError(
                 f"embedded PostgreSQL did not start in {self.data}: "
-                f"{' '.join(tail) or result.stderr.strip()} (log: {self.log_file})"
+                f"{' '.join(tail) or said} (pg_ctl: {said or result.returncode}; "
+                f"log: {self.log_file})"
             )
+
+    def _remove_stale_lock_files(self) -> None:
+        """Called holding the data folder's lock. Lock files left by a server that was
+        killed or died with the machine: the PID they name may still answer (a killed
+        server not yet reaped) or belong to an unrelated process, and postgres would
+        refuse to start. Verified that no postgres runs on this folder, they are stale."""
+        if self.server_pid() is None:
+            for stale in (self.data / "postmaster.pid",
+                          self.socket_dir / f".s.PGSQL.{PORT}.lock"):
+                stale.unlink(missing_ok=True)
 
     def _private_socket_dir(self) -> None:
         """The fallback socket folder lives in shared /tmp: create it ourselves and make
@@ -388,22 +399,29 @@ class EmbeddedPostgres:
             )
 
     def _client_backends(self) -> int:
-        """Client connections from other processes (this process's own connections —
-        any thread's — carry application_name grove-<pid>, see settings)."""
+        """Client connections of other processes still alive. Grove names its connections
+        grove-<pid> (every thread's, see settings); not counted are this process's own,
+        those of the processes it started (`own_pids`), and those of a grove process that
+        has died — its backends have not noticed yet, and nobody can be using them."""
         import psycopg
 
         try:
             with psycopg.connect(host=str(self.socket_dir), port=PORT, user=SUPERUSER,
                                  dbname="postgres", autocommit=True, connect_timeout=5) as conn:
-                row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
-                    "AND application_name IS DISTINCT FROM %s",
-                    [f"grove-{os.getpid()}"],
-                ).fetchone()
+                names = conn.execute(
+                    "SELECT application_name FROM pg_stat_activity "
+                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+                ).fetchall()
         except psycopg.Error:
             return 0
-        return int(row[0]) if row else 0
+        return sum(1 for (name,) in names if self._someone_else(name))
+
+    def _someone_else(self, application_name: str | None) -> bool:
+        match = re.fullmatch(r"grove-(\d+)", application_name or "")
+        if match is None:
+            return True  # psql, another program: it may be using the database
+        pid = int(match[1])
+        return pid not in self.own_pids and _process_alive(pid)
 
     def _others_gone(self, seconds: float = 3.0) -> bool:
         """No other process is connected — allowing a moment for the connections of a
@@ -500,7 +518,10 @@ class EmbeddedPostgres:
             if not mine and self._owner_alive():
                 self.owned = False
                 return  # another live process (e.g. `grove serve`) owns it
-            if self.is_running() and self._others_gone():
+            if not self.is_running():  # it died: what it left goes too
+                self._remove_stale_lock_files()
+                self.owner_file.unlink(missing_ok=True)
+            elif self._others_gone():
                 self._stop_server()
                 self.owner_file.unlink(missing_ok=True)
             elif mine:

@@ -4,6 +4,13 @@ Only one `grove serve` may run per data folder (an exclusive lock on
 `$GROVE_HOME/run/serve.lock`); a second one exits with a clear message. Ctrl-C or
 SIGTERM shuts the web server down gracefully and then stops the embedded database if
 this process started (or adopted) it.
+
+On the embedded default a supervisor thread watches what `grove serve` started — the
+database server and the worker — and restarts either when it dies, with a growing
+delay. A part that fails more than `MAX_RESTARTS` times within `RESTART_WINDOW`
+seconds is given up on: `grove serve` says what failed, stops everything and exits
+with status 1, so a service manager (or a human) sees the failure instead of a site
+that answers 503 or never runs its background jobs.
 """
 
 from __future__ import annotations
@@ -14,7 +21,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -95,26 +105,45 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop()
 
 
-def _die_with_parent() -> None:
-    """In the worker, before exec: get SIGTERM if `grove serve` dies, even by SIGKILL,
-    so no orphaned worker keeps the database busy (Linux prctl PR_SET_PDEATHSIG)."""
+PARENT_ENV = "GROVE_SERVE_PID"  # set in the worker's environment: the `grove serve` to die with
+
+
+def die_with_parent() -> None:
+    """In the worker, first thing: get SIGTERM when `grove serve` dies, even by SIGKILL,
+    so no orphaned worker keeps the database busy (Linux prctl PR_SET_PDEATHSIG). Set by
+    the worker itself — no code runs between fork and exec in a threaded parent — and
+    checked against a parent that died before it was set."""
+    parent = os.environ.pop(PARENT_ENV, "")
+    if not parent.isdigit():
+        return
     try:
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
     except (OSError, AttributeError):
-        pass
+        return
+    if os.getppid() != int(parent):
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _start_worker(config: Config) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "grove", "worker", "--with-beat"],
-        env={**os.environ, "GROVE_HOME": str(config.home)},
-        # Its own process group: Ctrl-C in the terminal reaches only `grove serve`,
-        # which then stops the worker in order (jobs first, database last).
+        env={**os.environ, "GROVE_HOME": str(config.home), PARENT_ENV: str(os.getpid())},
+        # Its own process group (with the scheduler process it forks): Ctrl-C in the
+        # terminal reaches only `grove serve`, which then stops the worker in order (jobs
+        # first, database last), and whatever the worker leaves is found by its group.
         start_new_session=True,
-        preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads exist yet at this point
     )
+
+
+def _kill_group(worker: subprocess.Popen[bytes]) -> None:
+    """What is left of a stopped worker's process group (the periodic scheduler it
+    forked outlives a worker killed with SIGKILL, and would schedule twice)."""
+    try:
+        os.killpg(worker.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
@@ -125,6 +154,137 @@ def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
+    _kill_group(worker)
+
+
+def _why(worker: subprocess.Popen[bytes]) -> str:
+    code = worker.returncode
+    if code is not None and code < 0:
+        return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+RESTART_WINDOW = 60.0  # seconds in which the failures of one part are counted
+MAX_RESTARTS = 3  # restarts allowed within the window; one failure more gives up
+MAX_DELAY = 8  # seconds; the delay before a restart doubles from 1 s up to this
+CHECK_EVERY = 0.25  # seconds between looks
+
+
+class Supervisor(threading.Thread):
+    """Starts the worker, watches it and the embedded database, and restarts whichever
+    dies: after 1 s, then 2 s, 4 s … while failures of that part (deaths, failed
+    starts) accumulate within RESTART_WINDOW. One failure more than MAX_RESTARTS in the
+    window gives up: the failure is said and `give_up` is called (`grove serve` then
+    stops everything and exits with status 1).
+
+    The worker is started, restarted and stopped from this thread only: the kernel's
+    parent-death signal follows the thread that started a process."""
+
+    def __init__(self, config: Config, server: EmbeddedPostgres | None,
+                 give_up: Callable[[], None]):
+        super().__init__(name="grove-supervisor", daemon=True)
+        self.config = config
+        self.server = server
+        self.worker: subprocess.Popen[bytes] | None = None
+        self.failure: str | None = None
+        self._give_up = give_up
+        self._stopping = threading.Event()
+        self._started = threading.Event()
+        self._failures: dict[str, deque[float]] = {"database": deque(), "worker": deque()}
+        self._postmaster = server.server_pid() if server is not None else None
+
+    def start_worker(self) -> None:
+        """Start the thread and wait until the first worker runs."""
+        self.start()
+        self._started.wait()
+
+    def stop(self) -> None:
+        """Stop watching, then stop the worker (jobs finish first); returns when done."""
+        self._stopping.set()
+        if self.is_alive():
+            self.join()
+
+    def run(self) -> None:
+        try:
+            self._new_worker()
+        except OSError as exc:  # not even started: nothing to watch over
+            self.failure = f"the worker did not start: {exc}"
+            _say(f"grove: error: {self.failure}; stopping Grove")
+            self._give_up()
+            return
+        finally:
+            self._started.set()
+        try:
+            while not self._stopping.wait(CHECK_EVERY):
+                try:
+                    self._check()
+                except Exception as exc:  # noqa: BLE001 - the watch must go on
+                    _say(f"grove: the supervisor met an error: {exc!r}")
+        finally:
+            if self.worker is not None:
+                _stop_worker(self.worker)
+
+    def _new_worker(self) -> str:
+        self.worker = _start_worker(self.config)
+        if self.server is not None:
+            self.server.own_pids.add(self.worker.pid)
+        return f"pid {self.worker.pid}"
+
+    def _restart_database(self) -> str:
+        assert self.server is not None
+        self.server.ensure_running(take_over=True)
+        return f"pid {self.server.server_pid()}"
+
+    def _check(self) -> None:
+        if self.server is not None and not self.server.is_running():
+            # Database first: a worker started meanwhile would start it on its own.
+            if not self._heal("database", f"its server process {self._postmaster} is gone",
+                              self._restart_database):
+                return
+        if self.server is not None:
+            self._postmaster = self.server.server_pid()
+        worker = self.worker
+        if worker is not None and worker.poll() is not None:
+            _kill_group(worker)
+            self._heal("worker", _why(worker), self._new_worker)
+
+    def _count_failure(self, part: str) -> int:
+        failures = self._failures[part]
+        now = time.monotonic()
+        failures.append(now)
+        while now - failures[0] > RESTART_WINDOW:
+            failures.popleft()
+        return len(failures)
+
+    def _heal(self, part: str, why: str, restart: Callable[[], str]) -> bool:
+        """Restart a part that died; False if given up on or stopping meanwhile. A start
+        that fails counts as another failure."""
+        line = f"grove: the {part} stopped ({why})"
+        while True:
+            failures = self._count_failure(part)
+            if failures > MAX_RESTARTS:
+                self.failure = (f"the {part} failed {failures} times within "
+                                f"{RESTART_WINDOW:.0f} s (last: {why})")
+                _say(f"grove: error: {self.failure}; giving up, stopping Grove")
+                self._stopping.set()
+                self._give_up()
+                return False
+            delay = min(2 ** (failures - 1), MAX_DELAY)
+            _say(f"{line}; restarting it in {delay} s")
+            if self._stopping.wait(delay):
+                return False
+            try:
+                running = restart()
+            except (ConfigError, OSError) as exc:
+                why = f"it did not start: {exc}"
+                line = f"grove: the {part} did not start again ({exc})"
+                continue
+            _say(f"grove: the {part} is running again ({running})")
+            return True
 
 
 def _release_database(server: EmbeddedPostgres) -> None:
@@ -158,7 +318,7 @@ def serve(config: Config, argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _raise_stop)
 
     server = None
-    worker: subprocess.Popen[bytes] | None = None
+    supervisor: Supervisor | None = None
     try:
         if config.embedded:
             from grove.embedded import EmbeddedPostgres
@@ -183,10 +343,9 @@ def serve(config: Config, argv: list[str]) -> int:
         from grove.embeddings.profile import check_embedding_profile
 
         check_embedding_profile()
-        if config.embedded:
-            # The embedded default runs its background jobs too: one worker process
-            # with the periodic scheduler built in (the filesystem broker needs no Redis).
-            worker = _start_worker(config)
+        from django.db import connections
+
+        connections.close_all()  # the checks' connections; requests open their own
 
         import uvicorn
 
@@ -205,6 +364,15 @@ def serve(config: Config, argv: list[str]) -> int:
             "grove.asgi:application", host=args.host, port=args.port, lifespan="off",
             log_level="warning", access_log=False, timeout_graceful_shutdown=10,
         ))
+        if config.embedded:
+            # The embedded default runs its background jobs too: one worker process
+            # with the periodic scheduler built in (the filesystem broker needs no Redis),
+            # watched with the database by the supervisor.
+            def give_up() -> None:
+                web.should_exit = True
+
+            supervisor = Supervisor(config, server, give_up)
+            supervisor.start_worker()
         try:
             web.run()
         except SystemExit:
@@ -214,7 +382,7 @@ def serve(config: Config, argv: list[str]) -> int:
             print(f"grove: error: cannot listen on {bind}:{args.port} (address in use?)",
                   file=sys.stderr)
             return 1
-        return 0
+        return 1 if supervisor is not None and supervisor.failure else 0
     except ConfigError as exc:
         print(f"grove: error: {exc}", file=sys.stderr)
         return 2
@@ -223,8 +391,8 @@ def serve(config: Config, argv: list[str]) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if worker is not None:
-            _stop_worker(worker)
+        if supervisor is not None:
+            supervisor.stop()
         if server is not None:
             from django.db import connections
 
