@@ -6,7 +6,8 @@ neither taken nor probed across accounts), so a retried create or submit finds t
 it made; the primary key is Grove's own. `Conversation.version` counts the turns
 submitted (it is also the turn count): a turn names the version it expects, and a turn
 refused for any reason leaves it unchanged. A turn is `pending` until its generation
-job stores an answer (`completed`) or gives up (`failed`, retryable). Deleting a conversation hides it; its rows are retained.
+job stores an answer (`completed`) or gives up (`failed`, retryable). Deleting a
+conversation hides it; its rows are retained.
 """
 
 from __future__ import annotations
