@@ -101,6 +101,21 @@ def _take_serve_lock(config: Config) -> int:
     return fd
 
 
+MAX_CONNECTIONS = 1024
+
+
+def close_connections() -> None:
+    """Close this process's database connections, the pooled ones included (closing a
+    connection only hands it back to the pool)."""
+    from django.db import connections
+
+    connections.close_all()
+    for connection in connections.all(initialized_only=True):
+        close_pool = getattr(connection, "close_pool", None)
+        if close_pool is not None:
+            close_pool()
+
+
 def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop()
 
@@ -343,9 +358,8 @@ def serve(config: Config, argv: list[str]) -> int:
         from grove.embeddings.profile import check_embedding_profile
 
         check_embedding_profile()
-        from django.db import connections
 
-        connections.close_all()  # the checks' connections; requests open their own
+        close_connections()  # the checks' connections; requests open their own
 
         import uvicorn
 
@@ -363,6 +377,9 @@ def serve(config: Config, argv: list[str]) -> int:
         web = Server(uvicorn.Config(
             "grove.asgi:application", host=args.host, port=args.port, lifespan="off",
             log_level="warning", access_log=False, timeout_graceful_shutdown=10,
+            # A hard cap on open connections (beyond it: 503 at once); requests inside
+            # it are bounded and queued by grove.limits.
+            limit_concurrency=MAX_CONNECTIONS,
         ))
         if config.embedded:
             # The embedded default runs its background jobs too: one worker process
@@ -394,9 +411,7 @@ def serve(config: Config, argv: list[str]) -> int:
         if supervisor is not None:
             supervisor.stop()
         if server is not None:
-            from django.db import connections
-
-            connections.close_all()
+            close_connections()
             _release_database(server)
         print("Grove stopped.", flush=True)
         os.close(lock_fd)
