@@ -223,6 +223,11 @@ OAUTH2_PROVIDER = {
 # Sign-in throttling (grove/throttle.py): failures per account name and per client
 # address within a window; over either limit the form says when to try again.
 GROVE_LOGIN_LIMITS = {"account": 5, "address": 20, "window": 15 * 60}
+# Open OAuth client registration: registrations per client address within a window
+# (over it → 429 with Retry-After), and how long a registered client that never obtained
+# a token may stay before the periodic clean-up deletes it.
+GROVE_REGISTRATION_LIMIT = {"count": 20, "window": 3600}
+GROVE_UNUSED_CLIENT_SECONDS = 24 * 3600
 
 # The per-connection API rate limit counts in the cache: Redis when configured (shared
 # by every process), else process memory (the embedded default runs one web process).

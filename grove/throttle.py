@@ -70,3 +70,18 @@ def login_failed(username: str, address: str, *, now: float | None = None) -> No
 def login_succeeded(username: str, *, now: float | None = None) -> None:
     window = settings.GROVE_LOGIN_LIMITS["window"]
     cache.delete(_keys(username, "", window, time.time() if now is None else now)["account"])
+
+
+def registration_blocked_for(request: HttpRequest, *, now: float | None = None) -> int | None:
+    """Count one OAuth client registration from the request's address; over
+    `GROVE_REGISTRATION_LIMIT` in its window, the seconds until the window ends (else
+    None). Every attempt counts, refused ones included."""
+    limits = settings.GROVE_REGISTRATION_LIMIT
+    if not limits["count"]:
+        return None
+    now = time.time() if now is None else now
+    window = limits["window"]
+    if count(f"register:{address_key(request)}:{int(now // window)}", window) \
+            <= limits["count"]:
+        return None
+    return max(1, math.ceil(window - now % window))
