@@ -25,7 +25,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI, Router, Status
+from ninja import NinjaAPI, Router, Status, Swagger
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
@@ -204,6 +204,9 @@ api = NinjaAPI(
     urls_namespace="v1",
     auth=KEY,
     docs_url="/docs",
+    # Swagger UI from ninja's static files with its settings in a JSON block, so it runs
+    # under Grove's `script-src 'self'`; no online validator badge (a remote image).
+    docs=Swagger(settings={"validatorUrl": None}),
     openapi_url="/openapi.json",
     throttle=[ConnectionRateLimit()],
 )

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "oauth2_provider",
+    "ninja",  # /v1/docs from ninja's own templates and static Swagger UI (no CDN)
 ]
 
 MIDDLEWARE = [

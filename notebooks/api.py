@@ -297,8 +297,8 @@ def get_typed(request: HttpRequest, typed_id: str) -> Any:
 # -- export ----------------------------------------------------------------------------------
 
 
-@router.get("/export", tags=["export"], response={200: str, **ERRORS}, auth=KEY_OR_SESSION,
-            openapi_extra={"responses": {"200": {
+@router.get("/export", tags=["export"], response=ERRORS, auth=KEY_OR_SESSION,
+            openapi_extra={"responses": {200: {
                 "description": "NDJSON: one JSON object per line with a `type` field",
                 "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}},
             summary="Export the caller's notebooks, notes and revisions as NDJSON")
