@@ -195,7 +195,31 @@ class ApiRouter(Router):
 
 
 
-api = NinjaAPI(
+class GroveAPI(NinjaAPI):
+    """The API whose OpenAPI document also states the rules an argument model checks
+    across its fields (`openapi_rules`: a handoff needs a taskId, a change needs a
+    field, …). Only here: MCP clients take tool input schemas with plain properties."""
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None,
+                           path_params: dict[str, Any] | None = None) -> Any:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        components = schema.get("components", {}).get("schemas", {})
+        for model in _subclasses(In):
+            rules = model.__dict__.get("openapi_rules")
+            if rules and model.__name__ in components:
+                components[model.__name__].update(rules)
+        return schema
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+api = GroveAPI(
     title="Grove",
     version="1",
     description="Notes and memory for people and their agents. Every response is an envelope "
