@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
+from pydantic.json_schema import JsonDict
 
-from ask import services
+from ask import conversations, services
 from grove.schemas import In
-from notebooks.arguments import PLACE_FILTER, Place, place_of
+from grove.validation import NONBLANK_TEXT, STORABLE_TEXT
+from notebooks.arguments import CURSOR_MAX_CHARS, PLACE_FILTER, Place, place_of
+
+_QUESTION: JsonDict = {"pattern": NONBLANK_TEXT}
 
 
 class AskIn(In):
     query: str = Field(max_length=services.QUERY_MAX_CHARS,
-                       description="The question, in plain words.")
+                       description="The question, in plain words.", json_schema_extra=_QUESTION)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
                                       " (REST: null = Personal).")
     include_personal: bool = Field(default=True, description="With everything granted: "
                                    "Personal notes too, when granted.")
-    previous_questions: list[str] = Field(
+    previous_questions: list[Annotated[str, Field(max_length=services.QUERY_MAX_CHARS,
+                                                  json_schema_extra=_QUESTION)]] = Field(
         default_factory=list, max_length=services.PREVIOUS_MAX,
         description="Earlier questions, oldest first, for a follow-up like \"and in "
         "May?\".")
@@ -36,8 +41,12 @@ class AskIn(In):
 
 class ContextIn(In):
     notes: list[uuid.UUID] = Field(default_factory=list,
+                                   max_length=conversations.CONTEXT_NOTES_MAX,
+                                   json_schema_extra={"uniqueItems": True},
                                    description="Up to 12 note ids, each once")
     notebooks: list[uuid.UUID] = Field(default_factory=list,
+                                       max_length=conversations.CONTEXT_NOTEBOOKS_MAX,
+                                       json_schema_extra={"uniqueItems": True},
                                        description="Up to 6 notebook ids, each once")
     only: bool = Field(default=False, description="Use nothing outside the selection")
 
@@ -48,7 +57,7 @@ class ConversationCreateIn(In):
     notebook_id: uuid.UUID | None = Field(
         default=None, description="One notebook; null = Personal only; omit for all granted")
     include_personal: bool = True
-    title: str | None = None
+    title: str | None = Field(default=None, json_schema_extra={"pattern": STORABLE_TEXT})
 
     def service_kwargs(self) -> dict[str, Any]:
         place = self.notebook_id if "notebook_id" in self.model_fields_set \
@@ -60,9 +69,10 @@ class ConversationCreateIn(In):
 class TurnIn(In):
     id: uuid.UUID = Field(description="The turn's id, chosen by the client (a UUID): a retry "
                                       "with the same id and body replays")
-    query: str = Field(description="The question (at most 6,000 characters)")
+    query: str = Field(description="The question (at most 6,000 characters)",
+                       max_length=services.QUERY_MAX_CHARS, json_schema_extra=_QUESTION)
     format: Literal["plain", "markdown"] = "plain"
-    expected_version: int = Field(description="The conversation version you last saw")
+    expected_version: int = Field(ge=0, description="The conversation version you last saw")
     context: ContextIn | None = Field(
         default=None, description="Strict source selection: notes and notebooks to answer "
                                   "from; with only=true nothing else is used")
@@ -77,6 +87,8 @@ class TurnIn(In):
 
 
 class HistorySearchIn(In):
-    query: str | None = Field(default=None, description="Literal, case-insensitive text "
-                                                        "to find in titles and questions")
-    cursor: str | None = None
+    query: str | None = Field(default=None, max_length=conversations.SEARCH_MAX_CHARS,
+                              json_schema_extra={"pattern": STORABLE_TEXT},
+                              description="Literal, case-insensitive text to find in titles "
+                                          "and questions")
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)

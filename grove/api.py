@@ -24,7 +24,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI, Router, Status
+from ninja import NinjaAPI, Router, Status, Swagger
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
@@ -193,7 +193,31 @@ class ApiRouter(Router):
 
 
 
-api = NinjaAPI(
+class GroveAPI(NinjaAPI):
+    """The API whose OpenAPI document also states the rules an argument model checks
+    across its fields (`openapi_rules`: a handoff needs a taskId, a change needs a
+    field, …). Only here: MCP clients take tool input schemas with plain properties."""
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None,
+                           path_params: dict[str, Any] | None = None) -> Any:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        components = schema.get("components", {}).get("schemas", {})
+        for model in _subclasses(In):
+            rules = model.__dict__.get("openapi_rules")
+            if rules and model.__name__ in components:
+                components[model.__name__].update(rules)
+        return schema
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+api = GroveAPI(
     title="Grove",
     version="1",
     description="Notes and memory for people and their agents. Every response is an envelope "
@@ -202,6 +226,9 @@ api = NinjaAPI(
     urls_namespace="v1",
     auth=KEY,
     docs_url="/docs",
+    # Swagger UI from ninja's static files with its settings in a JSON block, so it runs
+    # under Grove's `script-src 'self'`; no online validator badge (a remote image).
+    docs=Swagger(settings={"validatorUrl": None}),
     openapi_url="/openapi.json",
     throttle=[ConnectionRateLimit()],
 )

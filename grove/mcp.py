@@ -131,6 +131,8 @@ def compact_schema(node: Any, *, offer_null: bool = True, describe: bool = True)
             continue  # the default
         elif key == "format" and value == "uuid":
             continue  # the descriptions say which ids a field takes
+        elif key == "pattern" and isinstance(value, str):
+            continue  # id and text patterns: the descriptions say them in fewer words
         else:
             out[key] = compact_schema(value, offer_null=offer_null, describe=describe)
     options = out.get("anyOf")

@@ -15,6 +15,10 @@ What this module adds to the toolkit:
 * **The consent page** is Grove's own template: it names the client and the host it will
   send the user back to, and its CSP lets exactly that redirect target through
   `form-action` (browsers apply `form-action` to the redirect that answers the form).
+* **Open registration, bounded**: registrations are limited per client address
+  (`GROVE_REGISTRATION_LIMIT`, 429 with Retry-After), only the grant types Grove offers
+  may be registered, and a registered client that never obtained a token is deleted
+  after `GROVE_UNUSED_CLIENT_SECONDS` by the periodic token clean-up.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from oauth2_provider.views import (
 )
 from oauthlib.oauth2.rfc6749 import errors
 
+from grove import throttle
 from grove.config import LOOPBACK_NAMES
 from grove.validation import is_storable
 
@@ -266,6 +271,51 @@ def clear_redeemed_codes() -> int:
     return RedeemedCode.objects.filter(redeemed_at__lt=cutoff).delete()[0]
 
 
+def clear_unused_clients(*, now: Any = None) -> int:
+    """Delete registered clients (RFC 7591) older than `GROVE_UNUSED_CLIENT_SECONDS` that
+    never obtained a token: no code, access or refresh token other than the registration
+    token, and no connection in any account (an approved or pending client, or one whose
+    tokens merely expired, stays). Their registration tokens go with them."""
+    from datetime import timedelta
+
+    from django.db.models import Exists, OuterRef
+    from django.utils import timezone
+    from oauth2_provider.models import (
+        get_access_token_model,
+        get_application_model,
+        get_grant_model,
+        get_refresh_token_model,
+    )
+    from oauth2_provider.settings import oauth2_settings
+
+    from grove.models import Account, Connection
+    from grove.tenancy import tenant
+
+    application = get_application_model()
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.GROVE_UNUSED_CLIENT_SECONDS)
+    mine = OuterRef("pk")
+    unused = (application.objects
+              .filter(registration_source=application.RegistrationSource.DCR,
+                      created__lt=cutoff)
+              .exclude(Exists(get_access_token_model().objects.filter(application=mine)
+                              .exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE)))
+              .exclude(Exists(get_refresh_token_model().objects.filter(application=mine)))
+              .exclude(Exists(get_grant_model().objects.filter(application=mine))))
+    candidates = dict(unused.values_list("client_id", "pk"))
+    if not candidates:
+        return 0
+    # Connections are tenant rows: each account is asked for its own.
+    for account_id in Account.objects.values_list("id", flat=True):
+        with tenant(account_id):
+            for client_id in Connection.objects.filter(
+                    kind=Connection.Kind.OAUTH,
+                    oauth_client_id__in=list(candidates)).values_list("oauth_client_id",
+                                                                       flat=True):
+                candidates.pop(client_id, None)
+    return application.objects.filter(pk__in=candidates.values()).delete()[1].get(
+        application._meta.label, 0)
+
+
 class GroveAuthorizationView(AuthorizationView):
     """The consent step: the website login, then a page naming the client and where it
     will send the user back. Refuses non-S256 PKCE and foreign resources up front."""
@@ -391,11 +441,20 @@ def _metadata_problem(body: bytes) -> tuple[str, str] | None:
         return None  # the toolkit answers malformed bodies itself
     if not is_storable(data):
         return ("invalid_client_metadata", "The metadata holds a character no text may carry.")
-    uris = data.get("redirect_uris") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None  # the toolkit answers this itself
+    uris = data.get("redirect_uris")
     for uri in uris if isinstance(uris, list) else []:
         problem = redirect_uri_problem(uri)
         if problem:
             return ("invalid_redirect_uri", problem)
+    grants = data.get("grant_types")
+    if isinstance(grants, list):
+        unoffered = [g for g in grants if g not in settings.GROVE_OAUTH_GRANT_TYPES]
+        if unoffered:
+            return ("invalid_client_metadata",
+                    f"Grove offers the grant types {', '.join(settings.GROVE_OAUTH_GRANT_TYPES)}"
+                    f" only, not {', '.join(map(str, unoffered))}.")
     return None
 
 
@@ -412,7 +471,22 @@ class _CheckedMetadata:
 # An API for clients, not a form: no cookies, so no CSRF (as the toolkit's own views).
 @method_decorator(csrf_exempt, name="dispatch")
 class GroveRegistrationView(_CheckedMetadata, DynamicClientRegistrationView):
-    """Open dynamic client registration (RFC 7591): registering grants nothing."""
+    """Open dynamic client registration (RFC 7591): registering grants nothing, and every
+    attempt counts against its address's limit (the refused ones too)."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST":
+            wait = throttle.registration_blocked_for(request)
+            if wait is not None:
+                response = JsonResponse({
+                    "error": "temporarily_unavailable",
+                    "error_description": "Too many client registrations from this address; "
+                                         "retry after the number of seconds in Retry-After."},
+                    status=429)
+                response["Retry-After"] = str(wait)
+                response["Cache-Control"] = "no-store"
+                return response
+        return super().dispatch(request, *args, **kwargs)
 
 
 @method_decorator(csrf_exempt, name="dispatch")

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "oauth2_provider",
+    "ninja",  # /v1/docs from ninja's own templates and static Swagger UI (no CDN)
 ]
 
 MIDDLEWARE = [
@@ -245,6 +246,11 @@ OAUTH2_PROVIDER = {
 # `max_delay`) — slowed, never refused.
 GROVE_LOGIN_LIMITS = {"pair": 5, "address": 20, "account": 5, "step": 0.5, "max_delay": 3.0,
                       "window": 15 * 60}
+# Open OAuth client registration: registrations per client address within a window
+# (over it → 429 with Retry-After), and how long a registered client that never obtained
+# a token may stay before the periodic clean-up deletes it.
+GROVE_REGISTRATION_LIMIT = {"count": 20, "window": 3600}
+GROVE_UNUSED_CLIENT_SECONDS = 24 * 3600
 
 # The per-connection API rate limit counts in the cache: Redis when configured (shared
 # by every process), else process memory (the embedded default runs one web process).

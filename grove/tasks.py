@@ -28,10 +28,12 @@ def jobs_recover_task() -> dict[str, int]:
 @shared_task(name="grove.clear_tokens", ignore_result=True)
 def oauth_tokens_clear_task() -> None:
     """Delete expired OAuth tokens and grants (django-oauth-toolkit's `cleartokens`);
-    revoked refresh tokens are kept until they expire, for reuse detection."""
+    revoked refresh tokens are kept until they expire, for reuse detection. Registered
+    clients that never obtained a token go too (`grove.oauth.clear_unused_clients`)."""
     from oauth2_provider.models import clear_expired
 
-    from grove.oauth import clear_redeemed_codes
+    from grove.oauth import clear_redeemed_codes, clear_unused_clients
 
     clear_expired()
     clear_redeemed_codes()
+    clear_unused_clients()

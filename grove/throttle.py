@@ -5,6 +5,8 @@ runs one web process). Keys hold hashes, never names or addresses in the clear.
 * **Per connection** (`connection_wait`): `GROVE_API_RATE_LIMIT` requests a minute per
   API key or OAuth client, one count across `/v1`, `POST /v1/tools/*` and `/mcp`.
 * **Per address** (`grove.limits`): every request, before any credential is looked up.
+* **OAuth client registration** (`registration_blocked_for`): registrations per address
+  per window, refused ones included.
 * **Sign-in** (`login_*`): failures are counted per (account name, address), per
   address, and per account name. The first two refuse further tries from *that*
   address until the window ends; the account-wide count only slows sign-in down (a
@@ -128,3 +130,18 @@ def login_succeeded(username: str, address: str, *, now: float | None = None) ->
     window = int(settings.GROVE_LOGIN_LIMITS["window"])
     keys = _login_keys(username, address, window, clock() if now is None else now)
     cache.delete_many([keys["pair"], keys["account"]])
+
+
+def registration_blocked_for(request: HttpRequest, *, now: float | None = None) -> int | None:
+    """Count one OAuth client registration from the request's address; over
+    `GROVE_REGISTRATION_LIMIT` in its window, the seconds until the window ends (else
+    None). Every attempt counts, refused ones included."""
+    limits = settings.GROVE_REGISTRATION_LIMIT
+    if not limits["count"]:
+        return None
+    now = clock() if now is None else now
+    window = limits["window"]
+    if count(f"register:{address_key(request)}:{int(now // window)}", window) \
+            <= limits["count"]:
+        return None
+    return _until_window_ends(window, now)

@@ -50,3 +50,11 @@ def storable_text(value: str, *, what: str, code: str) -> str:
     if not is_storable(value):
         raise Invalid(f"{what} is not valid Unicode text.", code=code)
     return value
+
+
+# The rules above as JSON Schema patterns (valid in ECMA-262 and Python `re` alike), for
+# the documents that describe the arguments: text PostgreSQL can store (`is_storable`;
+# JSON Schema has no way to say "valid Unicode", and a JSON parser yields it anyway),
+# and such text with something besides whitespace (the services trim it first).
+STORABLE_TEXT = r"^[^\u0000]*$"
+NONBLANK_TEXT = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"

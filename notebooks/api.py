@@ -35,9 +35,11 @@ from grove.api import (
     optional_body,
 )
 from grove.errors import Invalid, NotFound
+from grove.validation import STORABLE_TEXT
 from notebooks import portability, search, selectors, services
 from notebooks import recall as recall_service
 from notebooks.arguments import (
+    CURSOR_MAX_CHARS,
     BatchIn,
     KindName,
     MoveIn,
@@ -45,11 +47,15 @@ from notebooks.arguments import (
     NotebookUpdateIn,
     NoteUpdateIn,
     Operated,
+    Place,
     RecallIn,
     RememberIn,
     RestoreRevisionIn,
     SearchIn,
+    TypedId,
+    place_of,
 )
+from notebooks.models import SOURCE_AGENT_MAX_CHARS
 from notebooks.schemas import (
     BatchOut,
     NotebookOut,
@@ -77,24 +83,21 @@ def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
 class NoteFilters(In):
     model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
 
-    notebook_id: str | None = Field(
+    notebook_id: Place | None = Field(
         default=None, description="A notebook id, `personal` for Personal; omit for all")
     kind: list[KindName] | None = None
-    source_agent: str | None = Field(default=None, max_length=200)
+    source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
+                                     json_schema_extra={"pattern": STORABLE_TEXT})
     updated_after: datetime | None = None
     lifetime: Literal["permanent", "ephemeral"] | None = None
     status: Literal["active", "archived", "expired"] = "active"
     sort: Literal["updated_desc", "updated_asc", "created_desc"] | None = None
-    cursor: str | None = Field(default=None, max_length=2000)
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
     limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT)
 
 
-def _notebook_filter(value: str | None) -> Any:
-    if value is None:
-        return search.EVERYWHERE
-    if value == "personal":
-        return None
-    return value
+def _notebook_filter(value: uuid.UUID | str | None) -> Any:
+    return search.EVERYWHERE if value is None else place_of(value)
 
 
 class SearchEnvelope(Ok[list[search.SearchItem]]):
@@ -202,7 +205,7 @@ class NotebookListQuery(In):
     model_config = {"extra": "ignore"}
 
     include_archived: bool = False
-    cursor: str | None = Field(default=None, max_length=2000)
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
     limit: int = Field(default=100, ge=1, le=selectors.NOTEBOOK_PAGE_MAX)
 
 
@@ -274,7 +277,7 @@ def recall(request: HttpRequest, payload: RecallIn) -> Any:
 @router.get("/get/{typed_id}", tags=["recall"],
             response={200: Ok[NoteOut | NotebookOut | RevisionOut], **ERRORS},
             summary="The full record for a typed id: note:<uuid>[@<version>] or notebook:<uuid>")
-def get_typed(request: HttpRequest, typed_id: str) -> Any:
+def get_typed(request: HttpRequest, typed_id: TypedId) -> Any:
     actor = actor_of(request)
     kind, _, rest = typed_id.partition(":")
     if kind == "note":
@@ -297,8 +300,8 @@ def get_typed(request: HttpRequest, typed_id: str) -> Any:
 # -- export ----------------------------------------------------------------------------------
 
 
-@router.get("/export", tags=["export"], response={200: str, **ERRORS}, auth=KEY_OR_SESSION,
-            openapi_extra={"responses": {"200": {
+@router.get("/export", tags=["export"], response=ERRORS, auth=KEY_OR_SESSION,
+            openapi_extra={"responses": {200: {
                 "description": "NDJSON: one JSON object per line with a `type` field",
                 "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}}},
             summary="Export the caller's notebooks, notes and revisions as NDJSON")

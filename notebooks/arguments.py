@@ -18,13 +18,15 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
-from pydantic.json_schema import JsonDict
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonDict, SkipJsonSchema
 
 from grove.errors import Invalid
 from grove.schemas import In
+from grove.validation import NONBLANK_TEXT, STORABLE_TEXT
 from notebooks import recall, search
 from notebooks.models import (
     CONTENT_MAX_CHARS,
@@ -35,6 +37,8 @@ from notebooks.models import (
 )
 from notebooks.services import BATCH_MAX
 
+CURSOR_MAX_CHARS = 2000
+
 KindName = Literal["preference", "fact", "decision", "solution", "handoff"]
 PERSONAL = "personal"
 
@@ -43,6 +47,12 @@ PERSONAL = "personal"
 _UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 _NOTE = re.compile(rf"(?:note:)?({_UUID})(?:@([0-9]{{1,9}}))?", re.IGNORECASE)
 _NOTEBOOK = re.compile(rf"(?:notebook:)?({_UUID})", re.IGNORECASE)
+# The same forms as JSON Schema patterns for the documents (the validators above also
+# take other letter cases and surrounding spaces; a version is never 0).
+NOTE_ID_PATTERN = rf"^(note:)?{_UUID}(@[1-9][0-9]{{0,8}})?$"
+NOTEBOOK_ID_PATTERN = rf"^(notebook:)?{_UUID}$"
+PLACE_PATTERN = rf"^(personal|(notebook:)?{_UUID})$"
+TYPED_ID_PATTERN = rf"^(note:{_UUID}(@[1-9][0-9]{{0,8}})?|notebook:{_UUID})$"
 
 
 @dataclass(frozen=True)
@@ -86,12 +96,19 @@ def _place(value: Any) -> uuid.UUID | str:
 # The forms are spelled out in each field's description (a UUID pattern would cost every
 # client ~90 characters per field of its context for what the description already says).
 NoteId = Annotated[NoteRef, PlainValidator(_note_ref), PlainSerializer(str, return_type=str),
-                   WithJsonSchema({"type": "string"})]
+                   WithJsonSchema({"type": "string", "pattern": NOTE_ID_PATTERN})]
 NotebookId = Annotated[uuid.UUID, PlainValidator(_notebook_id),
-                       PlainSerializer(str, return_type=str), WithJsonSchema({"type": "string"})]
+                       PlainSerializer(str, return_type=str),
+                       WithJsonSchema({"type": "string", "pattern": NOTEBOOK_ID_PATTERN})]
 # A place notes live: a notebook, or "personal".
 Place = Annotated[uuid.UUID | str, PlainValidator(_place), PlainSerializer(str, return_type=str),
-                  WithJsonSchema({"type": "string"})]
+                  WithJsonSchema({"type": "string", "pattern": PLACE_PATTERN})]
+# Checked by the route itself (invalid_typed_id); the pattern documents the forms.
+TypedId = Annotated[str, WithJsonSchema({"type": "string", "pattern": TYPED_ID_PATTERN})]
+# Text fields as the services check them: storable, and (Nonblank) not only whitespace.
+_TEXT: JsonDict = {"pattern": STORABLE_TEXT}
+Importance = Annotated[float, Field(ge=0, le=1)]
+_NONBLANK: JsonDict = {"pattern": NONBLANK_TEXT}
 
 NOTE_ID = "`<uuid>` or `note:<uuid>[@<version>]` as recall cites it"
 NOTE_ID_CHANGE = NOTE_ID + " (a version acts as expectedVersion)."
@@ -135,7 +152,8 @@ CONTENT = "Markdown (CommonMark + GitHub tables), trimmed"
 RETENTION = "Days to keep it, then it expires (restorable for 60 days)"
 # Limits the service checks (on the trimmed text, with stable error codes) are declared in
 # the schema without a second, different check in the model.
-_CONTENT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": CONTENT_MAX_CHARS}
+_CONTENT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": CONTENT_MAX_CHARS,
+                             "pattern": NONBLANK_TEXT}
 _RETENTION_SCHEMA: JsonDict = {"minimum": 1, "maximum": RETENTION_MAX_DAYS}
 
 
@@ -149,20 +167,27 @@ class RememberIn(Operated):
     task_id: str | None = Field(
         default=None, max_length=TASK_ID_MAX_CHARS,
         description="A handoff's task (stable, e.g. a ticket); a task's live handoff is "
-        "updated.")
+        "updated.", json_schema_extra=_NONBLANK)
     source_agent: str | None = Field(
         default=None, max_length=SOURCE_AGENT_MAX_CHARS,
-        description="Who saves it, e.g. \"claude-code\".")
-    capture: Literal["explicit", "automatic"] | None = Field(
+        description="Who saves it, e.g. \"claude-code\".", json_schema_extra=_TEXT)
+    # Optional but never null (the services have no null meaning for these).
+    capture: Literal["explicit", "automatic"] | SkipJsonSchema[None] = Field(
         default=None, description="\"automatic\" if you save on your own initiative (the "
         "owner can pause those), \"explicit\" if asked. Default: explicit.")
-    pinned: bool | None = Field(default=None, description="Pinned notes lead query-free "
-                                "recall. Default: false.")
-    importance: float | None = Field(default=None, ge=0, le=1, description="Orders "
-                                     "query-free recall. Default: 0.5.")
+    pinned: bool | SkipJsonSchema[None] = Field(default=None, description="Pinned notes lead "
+                                                "query-free recall. Default: false.")
+    importance: Importance | SkipJsonSchema[None] = Field(
+        default=None, description="Orders query-free recall. Default: 0.5.")
     retention_days: int | None = Field(
         default=None, description=RETENTION + ". Default: 30 for handoffs, else kept "
         "(REST: null = kept).", json_schema_extra=_RETENTION_SCHEMA)
+
+    # What the service adds across fields, for the OpenAPI document (grove.api).
+    openapi_rules: ClassVar[JsonDict] = {
+        "if": {"properties": {"kind": {"const": "handoff"}}},
+        "then": {"required": ["taskId"],
+                 "properties": {"taskId": {"type": "string", "pattern": NONBLANK_TEXT}}}}
 
     def service_kwargs(self) -> dict[str, Any]:
         """`note_remember` keywords (without actor and operation id)."""
@@ -177,22 +202,29 @@ class NoteUpdateIn(Operated):
     expected_version: int | None = Field(
         default=None, ge=1, description="The version you read (version_conflict if it "
         "changed). Omitted: no check.")
-    content: str | None = Field(default=None, description=CONTENT + "; replaces the whole "
-                                "body.",
-                                json_schema_extra=_CONTENT_SCHEMA)
-    kind: KindName | None = Field(default=None, description=KIND)
+    content: str | SkipJsonSchema[None] = Field(
+        default=None, description=CONTENT + "; replaces the whole body.",
+        json_schema_extra=_CONTENT_SCHEMA)
+    kind: KindName | SkipJsonSchema[None] = Field(default=None, description=KIND)
     task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
-                                description="A handoff's task (REST: null clears it).")
+                                description="A handoff's task (REST: null clears it).",
+                                json_schema_extra=_NONBLANK)
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
-                                     description="Who saved it (REST: null clears it).")
-    pinned: bool | None = Field(default=None, description="Pinned notes lead query-free "
-                                "recall.")
-    importance: float | None = Field(default=None, ge=0, le=1,
-                                     description="Orders query-free recall.")
+                                     description="Who saved it (REST: null clears it).",
+                                     json_schema_extra=_TEXT)
+    pinned: bool | SkipJsonSchema[None] = Field(default=None, description="Pinned notes "
+                                                "lead query-free recall.")
+    importance: Importance | SkipJsonSchema[None] = Field(
+        default=None, description="Orders query-free recall.")
     retention_days: int | None = Field(
         default=None, description=RETENTION + "; the clock restarts (REST: null = kept "
         "forever).",
         json_schema_extra=_RETENTION_SCHEMA)
+
+    CHANGEABLE: ClassVar = ("content", "kind", "task_id", "source_agent", "pinned",
+                            "importance", "retention_days")
+    openapi_rules: ClassVar[JsonDict] = {"anyOf": [
+        {"required": [to_camel(name)]} for name in CHANGEABLE]}
 
     def changes(self) -> dict[str, Any]:
         """The fields to change (omitted fields stay; null only where it means "clear")."""
@@ -205,6 +237,11 @@ class BatchItem(In):
     expected_version: int | None = Field(default=None, ge=1,
                                          description="The version you read.")
 
+    # A version in the id is the expected version: a second, different one is refused.
+    openapi_rules: ClassVar[JsonDict] = {
+        "if": {"properties": {"id": {"type": "string", "pattern": "@"}}},
+        "then": {"properties": {"expectedVersion": {"type": "null"}}}}
+
     def service_item(self) -> dict[str, Any]:
         return {"id": str(self.id.id),
                 "expectedVersion": expected(self.id, self.expected_version)}
@@ -212,7 +249,7 @@ class BatchItem(In):
 
 class BatchIn(Operated):
     items: list[NoteId | BatchItem] = Field(
-        min_length=1, max_length=BATCH_MAX,
+        min_length=1, max_length=BATCH_MAX, json_schema_extra={"uniqueItems": True},
         description="Note ids (`<uuid>`, `note:<uuid>[@<version>]`) or {id, "
         "expectedVersion}; moved-on versions: version_conflict.")
 
@@ -225,6 +262,7 @@ class BatchIn(Operated):
 
 class MoveIn(Operated):
     note_ids: list[NoteId] = Field(min_length=1, max_length=BATCH_MAX,
+                                   json_schema_extra={"uniqueItems": True},
                                    description="Note ids (`<uuid>` or "
                                    "`note:<uuid>[@<version>]`; versions are not checked).")
     notebook_id: Place | None = Field(description="Where to: a notebook id or \"personal\" "
@@ -248,12 +286,14 @@ PLACE_FILTER = "A notebook (`<uuid>`, `notebook:<uuid>`) or \"personal\"; omitte
 
 class SearchIn(In):
     query: str | None = Field(default=None, max_length=search.QUERY_MAX_CHARS,
-                              description="Keywords (stemmed; all must match).")
+                              description="Keywords (stemmed; all must match).",
+                              json_schema_extra=_TEXT)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
                                       " (REST: null = Personal).")
     kind: list[KindName] | None = Field(default=None, description="Only these kinds.")
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
-                                     description="Only notes saved by this agent.")
+                                     description="Only notes saved by this agent.",
+                                     json_schema_extra=_TEXT)
     updated_after: datetime | None = Field(default=None, description="Only notes changed "
                                            "after this time (ISO 8601 with a zone).")
     lifetime: Literal["permanent", "ephemeral"] | None = Field(
@@ -262,12 +302,17 @@ class SearchIn(In):
                                                              description="Which notes.")
     sort: Literal["relevance", "updated_desc", "updated_asc", "created_desc"] | None = Field(
         default=None, description="Default: relevance with a query, else updated_desc.")
-    cursor: str | None = Field(default=None, max_length=2000, description="meta.nextCursor "
-                               "of the previous page.")
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
+                               description="meta.nextCursor of the previous page.")
     limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT,
                        description="Notes per page.")
     matches: bool = Field(default=False, description="true: which terms matched, with a "
                           "snippet.")
+
+    openapi_rules: ClassVar[JsonDict] = {
+        "if": {"properties": {"sort": {"const": "relevance"}}, "required": ["sort"]},
+        "then": {"required": ["query"],
+                 "properties": {"query": {"type": "string", "pattern": NONBLANK_TEXT}}}}
 
     def service_kwargs(self) -> dict[str, Any]:
         """`note_search` keywords: an omitted notebookId means everything granted."""
@@ -284,17 +329,21 @@ class SearchIn(In):
 
 class NotebookCreateIn(Operated):
     name: str = Field(max_length=NAME_MAX_CHARS, description="Unique among its siblings.",
-                      json_schema_extra={"minLength": 1})
+                      json_schema_extra={"minLength": 1, **_NONBLANK})
     parent_id: NotebookId | None = Field(default=None, description="Inside this notebook. "
                                          "Default: the top level.")
 
 
 class NotebookUpdateIn(Operated):
-    name: str | None = Field(default=None, max_length=NAME_MAX_CHARS,
-                             description="A new name. Omitted: unchanged.")
+    name: str | SkipJsonSchema[None] = Field(
+        default=None, max_length=NAME_MAX_CHARS, description="A new name. Omitted: unchanged.",
+        json_schema_extra={"minLength": 1, **_NONBLANK})
     parent_id: NotebookId | Literal["root"] | None = Field(
         default=None, description="Move it inside this notebook, or \"root\" to the top "
         "level (REST: null = top level). Omitted: it stays.")
+
+    openapi_rules: ClassVar[JsonDict] = {"anyOf": [{"required": ["name"]},
+                                                   {"required": ["parentId"]}]}
 
     def changes(self) -> dict[str, Any]:
         changes = self.not_null("name") | self.given("parent_id")
@@ -308,7 +357,8 @@ class NotebookUpdateIn(Operated):
 
 class RecallIn(In):
     query: str | None = Field(default=None, max_length=recall.QUERY_MAX_CHARS,
-                              description="Plain words; omit it for the profile.")
+                              description="Plain words; omit it for the profile.",
+                              json_schema_extra=_TEXT)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
                                       " (REST: null = Personal).")
     notebook_ids: list[NotebookId] | None = Field(
@@ -316,12 +366,15 @@ class RecallIn(In):
     include_personal: bool = Field(default=True, description="Also Personal notes, when "
                                    "granted.")
     task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
-                                description="Without a query: also this task's live handoff.")
+                                description="Without a query: also this task's live handoff.",
+                                json_schema_extra=_NONBLANK)
     limit: int = Field(default=recall.DEFAULT_LIMIT, ge=1, le=recall.MAX_LIMIT,
                        description="Most notes to return.")
     max_chars: int = Field(default=recall.DEFAULT_MAX_CHARS, ge=recall.MIN_MAX_CHARS,
                            le=recall.MAX_MAX_CHARS,
                            description="Character budget for content and metadata.")
+
+    openapi_rules: ClassVar[JsonDict] = {"not": {"required": ["notebookId", "notebookIds"]}}
 
     def service_kwargs(self) -> dict[str, Any]:
         """`recall` keywords: notebookId (one, or Personal only) or notebookIds."""

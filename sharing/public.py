@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from django.core import signing
 from django.db import connection, transaction
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from sharing.tokens import share_id_of
@@ -35,12 +36,19 @@ class PublicShare:
 
 @dataclass(frozen=True)
 class PublicNote:
+    """A shared note as a visitor may see it: no version (an edit count), no provenance.
+    `created_at` only orders pages; what is shown of the note's times is `updated_on`."""
+
     id: uuid.UUID
     content: str
     kind: str
-    version: int
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def updated_on(self) -> date:
+        """The day of the last change — all the page and the JSON show of its times."""
+        return timezone.localtime(self.updated_at).date()
 
 
 def open_share(token: str) -> PublicShare | None:
@@ -62,7 +70,7 @@ def _notes(share: PublicShare, *, note_id: uuid.UUID | None = None,
            after: tuple[datetime, uuid.UUID] | None = None, limit: int = 1) -> list[PublicNote]:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, content, kind, version, created_at, updated_at "
+            "SELECT id, content, kind, created_at, updated_at "
             "FROM grove_share_notes(%s, %s, %s, %s, %s)",
             [share.id, note_id, after[0] if after else None, after[1] if after else None,
              limit])

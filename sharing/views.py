@@ -89,8 +89,9 @@ def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 
 def _note_json(note: public.PublicNote) -> dict[str, Any]:
+    """What the page shows of a note, and nothing more (SPEC §9)."""
     return {"id": str(note.id), "content": note.content, "kind": note.kind,
-            "version": note.version, "updatedAt": note.updated_at.isoformat()}
+            "updated": note.updated_on.isoformat()}
 
 
 def _meta(share: public.PublicShare, **extra: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from django.utils import timezone
 from grove.actor import Actor
 from grove.errors import Forbidden, NotFound
 from grove.models import Account, Connection
+from grove.tenancy import tenant
 from notebooks import services as notes
 from notebooks.models import Note
 from sharing import public, services, tokens
@@ -70,10 +71,42 @@ def test_a_note_share_renders_read_only_and_counts_views(owner):
     assert page["Referrer-Policy"] == "no-referrer" and "Set-Cookie" not in page
     data = visit(f"/public/shares/{share.token}.json").json()
     assert data["data"]["note"]["content"].startswith("# Sourdough")
-    assert set(data["data"]["note"]) == {"id", "content", "kind", "version", "updatedAt"}
+    assert set(data["data"]["note"]) == {"id", "content", "kind", "updated"}
     assert data["meta"]["share"] == "note" and data["meta"]["maxAgeSeconds"] == 60
     [listed] = services.share_list(actor=owner)
     assert listed.view_count == 2 and listed.last_viewed_at is not None
+
+
+def test_the_json_carries_only_what_the_page_shows(owner):
+    """Edited notes in a note share and a notebook share: every JSON note holds its id,
+    content, kind and the day shown on the page — no version, no exact timestamps."""
+    book = factories.notebook(owner, "Shared")
+    note = factories.note(owner, "# Bread\n\nFirst try.", notebook_id=book.id)
+    for text in ("# Bread\n\nSecond try.", "# Bread\n\nThird try."):
+        notes.note_update(actor=owner, operation_id=uuid.uuid4(), note_id=note.id,
+                          content=text)
+    note_share, _ = services.share_create(actor=owner, note_id=note.id)
+    book_share = share_notebook(owner, book)
+    with tenant(owner):
+        day = timezone.localtime(Note.objects.get(id=note.id).updated_at).date().isoformat()
+    pages = {
+        f"/public/shares/{note_share.token}": [".json"],
+        f"/public/shares/{book_share.token}": [".json", "/notes.json"],
+        f"/public/shares/{book_share.token}/notes/{note.id}": [".json"],
+    }
+    for page_path, json_suffixes in pages.items():
+        html = visit(page_path).content.decode()
+        for suffix in json_suffixes:
+            data = visit(page_path + suffix).json()["data"]
+            found = data if isinstance(data, list) else data.get("notes") or [data["note"]]
+            assert [n["id"] for n in found] == [str(note.id)]
+            for shown in found:
+                assert set(shown) == {"id", "content", "kind", "updated"}, page_path + suffix
+                assert shown["content"] == "# Bread\n\nThird try."
+                assert shown["updated"] == day
+                assert f'<span class="kind">{shown["kind"]}</span> · updated {day}' in html
+    book_html = visit(f"/public/shares/{book_share.token}").content.decode()
+    assert f"/notes/{note.id}" in book_html  # the id: the page links to the note by it
 
 
 def test_unknown_forged_and_revoked_links_are_the_same_404(owner):
