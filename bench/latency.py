@@ -259,12 +259,14 @@ def is_semantic(sql: str) -> bool:
 def replay(conn: Any, account_id: uuid.UUID, statements: list[str]) -> list[Any]:
     """Run captured statements in one transaction with the tenant setting; returns the
     rows of the last statement that returned any."""
+    from grove import tenancy
+
     last: list[Any] = []
     with conn.transaction():
         with conn.cursor() as cur:
-            cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(account_id)])
+            tenancy.enter(cur, account_id)
             for sql in statements:
-                if sql in ("BEGIN", "COMMIT") or "set_config('grove.account_id'" in sql:
+                if sql in ("BEGIN", "COMMIT") or "'grove.account_id'" in sql:
                     continue
                 cur.execute(sql)
                 if cur.description is not None:
@@ -286,10 +288,12 @@ def measure(fn: Any, queries: list[str], passes: int, *, warmup: bool = True) ->
 
 
 def explain(conn: Any, account_id: uuid.UUID, statements: list[str]) -> dict[str, str]:
+    from grove import tenancy
+
     plans = {}
     with conn.transaction():
         with conn.cursor() as cur:
-            cur.execute("SELECT set_config('grove.account_id', %s, true)", [str(account_id)])
+            tenancy.enter(cur, account_id)
             for sql in statements:
                 if sql.lstrip().startswith("SET LOCAL"):
                     cur.execute(sql)

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import connections
 from psycopg import sql
 
+from grove import tenancy
 from grove.config import ConfigError
 
 PGVECTOR_MIN = (0, 8, 0)
@@ -24,19 +25,34 @@ DEFINER_FUNCTIONS = (
     "grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, integer,"
     " integer)",
     "grove_search_matches(tsquery)",
-    # The public read path of share links (sharing 0002).
-    "grove_share_open(uuid)",
-    "grove_share_notes(uuid, uuid, timestamptz, uuid, integer)",
-    "grove_share_viewed(uuid)",
+    # The public read path of share links (sharing 0003: they take the link's token).
+    "grove_share_open(text)",
+    "grove_share_notes(text, uuid, timestamptz, uuid, integer)",
+    "grove_share_viewed(text)",
     # Which account's ready job a stale wake-up takes (grove 0008).
     "grove_job_oldest_ready(text[], timestamptz)",
 )
+# The keys the database checks tenant contexts and share links with (grove 0009): the
+# runtime role may not even read them.
+SECRET_TABLES = ("grove_secret",)
+# The account table: the runtime role may change only what the app changes — sign-in
+# (`last_login`, and `password` when Django re-hashes with stronger parameters), the
+# capture pause, and deactivation (`is_active`, the operator's `grove shell`). Name,
+# e-mail, staff and superuser flags, join date and id are the owner role's to change.
+ACCOUNT_TABLE = "grove_account"
+ACCOUNT_UPDATABLE_COLUMNS = ("last_login", "password", "capture_paused_at", "is_active")
 
 
 def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:
-    """After every migrate: give the runtime role exactly the rights it needs."""
+    """After every migrate: store the database's keys and give the runtime role exactly
+    the rights it needs."""
     runtime = settings.DATABASES["default"]["USER"]
     owner_conn = connections[using]
+    with owner_conn.cursor() as cursor:
+        raw = cursor.cursor if hasattr(cursor, "cursor") else cursor
+        raw.execute("SELECT to_regclass('grove_secret') IS NOT NULL")
+        if raw.fetchone()[0]:  # migrated that far
+            tenancy.store_database_keys(raw)
     if owner_conn.settings_dict.get("USER") == runtime:
         return  # misconfigured on purpose or by accident; check_runtime_role() refuses later
     role = sql.Identifier(runtime)
@@ -65,6 +81,16 @@ def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) 
                     sql.Identifier(table), role
                 )
             )
+        for table in SECRET_TABLES:
+            raw.execute("SELECT to_regclass(%s) IS NOT NULL", [table])
+            if raw.fetchone()[0]:
+                raw.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(
+                    sql.Identifier(table), role))
+        raw.execute(sql.SQL("REVOKE UPDATE ON {} FROM {}").format(
+            sql.Identifier(ACCOUNT_TABLE), role))
+        raw.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
+            sql.SQL(", ").join(map(sql.Identifier, ACCOUNT_UPDATABLE_COLUMNS)),
+            sql.Identifier(ACCOUNT_TABLE), role))
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -141,7 +167,7 @@ def runtime_role_problems(alias: str = "default") -> list[str]:
     return problems
 
 
-def check_runtime_role(alias: str = "default") -> None:
+def _check_unprivileged(alias: str) -> None:
     problems = runtime_role_problems(alias)
     if problems:
         raise ConfigError(
@@ -149,6 +175,32 @@ def check_runtime_role(alias: str = "default") -> None:
             "row-level security would not protect accounts from each other. Use a separate "
             "runtime role (see README, 'External PostgreSQL')"
         )
+
+
+def tenant_key_problem(alias: str = "default") -> str | None:
+    """Why the database would refuse this process's tenant contexts (None = it accepts
+    them, or the schema is not migrated that far yet)."""
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT to_regclass('grove_secret') IS NOT NULL")
+        if not cursor.fetchone()[0]:
+            return None
+    if tenancy.context_works(alias):
+        return None
+    return (
+        f"{describe(alias)}: the database's tenant key was not derived from this process's "
+        "SECRET_KEY (GROVE_SECRET_KEY), so every account would look empty. Run `grove "
+        "migrate` (or `grove serve` without --no-migrate) with this SECRET_KEY: it stores "
+        "the key as the schema owner role"
+    )
+
+
+def check_runtime_role(alias: str = "default") -> None:
+    """Before serving: the runtime credentials are unprivileged, and the database accepts
+    the tenant contexts this process makes."""
+    _check_unprivileged(alias)
+    problem = tenant_key_problem(alias)
+    if problem:
+        raise ConfigError(problem)
 
 
 def check_migration_roles() -> None:
@@ -169,4 +221,5 @@ def check_migration_roles() -> None:
             "GROVE_MIGRATE_DATABASE_URL: names the same role as DATABASE_URL; the runtime "
             "role must not own the tables"
         )
-    check_runtime_role("default")
+    # Not the tenant key: migrating is what stores it.
+    _check_unprivileged("default")

@@ -2,23 +2,29 @@
 
 from django.db import migrations
 
+# The first form (grove 0002): the plain setting, which the runtime role could set to any
+# account itself. Kept for that migration; grove 0009 replaces it.
 CURRENT_ACCOUNT_FUNCTION = """
 CREATE OR REPLACE FUNCTION grove_current_account() RETURNS uuid
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$ SELECT NULLIF(current_setting('grove.account_id', true), '')::uuid $$;
 """
 
+# What the policies compare with: one evaluation per statement (an InitPlan), not one
+# call of the security-definer function per row.
+CURRENT_ACCOUNT = "(SELECT grove_current_account())"
+
 
 def enable_rls(table: str) -> migrations.RunSQL:
-    """Only rows of the account named by the transaction-local `grove.account_id` are
-    visible or writable — for every role, the table owner included (FORCE)."""
+    """Only rows of the account of the transaction's verified context are visible or
+    writable — for every role, the table owner included (FORCE)."""
     return migrations.RunSQL(
         sql=[
             f'ALTER TABLE "{table}" ENABLE ROW LEVEL SECURITY',
             f'ALTER TABLE "{table}" FORCE ROW LEVEL SECURITY',
             f'CREATE POLICY account_isolation ON "{table}" '
-            "USING (account_id = grove_current_account()) "
-            "WITH CHECK (account_id = grove_current_account())",
+            f"USING (account_id = {CURRENT_ACCOUNT}) "
+            f"WITH CHECK (account_id = {CURRENT_ACCOUNT})",
         ],
         reverse_sql=[
             f'DROP POLICY IF EXISTS account_isolation ON "{table}"',

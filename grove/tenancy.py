@@ -1,24 +1,86 @@
 """Row-level security context (SPEC §5).
 
-Every account-owned table has a policy `account_id = grove_current_account()`, which
-reads the transaction-local setting `grove.account_id`. Services and selectors enter
-`tenant(actor)` — a transaction with that setting — before touching those tables;
-outside it the runtime role sees no rows at all.
+Every account-owned table has a policy `account_id = (SELECT grove_current_account())`.
+Services and selectors enter `tenant(actor)` — a transaction in which that function
+names the account — before touching those tables; outside it the runtime role sees no
+rows at all.
+
+The context cannot be forged with SQL. `tenant()` sets two transaction-local settings:
+`grove.account_id` and `grove.account_mac`, an HMAC-SHA256 of the account id, the
+backend's pid and the transaction's start time under a key derived from SECRET_KEY.
+`grove_current_account()` (grove 0009) is a security-definer function that recomputes
+the MAC with the same key, read from the owner-only table `grove_secret`, and returns
+the account only when the two agree — NULL (no rows) otherwise. So the runtime role can
+set `grove.account_id` to anything, but without the key it cannot make a MAC for it,
+and a MAC it has seen is worthless in any other transaction or backend.
+
+`grove migrate` stores the key (`store_database_keys`, after every migration, as the
+owner role); the runtime checks at start that the stored key is the one it derives
+(`context_works`), so a changed SECRET_KEY is a clear error, not an empty library.
+Everything is transaction-local: a pooled connection carries nothing between requests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import connections, transaction
+from django.utils.crypto import salted_hmac
 
 if TYPE_CHECKING:
     from grove.actor import Actor
 
 SETTING = "grove.account_id"
+MAC_SETTING = "grove.account_mac"
+# The key of the context MAC is derived from SECRET_KEY with this label (as Django's
+# `salted_hmac` derives its keys); `grove_secret` row 'tenant' holds it.
+KEY_SALT = "grove.tenancy.context"
+# What identifies this transaction on the server: the same expressions as in
+# grove_current_account() (grove 0009).
+TRANSACTION_IDENTITY = (
+    "pg_backend_pid(), (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint"
+)
+# Keys the database can check MACs with: purpose (row of `grove_secret`) → salt of the
+# key derived from SECRET_KEY. Apps add theirs in AppConfig.ready (sharing: share links).
+DATABASE_KEYS: dict[str, str] = {"tenant": KEY_SALT}
+
+
+def context_mac(account_id: uuid.UUID | str, backend_pid: int, transaction_start: int) -> str:
+    """The MAC that makes `account_id` the context of one transaction of one backend."""
+    message = f"{account_id}|{backend_pid}|{transaction_start}"
+    return salted_hmac(KEY_SALT, message, algorithm="sha256").hexdigest()
+
+
+def enter(cursor: Any, account_id: uuid.UUID | str | None) -> tuple[str, str] | None:
+    """Make `account_id` (None: no account) the context of the cursor's current
+    transaction; returns the previous (account, MAC) settings for `restore`, or None if
+    they were this context already. Works on a Django or a plain psycopg cursor, always
+    inside a transaction."""
+    cursor.execute(
+        f"SELECT current_setting(%s, true), current_setting(%s, true), {TRANSACTION_IDENTITY}",
+        [SETTING, MAC_SETTING],
+    )
+    previous_account, previous_mac, pid, started = cursor.fetchone()
+    previous = (previous_account or "", previous_mac or "")
+    value = "" if account_id is None else str(uuid.UUID(str(account_id)))
+    context = (value, context_mac(value, pid, started) if value else "")
+    # Compared with the MAC too: a setting made by anything else is never taken as ours.
+    if context == previous:
+        return None
+    restore(cursor, context)
+    return previous
+
+
+def restore(cursor: Any, context: tuple[str, str]) -> None:
+    cursor.execute(
+        "SELECT set_config(%s, %s, true), set_config(%s, %s, true)",
+        [SETTING, context[0], MAC_SETTING, context[1]],
+    )
 
 
 @contextmanager
@@ -29,17 +91,45 @@ def tenant(actor: Actor | uuid.UUID, *, using: str = "default") -> Iterator[None
     so nothing leaks to the code around it even inside an outer transaction.
     """
     account_id = actor if isinstance(actor, uuid.UUID) else actor.account_id
-    value = str(account_id)
     with transaction.atomic(using=using):
         with connections[using].cursor() as cursor:
-            cursor.execute(
-                "SELECT current_setting(%s, true), set_config(%s, %s, true)",
-                [SETTING, SETTING, value],
-            )
-            previous = cursor.fetchone()[0] or ""
+            previous = enter(cursor, account_id)
         yield
         # On an exception the rollback (of the savepoint or transaction) undoes the
         # setting by itself; on success put back what the surrounding code had.
-        if previous != value:
+        if previous is not None:
             with connections[using].cursor() as cursor:
-                cursor.execute("SELECT set_config(%s, %s, true)", [SETTING, previous])
+                restore(cursor, previous)
+
+
+def hmac_pads(salt: str, secret: str | bytes | None = None) -> tuple[bytes, bytes]:
+    """HMAC-SHA256's inner and outer key blocks for the key `salted_hmac(salt, …,
+    algorithm="sha256")` uses. The database stores these, so that built-in sha256()
+    alone computes the HMAC: sha256(outer ‖ sha256(inner ‖ message))."""
+    if secret is None:
+        secret = settings.SECRET_KEY
+    secret_bytes = secret.encode() if isinstance(secret, str) else secret
+    key = hashlib.sha256(salt.encode() + secret_bytes).digest().ljust(64, b"\0")
+    return bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
+
+
+def store_database_keys(cursor: Any) -> None:
+    """As the owner role (after every migrate): put the keys derived from this
+    process's SECRET_KEY into `grove_secret`, replacing older ones."""
+    for purpose, salt in DATABASE_KEYS.items():
+        inner, outer = hmac_pads(salt)
+        cursor.execute(
+            "INSERT INTO grove_secret (purpose, inner_pad, outer_pad) VALUES (%s, %s, %s) "
+            "ON CONFLICT (purpose) DO UPDATE "
+            "SET inner_pad = EXCLUDED.inner_pad, outer_pad = EXCLUDED.outer_pad",
+            [purpose, inner, outer],
+        )
+
+
+def context_works(using: str = "default") -> bool:
+    """Whether the database accepts this process's contexts (the key `grove migrate`
+    stored was derived from the same SECRET_KEY)."""
+    probe = uuid.UUID(int=0)
+    with tenant(probe, using=using), connections[using].cursor() as cursor:
+        cursor.execute("SELECT grove_current_account()")
+        return bool(cursor.fetchone()[0] == probe)

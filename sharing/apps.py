@@ -6,3 +6,10 @@ class SharingConfig(AppConfig):
 
     name = "sharing"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from grove.tenancy import DATABASE_KEYS
+        from sharing.tokens import SALT
+
+        # The share functions check a link's MAC in the database (sharing 0003).
+        DATABASE_KEYS["share"] = SALT

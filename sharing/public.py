@@ -1,6 +1,8 @@
 """What a share link shows (SPEC §9): read only through the security-definer functions
-of migration sharing 0002, with no account context — so whatever a visitor sends (ids,
-cursors), nothing outside the share's target can come back."""
+of migration sharing 0003, with no account context — so whatever a visitor sends (ids,
+cursors), nothing outside the share's target can come back. They take the link's token
+and check its MAC themselves: a share id alone opens nothing, even to SQL run as the
+runtime role."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def open_share(token: str) -> PublicShare | None:
         return None
     with connection.cursor() as cursor:
         cursor.execute("SELECT kind, title, subnotebooks, allow_indexing "
-                       "FROM grove_share_open(%s)", [share_id])
+                       "FROM grove_share_open(%s)", [token])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -72,7 +74,7 @@ def _notes(share: PublicShare, *, note_id: uuid.UUID | None = None,
         cursor.execute(
             "SELECT id, content, kind, created_at, updated_at "
             "FROM grove_share_notes(%s, %s, %s, %s, %s)",
-            [share.id, note_id, after[0] if after else None, after[1] if after else None,
+            [share.token, note_id, after[0] if after else None, after[1] if after else None,
              limit])
         return [PublicNote(*row) for row in cursor.fetchall()]
 
@@ -137,4 +139,4 @@ def page(share: PublicShare, *, cursor: str | None = None,
 
 def count_view(share: PublicShare) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT grove_share_viewed(%s)", [share.id])
+        cursor.execute("SELECT grove_share_viewed(%s)", [share.token])

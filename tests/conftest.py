@@ -122,7 +122,7 @@ def _truncate_all() -> None:
         cursor.execute(
             "SELECT string_agg(format('%I', tablename), ', ') FROM pg_tables "
             "WHERE schemaname = 'public' AND tablename NOT IN "
-            "('django_migrations', 'django_content_type', 'auth_permission')"
+            "('django_migrations', 'django_content_type', 'auth_permission', 'grove_secret')"
         )
         tables = cursor.fetchone()[0]
         cursor.execute(f"TRUNCATE {tables} CASCADE")

@@ -77,7 +77,9 @@ def test_runtime_credentials_are_accepted_and_nothing_is_embedded(django_db_setu
     if not settings.GROVE_EMBEDDED_DB:
         pytest.skip("needs the embedded test server")
     home = tmp_path / "home"
-    result = run_grove("check", home=home, DATABASE_URL=_test_database_url("grove"))
+    # The SECRET_KEY the test database's keys were stored with (grove.tenancy).
+    result = run_grove("check", home=home, DATABASE_URL=_test_database_url("grove"),
+                       GROVE_SECRET_KEY=settings.SECRET_KEY)
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
     assert not (home / "db").exists()  # DATABASE_URL set: no embedded server
@@ -117,6 +119,8 @@ def test_migrating_needs_a_separate_owner_role(django_db_setup, tmp_path):
     superuser = run_grove("migrate", home=home, DATABASE_URL=_test_database_url("postgres"),
                           GROVE_MIGRATE_DATABASE_URL=_test_database_url("grove_owner"))
     assert_one_line_refusal(superuser, "is a superuser")
+    # With the test database's SECRET_KEY: a migrate stores the keys derived from it.
     ok = run_grove("migrate", home=home, DATABASE_URL=runtime,
-                   GROVE_MIGRATE_DATABASE_URL=_test_database_url("grove_owner"))
+                   GROVE_MIGRATE_DATABASE_URL=_test_database_url("grove_owner"),
+                   GROVE_SECRET_KEY=settings.SECRET_KEY)
     assert ok.returncode == 0, ok.stderr

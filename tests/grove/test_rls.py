@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from ask import conversations
-from grove import dbroles, jobs
+from grove import dbroles, jobs, tenancy
 from notebooks import services, termstats
 from sharing import services as share_services
 from tests import factories
@@ -63,9 +63,9 @@ def count(table: str, where: str = "true", params=()) -> int:
 
 
 def set_context(account_id) -> None:
+    """The context the app itself sets (grove.tenancy), in the current transaction."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('grove.account_id', %s, true)",
-                       [str(account_id) if account_id else ""])
+        tenancy.enter(cursor, account_id)
 
 
 def test_every_account_table_has_forced_rls_and_a_policy():

@@ -132,15 +132,18 @@ def test_check_deploy_passes_for_the_documented_production_configuration(tmp_pat
     db = settings.DATABASES["default"]
     url = f"postgresql://{db['USER']}:{db.get('PASSWORD') or ''}@/{db['NAME']}" \
           f"?host={db['HOST']}&port={db['PORT']}"
+    # The test database's own SECRET_KEY (long and varied enough for the deploy check): a
+    # process whose key the database's tenant key was not made with refuses to start.
+    secret = settings.SECRET_KEY
     result = run_grove(
         "check", "--deploy", "--fail-level", "WARNING", home=tmp_path / "home",
         DATABASE_URL=url, GROVE_BASE_URL="https://notes.example.org",
-        GROVE_SECRET_KEY="k" * 20 + "Zq8#xP!2vL9@mN4$wR7^tY1&uI6*oE3(",
+        GROVE_SECRET_KEY=secret,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
     # And the same check fails loudly for a plain-HTTP base URL (no secure cookies).
     plain = run_grove("check", "--deploy", "--fail-level", "WARNING", home=tmp_path / "home",
                       DATABASE_URL=url, GROVE_BASE_URL="http://notes.example.org",
-                      GROVE_SECRET_KEY="k" * 20 + "Zq8#xP!2vL9@mN4$wR7^tY1&uI6*oE3(")
+                      GROVE_SECRET_KEY=secret)
     assert plain.returncode != 0 and "SESSION_COOKIE_SECURE" in plain.stderr + plain.stdout

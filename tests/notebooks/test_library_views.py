@@ -142,7 +142,9 @@ def test_library_query_count_does_not_grow_with_notes(owner, web):
         factories.note(owner, f"note {number}", notebook_id=notebook.id)
         factories.notebook(owner, f"Box {number}")
     assert count() == few
-    assert few <= 14, few
+    # (The tenant transaction costs two: it reads the transaction's identity, then sets
+    # the context and its MAC, grove.tenancy.)
+    assert few <= 15, few
 
 
 # -- creating --------------------------------------------------------------------------------

@@ -1,0 +1,68 @@
+"""The tenant context with real commits (threads of their own, other backends, the key
+rotated by a migrate) — outside the per-test transaction."""
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection, connections
+from django.test import override_settings
+
+from grove import dbroles, tenancy
+from grove.config import ConfigError
+from tests import factories
+from tests.grove.test_rls import account_tables, populate
+
+
+def runtime_connection() -> psycopg.Connection:
+    db = settings.DATABASES["default"]
+    return psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"],
+                           password=db["PASSWORD"] or None, dbname=db["NAME"], autocommit=True)
+
+
+def test_a_context_seen_once_opens_nothing_in_another_transaction_or_backend(committed):
+    victim = factories.owner()
+    populate(victim)
+    with runtime_connection() as first, runtime_connection() as second:
+        with first.transaction(), first.cursor() as cursor:
+            tenancy.enter(cursor, victim.account_id)
+            cursor.execute("SELECT count(*) FROM notebooks_note")
+            assert cursor.fetchone()[0] > 0
+            cursor.execute("SELECT current_setting('grove.account_id'), "
+                           "current_setting('grove.account_mac')")
+            seen = cursor.fetchone()
+        # Transaction-local: nothing is left on the (pooled) connection.
+        assert first.execute("SELECT current_setting('grove.account_mac', true), "
+                             "grove_current_account()").fetchone() in (("", None), (None, None))
+        for conn in (first, second):  # a later transaction, then another backend
+            for local in (True, False):
+                with conn.transaction(), conn.cursor() as cursor:
+                    cursor.execute("SELECT set_config('grove.account_id', %s, %s), "
+                                   "set_config('grove.account_mac', %s, %s)",
+                                   [seen[0], local, seen[1], local])
+                    cursor.execute("SELECT grove_current_account()")
+                    assert cursor.fetchone() == (None,)
+                    for table in account_tables():
+                        cursor.execute(f'SELECT count(*) FROM "{table}"')  # noqa: S608 - names from information_schema
+                        assert cursor.fetchone() == (0,), table
+                conn.execute("RESET ALL")
+
+
+def test_migrate_stores_the_key_of_the_current_secret_key(committed):
+    original = settings.SECRET_KEY
+    rotated = "rotated-" + "z" * 50
+    try:
+        with override_settings(SECRET_KEY=rotated):
+            dbroles.grant_runtime_role(using="owner")
+            dbroles.check_runtime_role("default")
+            victim = factories.owner()
+            factories.note(victim, "written under the new key")
+            with factories.tenant(victim), connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM notebooks_note")
+                assert cursor.fetchone() == (1,)
+        with pytest.raises(ConfigError, match="SECRET_KEY"):
+            dbroles.check_runtime_role("default")
+    finally:
+        dbroles.grant_runtime_role(using="owner")
+        connections["owner"].close()
+    assert settings.SECRET_KEY == original
+    dbroles.check_runtime_role("default")
