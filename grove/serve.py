@@ -369,6 +369,8 @@ def serve(config: Config, argv: list[str]) -> int:
             async def startup(self, sockets: list | None = None) -> None:
                 await super().startup(sockets=sockets)
                 if self.started:  # listening: only now is the URL true
+                    if supervisor is not None:  # and only now is a worker wanted
+                        supervisor.start_worker()
                     print(f"Grove is running at {url}  (data: {config.home})", flush=True)
                     if notice:
                         print(notice, flush=True)
@@ -388,8 +390,7 @@ def serve(config: Config, argv: list[str]) -> int:
             def give_up() -> None:
                 web.should_exit = True
 
-            supervisor = Supervisor(config, server, give_up)
-            supervisor.start_worker()
+            supervisor = Supervisor(config, server, give_up)  # started once listening
         try:
             web.run()
         except SystemExit:
