@@ -115,8 +115,10 @@ def test_serve_on_an_external_database_starts_nothing_embedded(django_db_setup, 
         return f"postgresql://{role}@/{db['NAME']}?host={db['HOST']}&port={db['PORT']}"
 
     home = tmp_path / "home"
+    # With the test database's SECRET_KEY: its migrate stores the keys derived from it.
     serve = Serve(home, env={"DATABASE_URL": url("grove"),
-                             "GROVE_MIGRATE_DATABASE_URL": url("grove_owner")})
+                             "GROVE_MIGRATE_DATABASE_URL": url("grove_owner"),
+                             "GROVE_SECRET_KEY": settings.SECRET_KEY})
     try:
         serve.wait_ready()
         assert serve.get("/login/", follow_redirects=True).status_code == 200
