@@ -57,4 +57,7 @@ def storable_text(value: str, *, what: str, code: str) -> str:
 # JSON Schema has no way to say "valid Unicode", and a JSON parser yields it anyway),
 # and such text with something besides whitespace (the services trim it first).
 STORABLE_TEXT = r"^[^\u0000]*$"
-NONBLANK_TEXT = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+# Exactly what `str.strip()` removes (`\s` differs between regex dialects).
+_WHITESPACE = r"\t\n\u000b\u000c\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029" \
+              r"\u202f\u205f\u3000"
+NONBLANK_TEXT = rf"^[^\u0000]*[^{_WHITESPACE}\u0000][^\u0000]*$"

@@ -63,9 +63,42 @@ def test_readme_curl_example_works_verbatim(home):
 
 
 def test_database_down_is_503_and_nothing_is_claimed(home):
-    """Stop the embedded PostgreSQL under a running `grove serve`: the API answers 503
-    `unavailable` with the envelope (never a fabricated success), and recovers once the
-    database is back."""
+    """Stop the embedded PostgreSQL under a running `grove serve` without a connection
+    pool: the API answers 503 `unavailable` with the envelope (never a fabricated
+    success), and recovers by itself once `grove serve` has restarted the database."""
+    import httpx
+
+    from grove.embedded import EmbeddedPostgres
+
+    serve = Serve(home, env={"GROVE_DB_POOL_SIZE": "0"})  # nothing waits for a connection
+    try:
+        start_with_owner(serve, home)
+        created = run_grove("key", "create", "--user", "alice", "--name", "t", "--all",
+                            home=home)
+        assert created.returncode == 0, created.stderr
+        key = created.stdout.strip()
+        with httpx.Client(base_url=serve.url, timeout=20,
+                          headers={"Authorization": f"Bearer {key}"}) as api:
+            assert api.get("/v1/notes").status_code == 200
+            EmbeddedPostgres(home)._stop_server()  # noqa: SLF001 - the outage under test
+            down = api.post("/v1/notes", json={"content": "lost?", "kind": "fact"})
+            assert down.status_code == 503, down.text
+            body = down.json()
+            assert body["success"] is False and body["error"]["code"] == "unavailable"
+            assert body["error"]["requestId"] == down.headers["X-Request-Id"]
+            deadline = time.monotonic() + 60
+            while (back := api.get("/v1/notes")).status_code != 200:
+                assert time.monotonic() < deadline, back.text
+                time.sleep(0.5)
+            assert back.json()["data"] == []  # the failed save left nothing behind
+        assert "the database stopped" in serve.output()
+    finally:
+        serve.stop(signal.SIGTERM)
+
+
+def test_a_save_during_a_database_restart_waits_and_is_stored_once(home):
+    """With the pool (the default), a request that arrives while `grove serve` restarts
+    a killed database waits for a connection instead of failing, and is stored once."""
     import httpx
 
     from grove.embedded import EmbeddedPostgres
@@ -76,22 +109,13 @@ def test_database_down_is_503_and_nothing_is_claimed(home):
         created = run_grove("key", "create", "--user", "alice", "--name", "t", "--all",
                             home=home)
         assert created.returncode == 0, created.stderr
-        key = created.stdout.strip()
-        with httpx.Client(base_url=serve.url, timeout=20,
-                          headers={"Authorization": f"Bearer {key}"}) as api:
+        with httpx.Client(base_url=serve.url, timeout=60, headers={
+                "Authorization": f"Bearer {created.stdout.strip()}"}) as api:
             assert api.get("/v1/notes").status_code == 200
-            database = EmbeddedPostgres(home)
-            database._stop_server()  # noqa: SLF001 - the outage under test
-            down = api.post("/v1/notes", json={"content": "lost?", "kind": "fact"})
-            assert down.status_code == 503, down.text
-            body = down.json()
-            assert body["success"] is False and body["error"]["code"] == "unavailable"
-            assert body["error"]["requestId"] == down.headers["X-Request-Id"]
-            database.ensure_running()
-            deadline = time.monotonic() + 30
-            while (back := api.get("/v1/notes")).status_code != 200:
-                assert time.monotonic() < deadline, back.text
-                time.sleep(0.5)
-            assert back.json()["data"] == []  # the failed save left nothing behind
+            EmbeddedPostgres(home)._stop_server()  # noqa: SLF001 - the outage under test
+            saved = api.post("/v1/notes", json={"content": "kept", "kind": "fact"})
+            assert saved.status_code == 201, saved.text
+            notes = api.get("/v1/notes").json()["data"]
+            assert [n["content"] for n in notes] == ["kept"]
     finally:
         serve.stop(signal.SIGTERM)

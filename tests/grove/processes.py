@@ -70,8 +70,11 @@ class Serve:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read()
+        """Everything written so far. Read with pread: the server and its worker write
+        through this very file description, so moving its offset (seek, read) while they
+        write would make them overwrite what is there."""
+        fd = self.log.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
     def wait_ready(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
