@@ -24,8 +24,18 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
+_start = {"starting": True, "stop": 0}
+
+
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    # Turn SIGTERM into a normal exit so cleanup (stopping an owned server) runs.
+    """Turn SIGTERM into a normal exit so cleanup (stopping an owned server) runs. While
+    the command is still starting — importing Django and its libraries — an exception
+    raised in the middle of an import would leave half-made modules behind, and the
+    cleanup, which imports some of them, would fail: the request is noted then, and
+    carried out once start-up is done."""
+    if _start["starting"]:
+        _start["stop"] = 128 + signum
+        return
     raise SystemExit(128 + signum)
 
 
@@ -89,6 +99,9 @@ def main(argv: list[str] | None = None) -> None:
 
         from django.core.management import execute_from_command_line
 
+        _start["starting"] = False
+        if _start["stop"]:
+            raise SystemExit(_start["stop"])
         execute_from_command_line(argv)
     finally:
         if server is not None:

@@ -116,6 +116,6 @@ def test_a_save_during_a_database_restart_waits_and_is_stored_once(home):
             saved = api.post("/v1/notes", json={"content": "kept", "kind": "fact"})
             assert saved.status_code == 201, saved.text
             notes = api.get("/v1/notes").json()["data"]
-            assert [n["content"] for n in notes] == ["kept"]
+            assert [n["note"]["id"] for n in notes] == [saved.json()["data"]["id"]]
     finally:
         serve.stop(signal.SIGTERM)
