@@ -151,7 +151,9 @@ def test_membership_is_live(owner):
     soon = factories.note(owner, "Crêpes.", notebook_id=book.id, retention_days=1)
     assert str(soon.id) in shared_ids(share)
     with factories.tenant(owner):
-        Note.objects.filter(id=soon.id).update(expires_at=timezone.now() - timedelta(seconds=1))
+        # A day back: the share reads the database's now(), which is the start of this
+        # test's transaction — a second back from the test's clock may not be past it.
+        Note.objects.filter(id=soon.id).update(expires_at=timezone.now() - timedelta(days=1))
     assert shared_ids(share) == [str(first.id)]  # past expiry: gone at once
     note_share = services.share_create(actor=owner, note_id=first.id)[0]
     assert note_share.available
