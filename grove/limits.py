@@ -16,10 +16,12 @@ a database connection. So, before Django sees a request:
    a flood retrying at once cannot keep the server busy refusing it. The per-connection limit
    (`grove.throttle.connection_wait`) applies after authentication on top of it.
 3. **Concurrency.** At most `GROVE_MAX_CONCURRENT_REQUESTS` requests run inside Django at
-   once, and at most two of them from any one address; the rest wait their turn here (a
-   coroutine each, no thread, no connection). More would not answer faster — Python runs
-   one thread at a time, and every extra request in flight lengthens everyone's wait for
-   it. A flood from one address therefore
+   once, and at most half of them from any one address (static files and the health
+   check aside); the rest wait their turn here (a coroutine each, no thread, no
+   connection). More would not answer faster — Python runs one thread at a time — and
+   the per-address half keeps a flood from one address from taking every slot, while
+   one address (the owner's browser and agents on one machine) still has room for slow
+   requests such as an Ask. A flood from one address therefore
    queues behind itself while everyone else still finds a free slot, and never exhausts
    the database's connections: the pool (settings `DATABASES`) is sized below the
    server's limit and waits rather than fails.
@@ -143,7 +145,7 @@ class Limits:
     def gate(self) -> Gate:
         if self._gate is None:  # made inside the server's event loop
             total = max(1, settings.GROVE_MAX_CONCURRENT_REQUESTS)
-            self._gate = Gate(total, max(1, min(total, 2, total // 4)))
+            self._gate = Gate(total, max(1, total // 2))
         return self._gate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -173,6 +175,9 @@ class Limits:
                           f"Request bodies are limited to {limit:,} bytes here.")
             return
         guarded = _Guarded(send)
+        if path.startswith(EXEMPT_PREFIXES) or path in EXEMPT_PATHS:  # no database work
+            await self.app(scope, _Counted(receive, guarded, path, limit), guarded)
+            return
         async with self.gate().enter(address):
             await self.app(scope, _Counted(receive, guarded, path, limit), guarded)
 
