@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -115,3 +116,22 @@ def alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+OWNER_PASSWORD = "a long enough passphrase 42"  # noqa: S105
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def owner_and_key(serve: Serve, name: str = "test") -> str:
+    """On a started server: the owner `owner` through the setup form, then an API key
+    with everything from `grove key create`."""
+    with httpx.Client(base_url=serve.url, timeout=30) as web:
+        page = web.get("/setup/")
+        created = web.post("/setup/", data={
+            "csrfmiddlewaretoken": CSRF.search(page.text).group(1), "username": "owner",
+            "password": OWNER_PASSWORD, "password_again": OWNER_PASSWORD})
+        assert created.status_code == 302, created.text[:500]
+    made = run_grove("key", "create", "--user", "owner", "--name", name, "--all",
+                     home=serve.home)
+    assert made.returncode == 0, made.stderr
+    return made.stdout.strip()

@@ -6,7 +6,6 @@ pool behind it — floods of bogus keys and oversize bodies, and a real user mea
 from __future__ import annotations
 
 import json
-import re
 import signal
 import time
 from collections.abc import Iterator
@@ -20,10 +19,15 @@ from django.test import Client
 from bench.flood import BODY_ADDRESS, USER_ADDRESS, big_body, bogus_key_flood
 from tests import factories
 from tests.api.conftest import Caller, new_key
-from tests.grove.processes import Serve, make_home, remove_home, run_grove
+from tests.grove.processes import (
+    CSRF,
+    OWNER_PASSWORD,
+    Serve,
+    make_home,
+    owner_and_key,
+    remove_home,
+)
 
-PASSWORD = "a long enough passphrase 42"  # noqa: S105
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 RATE = 150  # the served instance's per-connection limit
 PER_ADDRESS = 300  # and its per-address limit
 
@@ -78,16 +82,7 @@ def site() -> Iterator[Site]:
                              "GROVE_ADDRESS_RATE_LIMIT": str(PER_ADDRESS)})
     try:
         serve.wait_ready(timeout=180)
-        with httpx.Client(base_url=serve.url, timeout=30) as web:
-            page = web.get("/setup/")
-            created = web.post("/setup/", data={
-                "csrfmiddlewaretoken": CSRF.search(page.text).group(1), "username": "owner",
-                "password": PASSWORD, "password_again": PASSWORD})
-            assert created.status_code == 302, created.text[:500]
-        made = run_grove("key", "create", "--user", "owner", "--name", "user", "--all",
-                         home=home)
-        assert made.returncode == 0, made.stderr
-        ready = Site(serve=serve, key=made.stdout.strip())
+        ready = Site(serve=serve, key=owner_and_key(serve, "user"))
         saved = httpx.post(serve.url + "/v1/notes", timeout=30, json={
             "content": "The tomatoes need water every evening.", "kind": "fact"},
             headers={"Authorization": f"Bearer {ready.key}"})
@@ -188,7 +183,7 @@ def test_the_signed_in_import_may_be_larger_than_other_bodies(site):
         page = web.get("/login/")
         assert web.post("/login/", data={
             "csrfmiddlewaretoken": CSRF.search(page.text).group(1), "username": "owner",
-            "password": PASSWORD}).status_code == 302
+            "password": OWNER_PASSWORD}).status_code == 302
         token = web.cookies["csrftoken"]
         padding = json.dumps({"type": "padding", "text": "x" * 100}) + "\n"
         body = padding * (2 * 1024 ** 2 // len(padding))  # 2 MiB: over the small limit

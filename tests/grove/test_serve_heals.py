@@ -16,26 +16,11 @@ import httpx
 import pytest
 
 from grove.embedded import EmbeddedPostgres
-from tests.grove.processes import Serve, alive, children, run_grove
+from tests.grove.processes import Serve, alive, children, owner_and_key
 
 pytestmark = pytest.mark.slow
 
-PASSWORD = "a long enough passphrase 42"  # noqa: S105
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
-
-def _owner_and_key(serve: Serve) -> str:
-    """The owner account through the setup form, then an API key from `grove key create`."""
-    with httpx.Client(base_url=serve.url, timeout=30) as web:
-        page = web.get("/setup/")
-        created = web.post("/setup/", data={
-            "csrfmiddlewaretoken": CSRF.search(page.text).group(1), "username": "owner",
-            "password": PASSWORD, "password_again": PASSWORD})
-        assert created.status_code == 302, created.text[:500]
-    made = run_grove("key", "create", "--user", "owner", "--name", "heal", "--all",
-                     home=serve.home)
-    assert made.returncode == 0, made.stderr
-    return made.stdout.strip()
 
 
 def _api(serve: Serve, key: str, method: str, path: str, **kwargs) -> httpx.Response:
@@ -103,7 +88,7 @@ def test_a_killed_worker_is_replaced_and_jobs_still_complete(home):
     seen: list[int] = []
     try:
         serve.wait_ready()
-        key = _owner_and_key(serve)
+        key = owner_and_key(serve, "heal")
         first = _worker(serve)
         # Started: the worker and the periodic scheduler it forks.
         group = _until(lambda: len(_group(first)) == 2 and _group(first), 60,
@@ -130,7 +115,7 @@ def test_a_killed_database_is_restarted_and_the_site_recovers(home):
     seen: list[int] = []
     try:
         serve.wait_ready()
-        key = _owner_and_key(serve)
+        key = owner_and_key(serve, "heal")
         seen.append(_worker(serve))
         assert _api(serve, key, "GET", "/v1/notes").status_code == 200
         server = EmbeddedPostgres(home)
@@ -224,7 +209,7 @@ def test_stop_after_activity_and_idle_leaves_nothing_even_with_a_dead_clients_qu
     serve = Serve(home)
     try:
         serve.wait_ready()
-        key = _owner_and_key(serve)
+        key = owner_and_key(serve, "heal")
         workers = [_worker(serve)]
         _new_note_is_indexed(serve, key, "The compost heap is turned every second Sunday.")
         assert _api(serve, key, "GET", "/v1/notes").status_code == 200

@@ -4,7 +4,6 @@ setup form, notebooks and notes saved over REST with a key from `grove key creat
 
 from __future__ import annotations
 
-import re
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,10 +11,16 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from tests.grove.processes import Serve, make_home, remove_home, run_grove
+from tests.grove.processes import (
+    CSRF,
+    OWNER_PASSWORD,
+    Serve,
+    make_home,
+    owner_and_key,
+    remove_home,
+)
 
-PASSWORD = "a long enough passphrase 42"  # noqa: S105
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+PASSWORD = OWNER_PASSWORD
 
 
 @dataclass
@@ -46,16 +51,7 @@ def served() -> Iterator[Served]:
     serve = Serve(home)
     try:
         serve.wait_ready(timeout=180)
-        with httpx.Client(base_url=serve.url, timeout=30) as web:
-            page = web.get("/setup/")
-            created = web.post("/setup/", data={
-                "csrfmiddlewaretoken": CSRF.search(page.text).group(1), "username": "owner",
-                "password": PASSWORD, "password_again": PASSWORD})
-            assert created.status_code == 302, created.text[:500]
-        made = run_grove("key", "create", "--user", "owner", "--name", "setup", "--all",
-                         home=home)
-        assert made.returncode == 0, made.stderr
-        ready = Served(serve=serve, key=made.stdout.strip())
+        ready = Served(serve=serve, key=owner_and_key(serve, "setup"))
         for name in ("Garden", "Diary"):
             answer = ready.api("POST", "/v1/notebooks", json={"name": name})
             assert answer.status_code == 201, answer.text
