@@ -9,6 +9,6 @@ class AskConfig(AppConfig):
 
     def ready(self) -> None:
         from ask.generation import HANDLER
-        from grove import jobs
+        from grove.kernel import jobs
 
         jobs.register(HANDLER)

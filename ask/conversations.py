@@ -34,15 +34,15 @@ from django.utils.dateparse import parse_datetime
 from ask import providers
 from ask.models import TITLE_MAX_CHARS, Conversation, Turn
 from ask.services import EVERYWHERE, AnswerBlock, clean_query
-from grove import jobs
-from grove.actor import READ, Actor
-from grove.errors import Conflict, Invalid, NotFound
-from grove.operations import request_hash
+from grove.interfaces.rendering import shorten
+from grove.kernel import jobs
+from grove.kernel.actor import READ, Actor
+from grove.kernel.errors import Conflict, Invalid, NotFound
+from grove.kernel.operations import request_hash
+from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable_text
 from grove.schemas import Out
-from grove.tenancy import tenant
-from grove.validation import storable_text
-from notebooks.cursors import read_cursor, write_cursor
-from notebooks.rendering import shorten
 from notebooks.selectors import (
     access_notebook,
     notebooks_visible_to,

@@ -1,6 +1,6 @@
 """The `ask.generate` job: a conversation turn's answer (SPEC §8).
 
-Runs on the job framework (`grove.jobs`) under a 5-minute attempt lease:
+Runs on the job framework (`grove.kernel.jobs`) under a 5-minute attempt lease:
 
 * **load** (tenant transaction): the pending turn, who asked (the owner, or a connection
   that must still be active — its grant as it is now), the conversation's scope and,
@@ -45,15 +45,15 @@ from ask.conversations import (
 )
 from ask.models import Conversation, Turn
 from ask.services import EVIDENCE_LIMIT, Source, answered, evidence_of, retrieve
-from grove.actor import Actor
-from grove.errors import GroveError
-from grove.jobs import Handler
+from grove.interfaces.rendering import first_line
+from grove.kernel.actor import Actor
+from grove.kernel.errors import GroveError
+from grove.kernel.jobs import Handler
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable
 from grove.models import Connection, Job
-from grove.tenancy import tenant
-from grove.validation import storable
 from notebooks import recall
 from notebooks.models import Note
-from notebooks.rendering import first_line
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notebooks_visible_to, notes_visible_to
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ask import services
 from ask.arguments import AskIn
-from grove.actor import Actor
-from grove.mcp import Tool
+from grove.interfaces.mcp import Tool
+from grove.kernel.actor import Actor
 from grove.schemas import Out
 from notebooks import selectors
 from notebooks.arguments import ToolArguments

@@ -20,7 +20,7 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from grove.validation import storable
+from grove.kernel.validation import storable
 
 TIMEOUT_SECONDS = 60.0
 MAX_RETRIES = 2

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ask import providers
-from grove.actor import READ, Actor
-from grove.errors import Invalid, Unavailable
+from grove.interfaces.rendering import without_images
+from grove.kernel.actor import READ, Actor
+from grove.kernel.errors import Invalid, Unavailable
+from grove.kernel.validation import storable_text
 from grove.schemas import Out
-from grove.validation import storable_text
 from notebooks import recall
-from notebooks.rendering import without_images
 from notebooks.schemas import NoteOut
 from notebooks.selectors import EVERYWHERE
 

@@ -26,12 +26,12 @@ from ask import conversations, providers
 from ask.conversations import TurnOut
 from ask.forms import AskForm, HistoryForm
 from ask.services import EVERYWHERE
-from grove.errors import GroveError, Invalid, NotFound
-from grove.middleware import session_actor
-from grove.tenancy import tenant
+from grove.interfaces.middleware import session_actor
+from grove.interfaces.rendering import first_line, render_markdown
+from grove.kernel.errors import GroveError, Invalid, NotFound
+from grove.kernel.tenancy import tenant
 from notebooks import search
 from notebooks.context import notebooks_for
-from notebooks.rendering import first_line, render_markdown
 from notebooks.selectors import notes_visible_to
 
 PICKER_RESULTS = 10

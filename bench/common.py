@@ -52,7 +52,7 @@ def machine() -> dict[str, Any]:
 
 def _stop_stale(home: Path) -> None:
     """A previous run that was killed may have left its server running in `home`."""
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
     server = EmbeddedPostgres(home)
     if server.is_running():
@@ -82,7 +82,7 @@ class Env:
         os.environ["GROVE_HOME"] = str(home)
         os.environ["DJANGO_SETTINGS_MODULE"] = "grove.settings"
         os.environ.pop("REDIS_URL", None)  # the filesystem broker under GROVE_HOME
-        from grove.embedded import EmbeddedPostgres
+        from grove.runtime.embedded import EmbeddedPostgres
 
         server = EmbeddedPostgres(home)
         server.ensure_running()
@@ -95,7 +95,7 @@ class Env:
         from grove.embeddings.profile import check_embedding_profile
 
         check_embedding_profile()
-        from grove.actor import Actor
+        from grove.kernel.actor import Actor
         from grove.models import Account
 
         account = Account.objects.create_user(username=username,
@@ -137,7 +137,7 @@ class Env:
 
     def refresh_stats(self) -> int:
         """Lexeme statistics for recall's lexical arm, then planner statistics."""
-        from grove.actor import Actor
+        from grove.kernel.actor import Actor
         from notebooks.termstats import term_stats_refresh
 
         counted = term_stats_refresh(actor=Actor.system(self.account_id))
@@ -147,7 +147,7 @@ class Env:
 
     def drain_jobs(self, kind: str = "embed") -> tuple[int, float]:
         """Run embedding jobs in-process until none is left: (jobs done, seconds)."""
-        from grove import jobs
+        from grove.kernel import jobs
 
         started = time.perf_counter()
         done = 0
@@ -159,8 +159,8 @@ class Env:
         return done, time.perf_counter() - started
 
     def queued_jobs(self, kind: str = "embed") -> int:
+        from grove.kernel.tenancy import tenant
         from grove.models import Job
-        from grove.tenancy import tenant
 
         with tenant(self.account_id):
             return Job.objects.filter(kind=kind, status=Job.Status.QUEUED).count()

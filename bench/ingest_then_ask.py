@@ -111,8 +111,8 @@ class Sampler:
 def job_counts(account_id: uuid.UUID) -> dict[str, int]:
     from django.db.models import Count
 
+    from grove.kernel.tenancy import tenant
     from grove.models import Job
-    from grove.tenancy import tenant
 
     with tenant(account_id):
         return {f"{row['kind']}/{row['status']}": row["n"]
@@ -120,7 +120,7 @@ def job_counts(account_id: uuid.UUID) -> dict[str, int]:
 
 
 def recount(account_id: uuid.UUID) -> tuple[int, float]:
-    from grove.actor import Actor
+    from grove.kernel.actor import Actor
 
     try:
         from notebooks.termstats import term_stats_refresh
@@ -163,7 +163,7 @@ def main() -> None:
     test = load("test")
     quiet = wait_for_quiet()
     if HOME.exists():
-        from grove.embedded import EmbeddedPostgres
+        from grove.runtime.embedded import EmbeddedPostgres
 
         if EmbeddedPostgres(HOME).is_running():
             EmbeddedPostgres(HOME)._stop_server()  # noqa: SLF001 - our own scratch server
@@ -196,7 +196,7 @@ def main() -> None:
         os.environ.update(GROVE_HOME=str(HOME), DJANGO_SETTINGS_MODULE="grove.settings")
         for name in ("DATABASE_URL", "REDIS_URL"):
             os.environ.pop(name, None)
-        from grove.embedded import EmbeddedPostgres
+        from grove.runtime.embedded import EmbeddedPostgres
 
         server = EmbeddedPostgres(HOME)
         server.ensure_running()

@@ -105,7 +105,7 @@ def bulk_load(env: Env, start: int, stop: int, doc_ids: list[str], docs: list[st
     runtime role in a tenant transaction."""
     from django.db import connection
 
-    from grove.tenancy import tenant
+    from grove.kernel.tenancy import tenant
 
     py_rng = random.Random(start)  # noqa: S311 - test data, not secrets
     np_rng = np.random.default_rng(start)
@@ -259,7 +259,7 @@ def is_semantic(sql: str) -> bool:
 def replay(conn: Any, account_id: uuid.UUID, statements: list[str]) -> list[Any]:
     """Run captured statements in one transaction with the tenant setting; returns the
     rows of the last statement that returned any."""
-    from grove import tenancy
+    from grove.kernel import tenancy
 
     last: list[Any] = []
     with conn.transaction():
@@ -288,7 +288,7 @@ def measure(fn: Any, queries: list[str], passes: int, *, warmup: bool = True) ->
 
 
 def explain(conn: Any, account_id: uuid.UUID, statements: list[str]) -> dict[str, str]:
-    from grove import tenancy
+    from grove.kernel import tenancy
 
     plans = {}
     with conn.transaction():

@@ -47,7 +47,7 @@ from bench.scifact import load  # noqa: E402
 def superuser_sql(env: Env, statement: str) -> None:
     import psycopg
 
-    from grove.embedded import PORT, SUPERUSER
+    from grove.runtime.embedded import PORT, SUPERUSER
 
     with psycopg.connect(host=str(env.server.socket_dir), port=PORT, user=SUPERUSER,
                          dbname="grove", autocommit=True) as conn:

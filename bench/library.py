@@ -44,7 +44,7 @@ WARMUP = 10
 def spread_over_notebooks(env: Env) -> list[str]:
     from django.db import connection
 
-    from grove.tenancy import tenant
+    from grove.kernel.tenancy import tenant
     from notebooks import services
 
     ids = [str(services.notebook_create(actor=env.actor, operation_id=_op(),

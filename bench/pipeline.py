@@ -4,10 +4,10 @@
    1,000 characters at a word boundary), one at a time, after 20 warm-up saves. Each
    save includes its revision, operation record, `embed` job row and the on-commit
    Celery wake-up written to the filesystem broker under $GROVE_HOME/broker (no worker
-   runs). A further 300 saves with `grove.jobs.send` patched to a no-op show what the
+   runs). A further 300 saves with `grove.kernel.jobs.send` patched to a no-op show what the
    wake-up costs.
 2. Raw model: `get_embedder().embed(texts)` over the same 1,000 texts (best of 2).
-3. Pipeline in-process: `grove.jobs.run_batch` until all 1,000 jobs are done; the
+3. Pipeline in-process: `grove.kernel.jobs.run_batch` until all 1,000 jobs are done; the
    handler's `execute` is wrapped to time the model share.
 4. Pipeline with a real worker: 1,000 new notes are saved with no worker running, then
    `python -m grove worker --concurrency N` is started on the same GROVE_HOME (it joins
@@ -61,7 +61,7 @@ def save_all(env: Env, texts: list[str]) -> tuple[list[float], list[uuid.UUID]]:
 
 
 def ready_count(env: Env, ids: list[uuid.UUID]) -> int:
-    from grove.tenancy import tenant
+    from grove.kernel.tenancy import tenant
     from notebooks.models import Note
 
     with tenant(env.actor):
@@ -69,8 +69,8 @@ def ready_count(env: Env, ids: list[uuid.UUID]) -> int:
 
 
 def finish_times(env: Env, ids: list[uuid.UUID]) -> list[float]:
+    from grove.kernel.tenancy import tenant
     from grove.models import Job
-    from grove.tenancy import tenant
 
     with tenant(env.actor):
         stamps = list(Job.objects.filter(target_id__in=ids, kind="embed", status="done")
@@ -132,7 +132,7 @@ def trigger_ab(env: Env, texts: list[str], block: int = 100) -> dict[str, Any]:
     alternating blocks with the triggers enabled and disabled (as the schema owner), so
     other load on the machine hits both alike. Afterwards the statistics are recounted
     (the disabled blocks were not counted)."""
-    from grove.actor import Actor
+    from grove.kernel.actor import Actor
     from notebooks.termstats import term_stats_refresh
 
     timings: dict[str, list[float]] = {"on": [], "off": []}
@@ -168,8 +168,8 @@ def main() -> None:
     assert len(texts) == n and all(len(s) == n for s in worker_sets), "not enough long docs"
 
     env = Env.fresh("pipeline")
-    from grove import jobs
     from grove.embeddings import get_embedder
+    from grove.kernel import jobs
 
     embedder = get_embedder()
     results: dict[str, Any] = {"profile": embedder.profile, "n": n,

@@ -156,7 +156,7 @@ def run_writers(env: Env, texts: list[str], writers: int, rounds: int) -> dict[s
 def statistics_match(env: Env) -> bool:
     from django.db import connection
 
-    from grove.tenancy import tenant
+    from grove.kernel.tenancy import tenant
 
     with tenant(env.actor), connection.cursor() as cursor:
         cursor.execute(
@@ -182,7 +182,7 @@ def main() -> None:
     corpus = load("test").corpus
     texts = [truncate_words(t, 6000) for t in corpus.values()]
     env = Env.fresh("termstats-design")
-    from grove.actor import Actor
+    from grove.kernel.actor import Actor
     from notebooks.services import note_remember
     from notebooks.termstats import term_stats_refresh
 

@@ -38,7 +38,7 @@ NOTES = [  # (content, kind, pinned)
 def main() -> None:
     started = time.perf_counter()
     env = Env.fresh("tools")
-    from grove import mcp
+    from grove.interfaces import mcp
     from notebooks import recall, services
     from tests.factories import op
 

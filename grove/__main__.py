@@ -1,3 +1,3 @@
-from grove.cli import main
+from grove.runtime.cli import main
 
 main()

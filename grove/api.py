@@ -4,7 +4,7 @@ Every route is parse → one service or selector call → envelope (STYLE §1, �
 
 * success: `{"success": true, "data": …, "meta"?: …}`;
 * failure: `{"success": false, "error": {"code", "message", "requestId"}}` with the
-  HTTP status of the domain error (`grove.errors`), mapped once, here.
+  HTTP status of the domain error (`grove.kernel.errors`), mapped once, here.
 
 Callers authenticate with `Authorization: Bearer <API key>`. The few account
 administration routes also accept the owner's website session (with CSRF) and refuse
@@ -30,9 +30,10 @@ from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
 from pydantic import Field
 
-from grove import selectors, services, throttle
-from grove.actor import Actor
-from grove.errors import GroveError, Invalid, NotFound
+from grove import selectors, services
+from grove.kernel import throttle
+from grove.kernel.actor import Actor
+from grove.kernel.errors import GroveError, Invalid, NotFound
 from grove.schemas import AccountSettingsOut, ConnectionOut, In, NewKeyOut, Out
 
 logger = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ class OwnerSession(SessionAuth):
 
 
 class ConnectionRateLimit(BaseThrottle):
-    """The per-connection limit (`grove.throttle.connection_wait`, shared with /mcp);
+    """The per-connection limit (`grove.kernel.throttle.connection_wait`, shared with /mcp);
     over it → 429 with `Retry-After`. The owner's website session is not limited here."""
 
     WINDOW = throttle.WINDOW
@@ -423,7 +424,7 @@ tools_router = ApiRouter(tags=["tools"])
                   summary="The MCP tool declarations (as tools/list), the server's "
                           "instructions and version; used by the stdio bridge")
 def tool_list(request: HttpRequest) -> Any:
-    from grove import mcp
+    from grove.interfaces import mcp
 
     actor_of(request)
     return ok({"tools": mcp.declarations(), "instructions": mcp.INSTRUCTIONS,
@@ -438,7 +439,7 @@ def tool_list(request: HttpRequest) -> Any:
     summary="Run an MCP tool with the same arguments; the result in the REST envelope "
             "(with ?format=mcp: the MCP tool result itself, errors included)")
 def tool_run(request: HttpRequest, tool: str, format: Literal["rest", "mcp"] = "rest") -> Any:
-    from grove import mcp
+    from grove.interfaces import mcp
 
     try:
         arguments = json.loads(request.body or b"{}")

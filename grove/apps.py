@@ -11,6 +11,6 @@ class GroveConfig(AppConfig):
         # Make Grove's Celery app the current one, so tasks sent from web code use its
         # broker settings.
         import grove.celery  # noqa: F401
-        from grove.dbroles import grant_runtime_role
+        from grove.runtime.dbroles import grant_runtime_role
 
         post_migrate.connect(grant_runtime_role, sender=self, dispatch_uid="grove-grants")

@@ -15,7 +15,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
 
 django_application = get_asgi_application()
 
-from grove.limits import Limits  # noqa: E402 - after Django is set up
+from grove.interfaces.limits import Limits  # noqa: E402 - after Django is set up
 
 # Body size, requests per address and concurrency are limited before Django sees a request.
 application = Limits(django_application)

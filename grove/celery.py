@@ -6,10 +6,10 @@ from pathlib import Path
 
 from celery import Celery
 
-from grove import broker
+from grove.runtime import broker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
-broker.register()  # the embedded default's broker, `grovefs://` (see grove.broker)
+broker.register()  # the embedded default's broker, `grovefs://` (see grove.runtime.broker)
 
 app = Celery("grove")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,6 +1,6 @@
 """Core tables: the account, connections (API keys / OAuth clients with grants) and
 operation records (idempotency). Every account-owned table carries `account_id` and
-is protected by row-level security (see migrations and `grove.tenancy`)."""
+is protected by row-level security (see migrations and `grove.kernel.tenancy`)."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ class Job(models.Model):
             models.Index(fields=["lease_expires_at"], condition=Q(status="running"),
                          name="job_leases"),
             models.Index(fields=["account", "target_id"], name="job_target"),
-            # "Has this kind of work been taken lately?" (grove.jobs.recover).
+            # "Has this kind of work been taken lately?" (grove.kernel.jobs.recover).
             models.Index(fields=["account", "kind", "finished_at"],
                          condition=Q(finished_at__isnull=False), name="job_finished"),
         ]

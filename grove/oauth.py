@@ -49,9 +49,9 @@ from oauth2_provider.views import (
 )
 from oauthlib.oauth2.rfc6749 import errors
 
-from grove import throttle
-from grove.config import LOOPBACK_NAMES
-from grove.validation import is_storable
+from grove.kernel import throttle
+from grove.kernel.validation import is_storable
+from grove.runtime.config import LOOPBACK_NAMES
 
 
 def _only_mcp(request: Any, resources: list[str]) -> None:
@@ -288,8 +288,8 @@ def clear_unused_clients(*, now: Any = None) -> int:
     )
     from oauth2_provider.settings import oauth2_settings
 
+    from grove.kernel.tenancy import tenant
     from grove.models import Account, Connection
-    from grove.tenancy import tenant
 
     application = get_application_model()
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.GROVE_UNUSED_CLIENT_SECONDS)
@@ -569,7 +569,7 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
     from oauth2_provider.oauth2_backends import get_oauthlib_core
 
     from grove import services
-    from grove.actor import Actor
+    from grove.kernel.actor import Actor
     from grove.models import Connection
 
     valid, core_request = get_oauthlib_core().verify_request(request, scopes=["mcp"])

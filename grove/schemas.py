@@ -25,7 +25,7 @@ class In(BaseModel):
 
     def not_null(self, *names: str) -> dict[str, Any]:
         """Sent fields, refusing null where the service has no null meaning."""
-        from grove.errors import Invalid
+        from grove.kernel.errors import Invalid
 
         given = self.given(*names)
         for name, value in given.items():

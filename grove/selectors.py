@@ -6,10 +6,10 @@ from typing import Any
 from django.apps import apps
 from django.db.models import QuerySet
 
-from grove.actor import Actor
+from grove.kernel.actor import Actor
+from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from grove.schemas import AccountSettingsOut, ConnectionOut
-from grove.tenancy import tenant
 
 
 def account_exists() -> bool:
@@ -42,7 +42,7 @@ def connection_list(*, actor: Actor, connection_id: Any = None) -> list[Connecti
 
 def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
     """One connection of the account (website owner only); NotFound otherwise."""
-    from grove.errors import NotFound
+    from grove.kernel.errors import NotFound
 
     found = connection_list(actor=actor, connection_id=connection_id)
     if not found:

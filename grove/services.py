@@ -16,11 +16,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from grove import selectors
-from grove.actor import ALL_CAPABILITIES, READ, WRITE, Actor
-from grove.errors import Conflict, Invalid, NotFound
+from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
+from grove.kernel.errors import Conflict, Invalid, NotFound
+from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from grove.schemas import ConnectionOut, NewKeyOut, connection_state
-from grove.tenancy import tenant
 
 
 def account_setup_owner(*, username: str, password: str, email: str = "") -> Account:

@@ -1,11 +1,11 @@
-"""Django settings, derived from `grove.config` (environment + `$GROVE_HOME/grove.toml`)."""
+"""Django settings, derived from `grove.runtime.config` (environment + `$GROVE_HOME/grove.toml`)."""
 
 import os
 from pathlib import Path
 
 from django.utils.csp import CSP
 
-from grove.config import load
+from grove.runtime.config import load
 
 CONFIG = load()
 
@@ -49,8 +49,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "grove.middleware.RequestIdMiddleware",
-    "grove.middleware.ApiMethodNotAllowedMiddleware",
+    "grove.interfaces.middleware.RequestIdMiddleware",
+    "grove.interfaces.middleware.ApiMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -61,8 +61,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "grove.middleware.ActorMiddleware",
-    "grove.middleware.WebErrorMiddleware",
+    "grove.interfaces.middleware.ActorMiddleware",
+    "grove.interfaces.middleware.WebErrorMiddleware",
 ]
 
 ROOT_URLCONF = "grove.urls"
@@ -264,7 +264,7 @@ else:
                           "LOCATION": "grove"}}
 
 # Background jobs: Celery with Redis when REDIS_URL is set; otherwise kombu's
-# filesystem transport with atomic message files (`grove.broker`) in $GROVE_HOME/broker,
+# filesystem transport with atomic message files (`grove.runtime.broker`) in $GROVE_HOME/broker,
 # so the embedded default needs no Redis.
 BROKER_DIR = GROVE_HOME / "broker"
 if CONFIG.redis_url:

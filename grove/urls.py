@@ -3,7 +3,7 @@ from oauth2_provider import views as oauth_views
 
 from grove import oauth, views
 from grove.api import api, not_found_view
-from grove.mcp import mcp_endpoint
+from grove.interfaces.mcp import mcp_endpoint
 
 # Feature apps' REST routers, named by module so core does not import them.
 api.add_router("", "notebooks.api.router")

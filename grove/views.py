@@ -18,13 +18,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from grove import selectors, services, throttle
-from grove.actor import READ, WRITE, Actor
-from grove.errors import GroveError
-from grove.middleware import session_actor
+from grove import selectors, services
+from grove.interfaces.middleware import session_actor
+from grove.kernel import throttle
+from grove.kernel.actor import READ, WRITE, Actor
+from grove.kernel.errors import GroveError
+from grove.kernel.tenancy import tenant
 from grove.models import Connection
 from grove.schemas import ConnectionOut
-from grove.tenancy import tenant
 
 
 class OwnerSetupForm(forms.Form):

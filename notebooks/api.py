@@ -34,8 +34,8 @@ from grove.api import (
     operation_id,
     optional_body,
 )
-from grove.errors import Invalid, NotFound
-from grove.validation import STORABLE_TEXT
+from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.validation import STORABLE_TEXT
 from notebooks import portability, search, selectors, services
 from notebooks import recall as recall_service
 from notebooks.arguments import (

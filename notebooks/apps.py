@@ -9,7 +9,7 @@ class NotebooksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from grove import jobs
+        from grove.kernel import jobs
         from notebooks.indexing import HANDLER
 
         jobs.register(HANDLER)

@@ -24,9 +24,9 @@ from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, mod
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonDict, SkipJsonSchema
 
-from grove.errors import Invalid
+from grove.kernel.errors import Invalid
+from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
 from grove.schemas import In
-from grove.validation import NONBLANK_TEXT, STORABLE_TEXT
 from notebooks import recall, search
 from notebooks.models import (
     CONTENT_MAX_CHARS,

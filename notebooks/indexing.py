@@ -17,8 +17,8 @@ from django.db import OperationalError, connection
 from django.db.models import F
 from django.utils import timezone
 
-from grove import jobs
 from grove.embeddings import EmbeddingUnavailable, get_embedder
+from grove.kernel import jobs
 from grove.models import Job
 from notebooks.models import Indexing, Note, NoteEmbedding, Status
 
@@ -121,8 +121,8 @@ def _notes_without_vector(profile: str) -> Any:
 
 def reindex_progress(profile: str) -> tuple[int, int]:
     """(notes with a current vector for `profile`, all notes) over every account."""
+    from grove.kernel.tenancy import tenant
     from grove.selectors import active_account_ids
-    from grove.tenancy import tenant
 
     done = total = 0
     for account_id in active_account_ids():
@@ -136,9 +136,9 @@ def reindex_progress(profile: str) -> tuple[int, int]:
 def reindex_start(profile: str, dimension: int) -> int:
     """Mark `profile` as being built and queue an embed job for every note that has no
     current vector for it. Returns how many were queued."""
+    from grove.kernel.tenancy import tenant
     from grove.models import EmbeddingProfile
     from grove.selectors import active_account_ids
-    from grove.tenancy import tenant
 
     active = EmbeddingProfile.objects.filter(status=EmbeddingProfile.Status.ACTIVE).first()
     if active is None or active.name != profile:
@@ -161,9 +161,9 @@ def reindex_finish(profile: str) -> None:
     vectors of any other profile."""
     from django.db import transaction
 
+    from grove.kernel.tenancy import tenant
     from grove.models import EmbeddingProfile
     from grove.selectors import active_account_ids
-    from grove.tenancy import tenant
 
     with transaction.atomic():
         EmbeddingProfile.objects.filter(status=EmbeddingProfile.Status.ACTIVE).exclude(

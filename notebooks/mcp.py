@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import Field
 
-from grove.actor import Actor
-from grove.errors import NotFound
-from grove.mcp import Tool
+from grove.interfaces.mcp import Tool
+from grove.kernel.actor import Actor
+from grove.kernel.errors import NotFound
 from grove.schemas import In, Out
 from notebooks import recall, search, selectors, services
 from notebooks.arguments import (
@@ -125,7 +125,7 @@ class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
 def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str | None:
     """A list of notes as a model reads it: one line of counts, then each note's id,
     kind, notebook and date over its content. None with full records: they were asked
-    for, so the text is the structured result's JSON (`grove.mcp.tool_result`)."""
+    for, so the text is the structured result's JSON (`grove.interfaces.mcp.tool_result`)."""
     if any(note.record is not None for note in notes):
         return None
     body = "\n\n".join(note.mcp_line() for note in notes) + after

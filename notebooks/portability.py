@@ -27,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as SchemaError
 from pydantic.alias_generators import to_camel
 
-from grove.actor import READ, WRITE, Actor
-from grove.errors import Invalid
+from grove.kernel.actor import READ, WRITE, Actor
+from grove.kernel.errors import Invalid
+from grove.kernel.tenancy import tenant
 from grove.schemas import Out
-from grove.tenancy import tenant
 from notebooks.indexing import mark_for_indexing
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
 from notebooks.schemas import NotebookOut

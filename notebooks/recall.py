@@ -28,13 +28,13 @@ from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import Cast, RowNumber
 from pgvector.django import CosineDistance, VectorField
 
-from grove.actor import READ, Actor
 from grove.embeddings import Embedder, get_embedder
 from grove.embeddings.profile import active_profile_name
-from grove.errors import Invalid
+from grove.kernel.actor import READ, Actor
+from grove.kernel.errors import Invalid
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable_text
 from grove.schemas import Out
-from grove.tenancy import tenant
-from grove.validation import storable_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.schemas import NoteOut
 from notebooks.selectors import (

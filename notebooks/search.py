@@ -23,12 +23,12 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from grove.actor import READ, Actor
-from grove.errors import Invalid
+from grove.kernel.actor import READ, Actor
+from grove.kernel.errors import Invalid
+from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable_text
 from grove.schemas import Out
-from grove.tenancy import tenant
-from grove.validation import storable_text
-from notebooks.cursors import read_cursor, write_cursor
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notes_visible_to, parse_uuid

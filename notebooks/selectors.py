@@ -17,10 +17,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from grove.actor import READ, WRITE, Actor
-from grove.errors import Forbidden, Invalid, NotFound
-from grove.tenancy import tenant
-from notebooks.cursors import read_cursor, write_cursor
+from grove.kernel.actor import READ, WRITE, Actor
+from grove.kernel.errors import Forbidden, Invalid, NotFound
+from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, Revision, Status
 from notebooks.schemas import NotebookOut, SubtreeCounts
 

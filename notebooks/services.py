@@ -1,9 +1,9 @@
 """Writes to notebooks and notes: one keyword-only function per use case (STYLE §1).
 
 Each service takes the resolved `actor`, validates its input before touching the
-database, then runs in one tenant transaction (`grove.tenancy.tenant`): access checks,
-the operation-id claim (`grove.operations`), the change, a revision row per changed
-note, and the operation record. Errors are `grove.errors` exceptions with stable codes;
+database, then runs in one tenant transaction (`grove.kernel.tenancy.tenant`): access checks,
+the operation-id claim (`grove.kernel.operations`), the change, a revision row per changed
+note, and the operation record. Errors are `grove.kernel.errors` exceptions with stable codes;
 when one is raised nothing has changed.
 """
 
@@ -19,12 +19,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from grove import operations
-from grove.actor import WRITE, Actor
-from grove.errors import Conflict, Forbidden, Gone, Invalid, NotFound
+from grove.kernel import operations
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.errors import Conflict, Forbidden, Gone, Invalid, NotFound
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable_text
 from grove.models import Account, Connection
-from grove.tenancy import tenant
-from grove.validation import storable_text
 from notebooks.indexing import mark_for_indexing
 from notebooks.models import (
     CONTENT_MAX_CHARS,

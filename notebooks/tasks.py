@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from grove.actor import Actor
+from grove.kernel.actor import Actor
 from grove.selectors import active_account_ids
 from notebooks.services import note_expire_due
 

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from grove.actor import WRITE, Actor
-from grove.tenancy import tenant
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.tenancy import tenant
 
 # Folded per compaction at most (a backlog of deltas is folded over several runs, each
 # a short transaction).

@@ -3,7 +3,7 @@ scroll; the note page; notebook management; import. Each view parses its input, 
 one service or selector, and renders — a page, or with HTMX the page's partial.
 
 Domain errors not handled in place (a conflict that keeps a draft, a form error) reach
-`grove.middleware.WebErrorMiddleware`, which renders the one error page/partial.
+`grove.interfaces.middleware.WebErrorMiddleware`, which renders the one error page/partial.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from grove.errors import GroveError, Invalid, NotFound
-from grove.middleware import session_actor
+from grove.interfaces.middleware import session_actor
+from grove.interfaces.rendering import render_markdown, title_and_excerpt
+from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import portability, search, selectors, services
 from notebooks.context import notebooks_for
 from notebooks.forms import (
@@ -41,7 +42,6 @@ from notebooks.forms import (
     NoteMoveForm,
 )
 from notebooks.models import Notebook
-from notebooks.rendering import render_markdown, title_and_excerpt
 from notebooks.schemas import NoteOut
 
 PAGE_SIZE = 25

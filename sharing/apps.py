@@ -8,7 +8,7 @@ class SharingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from grove.tenancy import DATABASE_KEYS
+        from grove.kernel.tenancy import DATABASE_KEYS
         from sharing.tokens import SALT
 
         # The share functions check a link's MAC in the database (sharing 0003).

@@ -13,11 +13,11 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from grove.actor import Actor
-from grove.errors import Invalid, NotFound
+from grove.interfaces.rendering import first_line
+from grove.kernel.actor import Actor
+from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.tenancy import tenant
 from grove.schemas import Out
-from grove.tenancy import tenant
-from notebooks.rendering import first_line
 from notebooks.selectors import access_note, access_notebook
 from sharing.models import Share
 from sharing.tokens import token_for

@@ -30,10 +30,10 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
-from grove import throttle
-from grove.errors import GroveError
-from grove.middleware import session_actor
-from notebooks.rendering import render_markdown, title_and_excerpt
+from grove.interfaces.middleware import session_actor
+from grove.interfaces.rendering import render_markdown, title_and_excerpt
+from grove.kernel import throttle
+from grove.kernel.errors import GroveError
 from sharing import public, services
 
 CACHE_SECONDS = 60

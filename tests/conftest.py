@@ -55,7 +55,7 @@ def embedded_server():
     if not settings.GROVE_EMBEDDED_DB:
         yield None
         return
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
     server = EmbeddedPostgres(settings.GROVE_HOME)
     server.ensure_running()

@@ -7,9 +7,9 @@ import itertools
 import uuid
 from collections.abc import Iterable
 
-from grove.actor import READ, WRITE, Actor
+from grove.kernel.actor import READ, WRITE, Actor
+from grove.kernel.tenancy import tenant  # noqa: F401 - re-exported for tests
 from grove.models import Account, Connection
-from grove.tenancy import tenant  # noqa: F401 - re-exported for tests
 from notebooks import services
 from notebooks.schemas import NotebookOut, NoteOut
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from django.core.management import get_commands
 
-from grove import config
+from grove.runtime import config
 from tests.conftest import require_program
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_init_script_creates_both_roles(home):
 
     import psycopg
 
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
     server = EmbeddedPostgres(home)
     server._prepare()

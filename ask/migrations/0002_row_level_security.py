@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from grove.rls import enable_rls
+from grove.kernel.rls import enable_rls
 
 # (table, constraint, columns, referenced table)
 REFERENCES = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from grove.config import ConfigError
 from grove.embeddings import configured_profile
 from grove.models import EmbeddingProfile
+from grove.runtime.config import ConfigError
 
 
 def check_embedding_profile() -> None:

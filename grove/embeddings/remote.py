@@ -21,7 +21,7 @@ class OpenAIEmbedder:
 
     @classmethod
     def from_settings(cls) -> OpenAIEmbedder:
-        # grove.config guarantees all three are set when GROVE_EMBEDDINGS=openai.
+        # grove.runtime.config guarantees all three are set when GROVE_EMBEDDINGS=openai.
         _, dimension = cls.configured_profile()
         return cls(base_url=str(settings.GROVE_EMBEDDINGS_BASE_URL),
                    api_key=settings.GROVE_EMBEDDINGS_API_KEY or "",

@@ -1,7 +1,7 @@
 from django.db import migrations
 from pgvector.django import VectorExtension
 
-from grove.rls import CURRENT_ACCOUNT_FUNCTION, enable_rls
+from grove.kernel.rls import CURRENT_ACCOUNT_FUNCTION, enable_rls
 
 
 class Migration(migrations.Migration):

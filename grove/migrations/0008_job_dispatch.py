@@ -1,6 +1,6 @@
 from django.db import migrations, models
 
-# Which ready job a wake-up with nothing of its own to do should take (grove.jobs.run).
+# Which ready job a wake-up with nothing of its own to do should take (grove.kernel.jobs.run).
 #
 # A wake-up names one job of one account; once a batch has taken that job, the message
 # used to do nothing, so new work — another account's, or another kind's — waited at the
@@ -12,7 +12,7 @@ from django.db import migrations, models
 # 0007). It returns an account id and a job kind, nothing else (`ready_at` is the
 # caller's clock, the one `claim` uses); the caller then claims in that account's tenant
 # transaction, as for any job. EXECUTE is revoked from PUBLIC and granted to the runtime
-# role after every migrate (grove.dbroles).
+# role after every migrate (grove.runtime.dbroles).
 OLDEST_READY = """
 DO $$ BEGIN
     EXECUTE format('CREATE POLICY job_dispatch ON grove_job FOR SELECT TO %I USING (true)',

@@ -1,16 +1,16 @@
 from django.db import migrations
 
-from grove.rls import CURRENT_ACCOUNT_FUNCTION
+from grove.kernel.rls import CURRENT_ACCOUNT_FUNCTION
 
-# The tenant context cannot be forged (SPEC §5, grove.tenancy). Until now
+# The tenant context cannot be forged (SPEC §5, grove.kernel.tenancy). Until now
 # grove_current_account() returned whatever `grove.account_id` said, and the runtime role
 # may set that itself: row-level security held only while no SQL injection existed.
 #
 # * `grove_secret` holds keys derived from SECRET_KEY (as HMAC-SHA256 inner and outer key
 #   blocks, so built-in sha256() is enough: the embedded server has no pgcrypto). Owner
-#   only: the runtime role is refused any access (grove.dbroles) and row-level security
+#   only: the runtime role is refused any access (grove.runtime.dbroles) and row-level security
 #   without a policy hides its rows from any other role anyway. `grove migrate` writes the
-#   keys after every migration (grove.tenancy.store_database_keys).
+#   keys after every migration (grove.kernel.tenancy.store_database_keys).
 # * grove_current_account() is a security-definer function: it returns the account only
 #   when `grove.account_mac` is the HMAC of the account, the backend's pid and the
 #   transaction's start time — a MAC seen once opens nothing in another transaction or

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from grove.rls import enable_rls
+from grove.kernel.rls import enable_rls
 from notebooks.vectors import hnsw_index_sql
 
 BACKFILL_HASHES = """

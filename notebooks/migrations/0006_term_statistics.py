@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from grove.rls import enable_rls
+from grove.kernel.rls import enable_rls
 
 
 class Migration(migrations.Migration):

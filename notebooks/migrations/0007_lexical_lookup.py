@@ -8,7 +8,7 @@ from django.db import migrations
 # GIN index is used; isolation is kept by the function itself, which reads the account
 # from the same transaction setting the policy uses and can only narrow from there.
 # EXECUTE is revoked from PUBLIC and granted to the runtime role after every migrate
-# (grove.dbroles). The live-note conditions mirror notebooks.selectors.live_filter;
+# (grove.runtime.dbroles). The live-note conditions mirror notebooks.selectors.live_filter;
 # tests/notebooks/test_recall_lexical.py holds the two to the same answers.
 LEXICAL_MATCHES = """
 CREATE FUNCTION grove_lexical_matches(

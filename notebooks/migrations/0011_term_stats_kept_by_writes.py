@@ -2,7 +2,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from grove.rls import enable_rls
+from grove.kernel.rls import enable_rls
 
 # Term statistics current with the notes (recall's lexical arm weighs terms by them).
 #

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from grove.rls import enable_rls
+from grove.kernel.rls import enable_rls
 
 # The public read path (SPEC §9). Visitors have no account: the runtime role, with no
 # `grove.account_id` set, sees no row of any account table (row-level security). What a

@@ -5,7 +5,7 @@ from typing import Any
 
 from django import template
 
-from grove.middleware import session_actor
+from grove.interfaces.middleware import session_actor
 from sharing import services
 
 register = template.Library()

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from grove import services
-from grove.actor import Actor
+from grove.kernel.actor import Actor
 from tests import factories
 
 

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 
 from grove import services
+from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
-from grove.tenancy import tenant
 from tests import factories
 from tests.api.conftest import Caller, data, error, new_key
 
@@ -282,7 +282,7 @@ def test_unknown_routes_answer_with_the_envelope(api, anonymous):
 def test_rate_limit_per_connection_is_429_with_retry_after(owner, api, settings, monkeypatch):
     from django.core.cache import cache
 
-    from grove import throttle
+    from grove.kernel import throttle
 
     monkeypatch.setattr(throttle, "clock", lambda: 6_000_030.0)
     cache.clear()

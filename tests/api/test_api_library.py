@@ -197,8 +197,8 @@ def test_move_is_all_or_nothing(owner, api):
 
 
 def test_retry_indexing_requeues_a_failed_note(owner, api):
+    from grove.kernel.tenancy import tenant
     from grove.models import Job
-    from grove.tenancy import tenant
     from notebooks.models import Indexing, Note
 
     note = factories.note(owner, "indexed later")

@@ -12,7 +12,7 @@ from django.test import Client
 
 from ask import conversations
 from ask.models import Turn
-from grove.tenancy import tenant
+from grove.kernel.tenancy import tenant
 from notebooks import services
 from sharing import services as share_services
 from tests import factories

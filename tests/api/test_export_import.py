@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from grove.errors import Forbidden, Invalid
+from grove.kernel.errors import Forbidden, Invalid
 from grove.models import Account
 from notebooks import services
 from notebooks.portability import account_import, export_records

@@ -68,7 +68,7 @@ def test_database_down_is_503_and_nothing_is_claimed(home):
     success), and recovers by itself once `grove serve` has restarted the database."""
     import httpx
 
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
     serve = Serve(home, env={"GROVE_DB_POOL_SIZE": "0"})  # nothing waits for a connection
     try:
@@ -101,7 +101,7 @@ def test_a_save_during_a_database_restart_waits_and_is_stored_once(home):
     a killed database waits for a connection instead of failing, and is stored once."""
     import httpx
 
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
     serve = Serve(home)
     try:

@@ -12,8 +12,8 @@ import pytest
 from django.test import Client, override_settings
 
 from ask import services
-from grove import jobs
-from grove.errors import Invalid, Unavailable
+from grove.kernel import jobs
+from grove.kernel.errors import Invalid, Unavailable
 from notebooks.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, new_key

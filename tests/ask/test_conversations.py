@@ -18,10 +18,10 @@ from django.utils import timezone
 from ask import conversations as convo
 from ask import generation
 from ask.models import Conversation
-from grove import jobs
-from grove.errors import Conflict, Invalid, NotFound
+from grove.kernel import jobs
+from grove.kernel.errors import Conflict, Invalid, NotFound
+from grove.kernel.tenancy import tenant
 from grove.models import Job
-from grove.tenancy import tenant
 from notebooks import services as notes
 from tests import factories
 from tests.api.conftest import Caller, new_key

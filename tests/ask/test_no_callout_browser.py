@@ -49,7 +49,7 @@ def _image_links(page: Page, scope: str) -> list[tuple[str | None, str | None, s
 def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: Page,
                                                       browser):
     from ask import conversations as convo
-    from grove import jobs
+    from grove.kernel import jobs
     from grove.models import Account
     from sharing import services as sharing
 

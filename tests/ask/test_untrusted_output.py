@@ -18,9 +18,9 @@ from django.utils import timezone
 from ask import conversations as convo
 from ask import services
 from ask.models import Turn
-from grove import jobs
+from grove.kernel import jobs
+from grove.kernel.tenancy import tenant
 from grove.models import Job
-from grove.tenancy import tenant
 from tests import factories
 from tests.api.conftest import Caller, new_key
 from tests.ask.test_ask import answer, index_all

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from grove import config
+from grove.runtime import config
 
 GROVE = [sys.executable, "-m", "grove"]
 
@@ -42,7 +42,7 @@ def make_home() -> Path:
 
 
 def remove_home(home: Path) -> None:
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
     server = EmbeddedPostgres(home)
     if server.is_running():

@@ -1,4 +1,4 @@
-"""The embedded default's broker (`grove.broker`, `grovefs://`): publishers in other
+"""The embedded default's broker (`grove.runtime.broker`, `grovefs://`): publishers in other
 processes and a consumer, like the web server and `grove worker` — every message arrives
 whole and exactly once. With kombu's own filesystem transport this fails most runs: the
 consumer takes a message file that a publisher has created but not yet written, and the
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from kombu import Connection, Consumer, Exchange, Producer, Queue
 
-from grove import broker
+from grove.runtime import broker
 
 pytestmark = pytest.mark.slow
 

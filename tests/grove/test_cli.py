@@ -77,7 +77,7 @@ def test_runtime_credentials_are_accepted_and_nothing_is_embedded(django_db_setu
     if not settings.GROVE_EMBEDDED_DB:
         pytest.skip("needs the embedded test server")
     home = tmp_path / "home"
-    # The SECRET_KEY the test database's keys were stored with (grove.tenancy).
+    # The SECRET_KEY the test database's keys were stored with (grove.kernel.tenancy).
     result = run_grove("check", home=home, DATABASE_URL=_test_database_url("grove"),
                        GROVE_SECRET_KEY=settings.SECRET_KEY)
     assert result.returncode == 0, result.stderr

@@ -6,8 +6,8 @@ import stat
 
 import pytest
 
-from grove import config
-from grove.config import ConfigError
+from grove.runtime import config
+from grove.runtime.config import ConfigError
 
 
 @pytest.fixture

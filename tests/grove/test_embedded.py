@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from grove.embedded import EmbeddedPostgres, _bin_root
+from grove.runtime.embedded import EmbeddedPostgres, _bin_root
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +119,7 @@ def test_long_data_folder_paths_with_spaces_use_a_private_socket_folder(home):
 
 
 def test_a_planted_socket_folder_is_refused(home, tmp_path):
-    from grove.config import ConfigError
+    from grove.runtime.config import ConfigError
 
     deep = home / ("y" * 90)
     deep.mkdir()

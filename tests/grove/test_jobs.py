@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from grove import jobs
 from grove.embeddings import EmbeddingUnavailable
+from grove.kernel import jobs
 from grove.models import Account, Job
 from notebooks import services
 from notebooks.indexing import EMBED, HANDLER

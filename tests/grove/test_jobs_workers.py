@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from django.db import connections
 
-from grove import jobs
+from grove.kernel import jobs
 from grove.models import Job
 from notebooks.indexing import EMBED
 from notebooks.models import Note, NoteEmbedding

@@ -41,7 +41,7 @@ def mcp(key: str, method: str = "ping", client: Client | None = None):
 
 @pytest.mark.django_db
 def test_one_limit_per_connection_across_rest_tools_and_mcp(settings, monkeypatch):
-    from grove import throttle
+    from grove.kernel import throttle
 
     monkeypatch.setattr(throttle, "clock", lambda: 7_000_040.0)
     settings.GROVE_API_RATE_LIMIT = 4
@@ -97,7 +97,7 @@ def site() -> Iterator[Site]:
 def _web_connections(site: Site, seen: list[int], stop: list[bool]) -> None:
     """Sample how many database connections the web process holds (owner role over the
     embedded server's socket)."""
-    from grove.embedded import OWNER_ROLE, database_settings
+    from grove.runtime.embedded import OWNER_ROLE, database_settings
 
     db = database_settings(site.serve.home, role=OWNER_ROLE)
     with psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"],

@@ -18,8 +18,8 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
 from grove import selectors, services
+from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
-from grove.tenancy import tenant
 from tests import factories
 from tests.grove.oauth_helpers import REDIRECT, consent, exchange, new_flow, register
 from tests.mcp.helpers import error_of

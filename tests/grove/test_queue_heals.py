@@ -14,8 +14,9 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from grove import broker, jobs
+from grove.kernel import jobs
 from grove.models import Job
+from grove.runtime import broker
 from grove.tasks import job_run_task
 from notebooks.indexing import EMBED
 from notebooks.models import Note

@@ -8,7 +8,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from ask import conversations
-from grove import dbroles, jobs, tenancy
+from grove.kernel import jobs, tenancy
+from grove.runtime import dbroles
 from notebooks import services, termstats
 from sharing import services as share_services
 from tests import factories
@@ -63,7 +64,7 @@ def count(table: str, where: str = "true", params=()) -> int:
 
 
 def set_context(account_id) -> None:
-    """The context the app itself sets (grove.tenancy), in the current transaction."""
+    """The context the app itself sets (grove.kernel.tenancy), in the current transaction."""
     with connection.cursor() as cursor:
         tenancy.enter(cursor, account_id)
 

@@ -1,4 +1,4 @@
-"""The tenant context cannot be forged (SPEC §5, grove.tenancy): raw SQL as the runtime
+"""The tenant context cannot be forged (SPEC §5, grove.kernel.tenancy): raw SQL as the runtime
 role — what an injection would run — that names an account without the MAC only the
 app can make sees and changes nothing; a MAC opens one account in one transaction of
 one backend; the keys, the account table's other columns and the share functions' read
@@ -12,9 +12,10 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.test import override_settings
 
-from grove import dbroles, tenancy
-from grove.config import ConfigError
+from grove.kernel import tenancy
 from grove.models import Account
+from grove.runtime import dbroles
+from grove.runtime.config import ConfigError
 from sharing import public
 from sharing import services as share_services
 from tests import factories

@@ -7,8 +7,9 @@ from django.conf import settings
 from django.db import connection, connections
 from django.test import override_settings
 
-from grove import dbroles, tenancy
-from grove.config import ConfigError
+from grove.kernel import tenancy
+from grove.runtime import dbroles
+from grove.runtime.config import ConfigError
 from tests import factories
 from tests.grove.test_rls import account_tables, populate
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grove.embedded import EmbeddedPostgres
+from grove.runtime.embedded import EmbeddedPostgres
 from tests.grove.processes import Serve, alive, children, run_grove
 
 pytestmark = pytest.mark.slow
@@ -59,8 +59,8 @@ def test_a_set_base_url_wins_and_is_reported_when_it_is_not_the_served_address(h
     ("0.0.0.0", 8000, "http://127.0.0.1:8000"),  # noqa: S104 - a name, not a bind
     ("::", 9000, "http://[::1]:9000"), ("192.168.1.5", 80, "http://192.168.1.5:80")])
 def test_the_default_base_url_is_the_address_served(host, port, served):
-    from grove.config import load
-    from grove.serve import public_url
+    from grove.runtime.config import load
+    from grove.runtime.serve import public_url
 
     config = load(create_home=False)
     unset = type(config)(**{**config.__dict__, "sources": {}})

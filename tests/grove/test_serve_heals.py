@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from grove.embedded import EmbeddedPostgres
+from grove.runtime.embedded import EmbeddedPostgres
 from tests.grove.processes import Serve, alive, children, owner_and_key
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.test import Client, override_settings
 
-from grove import throttle
+from grove.kernel import throttle
 from grove.models import Account
 from tests.grove.processes import run_grove
 

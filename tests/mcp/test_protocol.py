@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from grove.mcp import HANDSHAKE_VERSIONS, tools
+from grove.interfaces.mcp import HANDSHAKE_VERSIONS, tools
 from notebooks import selectors
 from tests import factories
 from tests.api.conftest import Caller, new_key
@@ -330,7 +330,7 @@ def test_grants_apply_to_tools(owner):
 
 def _state(owner) -> list:
     """Everything a tool call can change, timestamps included."""
-    from grove.tenancy import tenant
+    from grove.kernel.tenancy import tenant
     from notebooks.models import Note, Notebook, Revision
 
     with tenant(owner):
@@ -510,7 +510,7 @@ def test_text_no_answer_could_carry_is_refused(key):
 def test_the_bridge_answers_bad_lines_and_goes_on():
     import io
 
-    from grove.bridge import Bridge, serve
+    from grove.runtime.bridge import Bridge, serve
 
     bridge = Bridge("http://127.0.0.1:9", "grv_unused")  # these lines never reach it
     lines = ['{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',

@@ -95,7 +95,7 @@ def _bridge(url: str, key: str):
 def test_the_stdio_bridge_forwards_to_the_server(site_url, committed):
     """The bridge answers what /mcp answers: the same texts, structured results and
     errors with their codes and details, and the server's version."""
-    from grove.mcp import server_info
+    from grove.interfaces.mcp import server_info
 
     owner = factories.owner()
     key, _ = new_key(owner)

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from grove.errors import GroveError, Invalid, NotFound
+from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import services
 from tests import factories
 from tests.factories import op

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from django.db import connections
 
-from grove.errors import GroveError
+from grove.kernel.errors import GroveError
 from notebooks import services
 from tests import factories
 

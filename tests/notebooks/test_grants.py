@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from grove.errors import Forbidden, NotFound
+from grove.kernel.errors import Forbidden, NotFound
 from notebooks import selectors, services
 from tests import factories
 from tests.factories import op
@@ -111,7 +111,7 @@ def test_notebook_made_by_a_limited_connection_joins_its_grant(world):
 def test_revoked_connection_cannot_act(world):
     owner, _, books, notes = world
     row = factories.connection(owner, status="revoked", all_notebooks=True)
-    from grove.actor import Actor
+    from grove.kernel.actor import Actor
 
     with pytest.raises(Forbidden):
         Actor.for_connection(row)

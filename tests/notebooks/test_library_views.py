@@ -14,8 +14,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from grove.kernel.tenancy import tenant
 from grove.models import Account
-from grove.tenancy import tenant
 from notebooks import selectors, services
 from notebooks.models import Note
 from tests import factories
@@ -143,7 +143,7 @@ def test_library_query_count_does_not_grow_with_notes(owner, web):
         factories.notebook(owner, f"Box {number}")
     assert count() == few
     # (The tenant transaction costs two: it reads the transaction's identity, then sets
-    # the context and its MAC, grove.tenancy.)
+    # the context and its MAC, grove.kernel.tenancy.)
     assert few <= 15, few
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grove.errors import Conflict, Forbidden, Invalid, NotFound
+from grove.kernel.errors import Conflict, Forbidden, Invalid, NotFound
 from notebooks import selectors, services
 from tests import factories
 from tests.factories import op

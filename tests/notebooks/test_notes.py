@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from grove.errors import Conflict, Gone, Invalid, NotFound
+from grove.kernel.errors import Conflict, Gone, Invalid, NotFound
 from notebooks import selectors, services
 from notebooks.models import Note, Status
 from tests import factories
@@ -344,7 +344,7 @@ def test_capture_pause(actor):
 
 
 def test_capture_pause_is_account_administration(actor):
-    from grove.errors import Forbidden
+    from grove.kernel.errors import Forbidden
     from grove.services import account_set_capture_paused
 
     key = factories.connection(actor, all_notebooks=True, personal=True)

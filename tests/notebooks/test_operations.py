@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from grove.errors import Conflict, Invalid
+from grove.kernel.errors import Conflict, Invalid
 from notebooks import services
 from tests import factories
 from tests.factories import op
@@ -69,7 +69,7 @@ def test_each_mutation_replays(actor):
 
 
 def test_replay_of_an_update_to_a_deleted_note_is_gone(actor):
-    from grove.errors import Gone
+    from grove.kernel.errors import Gone
 
     note = factories.note(actor)
     operation = op()
@@ -129,7 +129,7 @@ def test_an_operation_id_replays_only_for_the_same_caller(actor):
 
 
 def test_a_replay_rechecks_the_grant(actor):
-    from grove.errors import NotFound
+    from grove.kernel.errors import NotFound
     from grove.models import Connection
 
     nb = factories.notebook(actor, "Was granted")

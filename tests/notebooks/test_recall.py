@@ -4,8 +4,8 @@ delivery meta, grant scoping, lexical mode and the query-free profile."""
 import numpy as np
 import pytest
 
-from grove import jobs
-from grove.errors import Invalid, NotFound
+from grove.kernel import jobs
+from grove.kernel.errors import Invalid, NotFound
 from notebooks import services
 from notebooks.indexing import EMBED
 from notebooks.recall import RRF_K, recall

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from grove import jobs
+from grove.kernel import jobs
 from notebooks import services
 from notebooks.indexing import EMBED
 from notebooks.models import Note

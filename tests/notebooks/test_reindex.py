@@ -4,11 +4,11 @@ every vector; meanwhile recall keeps working; afterwards only the new vectors re
 import pytest
 from django.core.management import call_command
 
-from grove import jobs
-from grove.config import ConfigError
 from grove.embeddings import get_embedder
 from grove.embeddings.profile import check_embedding_profile
+from grove.kernel import jobs
 from grove.models import EmbeddingProfile
+from grove.runtime.config import ConfigError
 from notebooks.indexing import EMBED, reindex_progress, reindex_start
 from notebooks.models import NoteEmbedding
 from notebooks.recall import recall

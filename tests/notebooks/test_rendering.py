@@ -5,8 +5,8 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
+from grove.interfaces.rendering import render_markdown
 from grove.models import Account
-from notebooks.rendering import render_markdown
 from tests import factories
 
 ATTACKS = [

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from markdown_it import MarkdownIt
 
-from notebooks.rendering import render_markdown, without_images
+from grove.interfaces.rendering import render_markdown, without_images
 
 REMOTE = "https://attacker.example/c?d=the+secret+note"
 

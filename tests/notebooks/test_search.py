@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from grove.errors import Invalid, NotFound
+from grove.kernel.errors import Invalid, NotFound
 from notebooks import services
 from notebooks.models import Note
 from notebooks.search import note_search

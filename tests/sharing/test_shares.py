@@ -17,10 +17,10 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from grove.actor import Actor
-from grove.errors import Forbidden, NotFound
+from grove.kernel.actor import Actor
+from grove.kernel.errors import Forbidden, NotFound
+from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
-from grove.tenancy import tenant
 from notebooks import services as notes
 from notebooks.models import Note
 from sharing import public, services, tokens

@@ -39,8 +39,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, action: str, user: str, **options: Any) -> None:
         from grove import selectors, services
-        from grove.actor import READ, WRITE, Actor
-        from grove.errors import GroveError
+        from grove.kernel.actor import READ, WRITE, Actor
+        from grove.kernel.errors import GroveError
         from grove.models import Account
 
         account = Account.objects.filter(username=user, is_active=True).first()

@@ -15,7 +15,7 @@ class Command(BaseCommand):
                             help="where to write (default: standard output)")
 
     def handle(self, *args: Any, user: str, file: str, **options: Any) -> None:
-        from grove.actor import Actor
+        from grove.kernel.actor import Actor
         from grove.models import Account
         from notebooks.portability import export_records
 

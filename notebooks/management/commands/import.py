@@ -16,8 +16,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, user: str, file: str, **options: Any) -> None:
         import sys
 
-        from grove.actor import Actor
-        from grove.errors import GroveError
+        from grove.kernel.actor import Actor
+        from grove.kernel.errors import GroveError
         from grove.models import Account
         from notebooks.portability import account_import, ndjson_records
 

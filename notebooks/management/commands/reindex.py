@@ -13,8 +13,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grove import jobs
 from grove.embeddings import configured_profile
+from grove.kernel import jobs
 from grove.selectors import active_account_ids
 from notebooks import indexing
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grove.errors import Invalid
+from grove.kernel.errors import Invalid
 
 
 def is_storable(value: Any) -> bool:

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
-from grove.errors import Forbidden
+from grove.kernel.errors import Forbidden
 
 READ = "memory:read"
 WRITE = "memory:write"

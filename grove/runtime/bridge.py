@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import httpx
 
-from grove.mcp_protocol import (
+from grove.interfaces.mcp_protocol import (
     HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grove.config import ConfigError
+from grove.runtime.config import ConfigError
 
 SUPERUSER = "postgres"
 OWNER_ROLE = "grove_owner"

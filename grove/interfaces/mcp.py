@@ -14,7 +14,7 @@ same declarations (grove/api.py).
 Failures: protocol faults are JSON-RPC errors; anything the tool reports (bad
 arguments, not found, conflicts, missing capability) is a result with `isError: true`:
 the message as text, then the machine code and details as a JSON text block
-(`grove.mcp_protocol.error_result`; no `structuredContent`, which strict clients check
+(`grove.interfaces.mcp_protocol.error_result`; no `structuredContent`, which strict clients check
 against the tool's `outputSchema`).
 """
 
@@ -37,10 +37,8 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import BaseModel
 from pydantic import ValidationError as ArgumentsError
 
-from grove import services, throttle
-from grove.actor import Actor
-from grove.errors import GroveError
-from grove.mcp_protocol import (
+from grove import services
+from grove.interfaces.mcp_protocol import (
     HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -49,6 +47,9 @@ from grove.mcp_protocol import (
     error_result,
     message_kind,
 )
+from grove.kernel import throttle
+from grove.kernel.actor import Actor
+from grove.kernel.errors import GroveError
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ def run_tool(actor: Actor, name: str, arguments: Any) -> BaseModel:
     try:
         parsed = tool.arguments.model_validate(arguments if arguments is not None else {})
     except ArgumentsError as exc:
-        from grove.errors import Invalid
+        from grove.kernel.errors import Invalid
 
         problems = [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
                     for e in exc.errors(include_url=False, include_context=False)]
@@ -368,7 +369,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if actor is None:
         return _unauthorized(request, token_sent)
     wait = throttle.connection_wait(actor.connection_id)
-    if wait is not None:  # the same count as REST and /v1/tools (grove.throttle)
+    if wait is not None:  # the same count as REST and /v1/tools (grove.kernel.throttle)
         response = _rpc_error(None, INVALID_REQUEST, f"Too many requests for this connection "
                               f"(limit {settings.GROVE_API_RATE_LIMIT} per minute); retry "
                               "after the number of seconds in Retry-After.", status=429,

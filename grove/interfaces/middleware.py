@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
-from grove.actor import Actor
+from grove.kernel.actor import Actor
 
 
 class GroveRequest(HttpRequest):
@@ -91,7 +91,7 @@ class WebErrorMiddleware:
         from django.http import Http404
         from django.shortcuts import render
 
-        from grove.errors import GroveError, NotFound
+        from grove.kernel.errors import GroveError, NotFound
 
         if request.path.startswith("/v1/"):
             return None

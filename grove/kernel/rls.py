@@ -1,4 +1,4 @@
-"""Migration helpers for row-level security (SPEC §5, see `grove.tenancy`)."""
+"""Migration helpers for row-level security (SPEC §5, see `grove.kernel.tenancy`)."""
 
 from django.db import migrations
 

@@ -33,7 +33,7 @@ from django.db import connections, transaction
 from django.utils.crypto import salted_hmac
 
 if TYPE_CHECKING:
-    from grove.actor import Actor
+    from grove.kernel.actor import Actor
 
 SETTING = "grove.account_id"
 MAC_SETTING = "grove.account_mac"

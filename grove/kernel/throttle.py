@@ -4,7 +4,7 @@ runs one web process). Keys hold hashes, never names or addresses in the clear.
 
 * **Per connection** (`connection_wait`): `GROVE_API_RATE_LIMIT` requests a minute per
   API key or OAuth client, one count across `/v1`, `POST /v1/tools/*` and `/mcp`.
-* **Per address** (`grove.limits`): every request, before any credential is looked up.
+* **Per address** (`grove.interfaces.limits`): every request, before any credential is looked up.
 * **OAuth client registration** (`registration_blocked_for`): registrations per address
   per window, refused ones included.
 * **Sign-in** (`login_*`): failures are counted per (account name, address), per

@@ -314,7 +314,7 @@ def load(*, create_home: bool = True) -> Config:
     else:
         if values.get("GROVE_MIGRATE_DATABASE_URL"):
             raise ConfigError("GROVE_MIGRATE_DATABASE_URL: set DATABASE_URL as well, or neither")
-        from grove import embedded as embedded_pg
+        from grove.runtime import embedded as embedded_pg
 
         embedded = True
         migrate_configured = True

@@ -14,7 +14,7 @@ a database connection. So, before Django sees a request:
    address (static files and the health check aside), counted before any credential is
    looked up; over it → 429 with `Retry-After`, answered after a second's pause so that
    a flood retrying at once cannot keep the server busy refusing it. The per-connection limit
-   (`grove.throttle.connection_wait`) applies after authentication on top of it.
+   (`grove.kernel.throttle.connection_wait`) applies after authentication on top of it.
 3. **Concurrency.** At most `GROVE_MAX_CONCURRENT_REQUESTS` requests run inside Django at
    once, and at most half of them from any one address (static files and the health
    check aside); the rest wait their turn here (a coroutine each, no thread, no
@@ -45,7 +45,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 
-from grove import throttle
+from grove.kernel import throttle
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

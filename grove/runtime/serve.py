@@ -28,10 +28,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from grove.config import Config, ConfigError
+from grove.runtime.config import Config, ConfigError
 
 if TYPE_CHECKING:
-    from grove.embedded import EmbeddedPostgres
+    from grove.runtime.embedded import EmbeddedPostgres
 
 
 class _Stop(Exception):
@@ -336,7 +336,7 @@ def serve(config: Config, argv: list[str]) -> int:
     supervisor: Supervisor | None = None
     try:
         if config.embedded:
-            from grove.embedded import EmbeddedPostgres
+            from grove.runtime.embedded import EmbeddedPostgres
 
             server = EmbeddedPostgres(config.home)
             server.ensure_running(take_over=True, restart_stale=True)
@@ -346,7 +346,7 @@ def serve(config: Config, argv: list[str]) -> int:
         django.setup()
         from django.core.management import call_command
 
-        from grove import dbroles
+        from grove.runtime import dbroles
 
         dbroles.check_reachable("default")
         dbroles.check_pgvector("default")
@@ -380,7 +380,7 @@ def serve(config: Config, argv: list[str]) -> int:
             "grove.asgi:application", host=args.host, port=args.port, lifespan="off",
             log_level="warning", access_log=False, timeout_graceful_shutdown=10,
             # A hard cap on open connections (beyond it: 503 at once); requests inside
-            # it are bounded and queued by grove.limits.
+            # it are bounded and queued by grove.interfaces.limits.
             limit_concurrency=MAX_CONNECTIONS,
         ))
         if config.embedded:

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import connections
 from psycopg import sql
 
-from grove import tenancy
-from grove.config import ConfigError
+from grove.kernel import tenancy
+from grove.runtime.config import ConfigError
 
 PGVECTOR_MIN = (0, 8, 0)
 # History is never rewritten: the runtime role may add revisions, not change them.

@@ -45,11 +45,11 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     command = argv[1] if len(argv) > 1 else "help"
     if command == "mcp-stdio":  # a pure HTTP client: no configuration, no database
-        from grove.bridge import main as bridge
+        from grove.runtime.bridge import main as bridge
 
         raise SystemExit(bridge(argv[2:]))
 
-    from grove.config import ConfigError, load
+    from grove.runtime.config import ConfigError, load
 
     try:
         config = load()
@@ -57,11 +57,11 @@ def main(argv: list[str] | None = None) -> None:
         fail(str(exc))
 
     if command == "worker":
-        from grove.serve import die_with_parent
+        from grove.runtime.serve import die_with_parent
 
         die_with_parent()  # when started by `grove serve`
     if command == "serve":
-        from grove.serve import serve
+        from grove.runtime.serve import serve
 
         raise SystemExit(serve(config, argv[2:]))
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     server = None
     try:
         if config.embedded and command not in OFFLINE_COMMANDS:
-            from grove.embedded import EmbeddedPostgres
+            from grove.runtime.embedded import EmbeddedPostgres
 
             server = EmbeddedPostgres(config.home)
             try:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
             import django
 
             django.setup()
-            from grove import dbroles
+            from grove.runtime import dbroles
 
             try:
                 dbroles.check_reachable("default")

@@ -48,9 +48,9 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable
 from grove.models import Account, Job
-from grove.tenancy import tenant
-from grove.validation import storable
 
 logger = logging.getLogger(__name__)
 

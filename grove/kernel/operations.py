@@ -19,8 +19,8 @@ from typing import Any
 
 from django.db import connection
 
-from grove.actor import Actor
-from grove.errors import Conflict, Invalid
+from grove.kernel.actor import Actor
+from grove.kernel.errors import Conflict, Invalid
 from grove.models import Operation
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from django.core import signing
 from django.utils.dateparse import parse_datetime
 
-from grove.actor import Actor
-from grove.errors import Invalid
+from grove.kernel.actor import Actor
+from grove.kernel.errors import Invalid
 
 CURSOR_SALT = "grove.notes.search"
 

@@ -1,0 +1,2 @@
+"""Identity: the owner account, connections (keys and OAuth apps), approval and grants.
+"""

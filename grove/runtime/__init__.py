@@ -1,0 +1,3 @@
+"""Runtime: configuration, the embedded PostgreSQL server, database roles, `grove serve`,
+the command line, the stdio bridge and the file broker.
+"""
