@@ -12,7 +12,7 @@ from ninja import Query, Schema, Status
 
 from ask import conversations, services
 from ask.arguments import AskIn, ConversationCreateIn, HistorySearchIn, TurnIn
-from grove.api import (
+from grove.interfaces.rest import (
     ERRORS,
     KEY_OR_SESSION,
     WRITE_ERRORS,

@@ -9,8 +9,8 @@ from pydantic import Field
 from pydantic.json_schema import JsonDict
 
 from ask import conversations, services
+from grove.kernel.schemas import In
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
-from grove.schemas import In
 from notebooks.arguments import CURSOR_MAX_CHARS, PLACE_FILTER, Place, place_of
 
 _QUESTION: JsonDict = {"pattern": NONBLANK_TEXT}

@@ -40,9 +40,9 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.operations import request_hash
 from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
-from grove.schemas import Out
 from notebooks.selectors import (
     access_notebook,
     notebooks_visible_to,

@@ -7,7 +7,7 @@ from ask import services
 from ask.arguments import AskIn
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
-from grove.schemas import Out
+from grove.kernel.schemas import Out
 from notebooks import selectors
 from notebooks.arguments import ToolArguments
 from notebooks.schemas import CompactNote

@@ -25,8 +25,8 @@ from ask import providers
 from grove.interfaces.rendering import without_images
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, Unavailable
+from grove.kernel.schemas import Out
 from grove.kernel.validation import storable_text
-from grove.schemas import Out
 from notebooks import recall
 from notebooks.schemas import NoteOut
 from notebooks.selectors import EVERYWHERE

@@ -203,7 +203,7 @@ class HttpServer:
 
         import httpx
 
-        from grove.services import connection_create_key
+        from grove.identity.services import connection_create_key
 
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))

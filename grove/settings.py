@@ -182,11 +182,11 @@ if HTTPS:
 # includeSubDomains and preload would bind every sibling host of a self-hosted domain
 # to HTTPS; that is the domain owner's call, not Grove's.
 # oauth2_provider.W008 warns that plain-http redirect URIs are allowed: they are, but
-# only for loopback addresses (native apps, RFC 8252) — grove/oauth.py refuses any other
+# only for loopback addresses (native apps, RFC 8252) — grove/identity/oauth.py refuses any other
 # http redirect URI at registration.
 SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021", "oauth2_provider.W008"]
 
-# OAuth 2.1 for MCP clients (django-oauth-toolkit; grove/oauth.py). Grove is both the
+# OAuth 2.1 for MCP clients (django-oauth-toolkit; grove/identity/oauth.py). Grove is both the
 # authorization server (issuer = the base URL) and the one protected resource, /mcp:
 # every token is bound to it (RFC 8707). Public clients with PKCE S256 only; no implicit
 # or password grants; refresh tokens rotate, and replaying an old one revokes the family;
@@ -197,7 +197,7 @@ GROVE_MCP_RESOURCE = GROVE_ISSUER + "/mcp"
 # The names of this server a client may be given: the base URL, and for a loopback base
 # URL its loopback siblings (an app configured with http://localhost:8000/mcp is talking
 # to http://127.0.0.1:8000). Metadata names the one a client reached; tokens bound to any
-# of them are valid here (grove/oauth.py).
+# of them are valid here (grove/identity/oauth.py).
 GROVE_ORIGINS = CONFIG.origins
 GROVE_MCP_RESOURCES = tuple(origin + "/mcp" for origin in GROVE_ORIGINS)
 GROVE_OAUTH_GRANT_TYPES = ["authorization_code", "refresh_token"]  # the token endpoint's
@@ -235,8 +235,8 @@ OAUTH2_PROVIDER = {
     # describes it (fetched with the toolkit's SSRF-safe fetcher: public addresses only,
     # no redirects, size and time limits).
     "CIMD_ENABLED": True,
-    "OAUTH2_VALIDATOR_CLASS": "grove.oauth.GroveOAuth2Validator",
-    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "grove.oauth.audience_is_mcp",
+    "OAUTH2_VALIDATOR_CLASS": "grove.identity.oauth.GroveOAuth2Validator",
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "grove.identity.oauth.audience_is_mcp",
 }
 
 # Sign-in throttling (grove/throttle.py), within a window: `pair` failures for one

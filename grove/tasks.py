@@ -29,10 +29,10 @@ def jobs_recover_task() -> dict[str, int]:
 def oauth_tokens_clear_task() -> None:
     """Delete expired OAuth tokens and grants (django-oauth-toolkit's `cleartokens`);
     revoked refresh tokens are kept until they expire, for reuse detection. Registered
-    clients that never obtained a token go too (`grove.oauth.clear_unused_clients`)."""
+    clients that never obtained a token go too (`grove.identity.oauth.clear_unused_clients`)."""
     from oauth2_provider.models import clear_expired
 
-    from grove.oauth import clear_redeemed_codes, clear_unused_clients
+    from grove.identity.oauth import clear_redeemed_codes, clear_unused_clients
 
     clear_expired()
     clear_redeemed_codes()

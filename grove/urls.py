@@ -1,11 +1,15 @@
 from django.urls import include, path, re_path
 from oauth2_provider import views as oauth_views
 
-from grove import oauth, views
-from grove.api import api, not_found_view
+from grove.identity import oauth_views as oauth
+from grove.identity import views
+from grove.interfaces.health import healthz
 from grove.interfaces.mcp import mcp_endpoint
+from grove.interfaces.rest import api, not_found_view
 
-# Feature apps' REST routers, named by module so core does not import them.
+# Every REST router, named by module (feature apps' so core does not import them).
+api.add_router("", "grove.identity.api.router")
+api.add_router("", "grove.interfaces.tool_api.router")
 api.add_router("", "notebooks.api.router")
 api.add_router("", "ask.api.router")
 api.add_router("", "sharing.api.router")
@@ -44,7 +48,7 @@ urlpatterns = [
     path("connections/<uuid:connection_id>/edit", views.connection_edit,
          name="connection-edit"),
     path("settings/", views.account_settings, name="settings"),
-    path("healthz", views.healthz, name="healthz"),
+    path("healthz", healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),
     path("", include("ask.urls")),

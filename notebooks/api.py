@@ -1,4 +1,4 @@
-"""REST routes for notes, notebooks, recall and search (`/v1`, see `grove.api`).
+"""REST routes for notes, notebooks, recall and search (`/v1`, see `grove.interfaces.rest`).
 
 Each route parses its input, calls one service or selector and wraps the result in the
 envelope; every rule lives in the service (STYLE §1). Request bodies are camelCase and
@@ -20,7 +20,7 @@ from django.utils import timezone
 from ninja import Query, Status
 from pydantic import Field
 
-from grove.api import (
+from grove.interfaces.rest import (
     ERRORS,
     KEY_OR_SESSION,
     WRITE_ERRORS,

@@ -25,8 +25,8 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonDict, SkipJsonSchema
 
 from grove.kernel.errors import Invalid
+from grove.kernel.schemas import In
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
-from grove.schemas import In
 from notebooks import recall, search
 from notebooks.models import (
     CONTENT_MAX_CHARS,
@@ -183,7 +183,7 @@ class RememberIn(Operated):
         default=None, description=RETENTION + ". Default: 30 for handoffs, else kept "
         "(REST: null = kept).", json_schema_extra=_RETENTION_SCHEMA)
 
-    # What the service adds across fields, for the OpenAPI document (grove.api).
+    # What the service adds across fields, for the OpenAPI document (grove.interfaces.rest).
     openapi_rules: ClassVar[JsonDict] = {
         "if": {"properties": {"kind": {"const": "handoff"}}},
         "then": {"required": ["taskId"],

@@ -18,7 +18,7 @@ from pydantic import Field
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from grove.kernel.errors import NotFound
-from grove.schemas import In, Out
+from grove.kernel.schemas import In, Out
 from notebooks import recall, search, selectors, services
 from notebooks.arguments import (
     NOTE_ID,

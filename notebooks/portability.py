@@ -29,8 +29,8 @@ from pydantic.alias_generators import to_camel
 
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
+from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
-from grove.schemas import Out
 from notebooks.indexing import mark_for_indexing
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
 from notebooks.schemas import NotebookOut

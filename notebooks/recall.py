@@ -32,9 +32,9 @@ from grove.embeddings import Embedder, get_embedder
 from grove.embeddings.profile import active_profile_name
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
+from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
-from grove.schemas import Out
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.schemas import NoteOut
 from notebooks.selectors import (

@@ -9,7 +9,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal, Self
 
-from grove.schemas import Out
+from grove.kernel.schemas import Out
 
 
 def _now() -> datetime:

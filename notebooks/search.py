@@ -26,9 +26,9 @@ from django.utils.dateparse import parse_datetime
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
-from grove.schemas import Out
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status
 from notebooks.schemas import NoteOut
 from notebooks.selectors import live_filter, notes_visible_to, parse_uuid

@@ -9,7 +9,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Status
 
-from grove.api import (
+from grove.interfaces.rest import (
     ERRORS,
     KEY_OR_SESSION,
     WRITE_ERRORS,

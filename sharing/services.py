@@ -16,8 +16,8 @@ from django.utils import timezone
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
-from grove.schemas import Out
 from notebooks.selectors import access_note, access_notebook
 from sharing.models import Share
 from sharing.tokens import token_for

@@ -9,7 +9,7 @@ Tools are declared by the feature apps (`notebooks/mcp.py`: `TOOLS`), found thro
 `settings.GROVE_MCP_TOOL_MODULES` so core imports no feature app. A tool is a pydantic
 argument model (extra fields refused), an output model, honest annotations and a
 function that calls the same service as the REST route. `POST /v1/tools/{tool}` runs the
-same declarations (grove/api.py).
+same declarations (grove/interfaces/rest.py).
 
 Failures: protocol faults are JSON-RPC errors; anything the tool reports (bad
 arguments, not found, conflicts, missing capability) is a result with `isError: true`:
@@ -37,7 +37,7 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import BaseModel
 from pydantic import ValidationError as ArgumentsError
 
-from grove import services
+from grove.identity import services
 from grove.interfaces.mcp_protocol import (
     HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
@@ -284,7 +284,7 @@ def tool_error(exc: GroveError) -> dict[str, Any]:
 
 
 def resource_metadata_url(request: HttpRequest) -> str:
-    from grove.oauth import public_origin
+    from grove.identity.oauth_views import public_origin
 
     return public_origin(request) + "/.well-known/oauth-protected-resource/mcp"
 
@@ -318,7 +318,7 @@ def _authenticate(request: HttpRequest) -> tuple[Any, bool]:
         return None, False
     if token.startswith(services.KEY_PREFIX):
         return services.connection_authenticate(token), True
-    from grove.oauth import token_caller
+    from grove.identity.oauth import token_caller
 
     caller, _error = token_caller(request)
     return caller, True

@@ -66,7 +66,7 @@ class ApiMethodNotAllowedMiddleware:
         response = self.get_response(request)
         if response.status_code == 405 and request.path.startswith("/v1/") \
                 and not response.get("Content-Type", "").startswith("application/json"):
-            from grove.api import error_response
+            from grove.interfaces.rest import error_response
 
             allow = response.get("Allow")
             response = error_response(request, 405, "method_not_allowed",

@@ -362,7 +362,7 @@ def recover(*, now: datetime | None = None) -> dict[str, int]:
     wake-ups were lost — one `drain` chain per (account, kind), and none while that work
     is being claimed (it is making progress: its wake-ups are arriving) or was woken
     less than `RESEND_AFTER` ago. `resent` counts the chains started."""
-    from grove.selectors import active_account_ids
+    from grove.identity.selectors import active_account_ids
 
     now = now or timezone.now()
     counts = {"expired": 0, "failed": 0, "resent": 0}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from grove import services
+from grove.identity import services
 from grove.kernel.actor import Actor
 from tests import factories
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from grove import services
+from grove.identity import services
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from tests import factories

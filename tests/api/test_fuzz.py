@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from grove import services
+from grove.identity import services
 from tests import factories
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.slow]

@@ -17,7 +17,7 @@ from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from grove import selectors, services
+from grove.identity import selectors, services
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from tests import factories

@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
-from grove import services
+from grove.identity import services
 from grove.models import Account
 from grove.tasks import oauth_tokens_clear_task
 from tests.grove.oauth_helpers import REDIRECT, consent, exchange, new_flow, register

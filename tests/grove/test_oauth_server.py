@@ -1,4 +1,4 @@
-"""Grove's OAuth 2.1 authorization server (django-oauth-toolkit + grove/oauth.py):
+"""Grove's OAuth 2.1 authorization server (django-oauth-toolkit + grove/identity/oauth.py):
 discovery metadata, open registration, the PKCE code flow through the website login and
 consent page, tokens bound to /mcp only, refresh rotation with reuse detection."""
 

@@ -130,7 +130,7 @@ def test_only_the_account_columns_the_app_writes_are_updatable():
     account = Account.objects.get(id=actor.account_id)
     account.set_password("another correct horse")
     account.save(update_fields=["password", "last_login"])
-    from grove import services
+    from grove.identity import services
 
     services.account_set_capture_paused(actor=actor, paused=True)
     assert Account.objects.get(id=actor.account_id).capture_paused_at is not None

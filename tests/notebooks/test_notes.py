@@ -332,7 +332,7 @@ def test_notes_cannot_be_written_into_an_archived_notebook(actor):
 
 
 def test_capture_pause(actor):
-    from grove.services import account_set_capture_paused
+    from grove.identity.services import account_set_capture_paused
 
     account_set_capture_paused(actor=actor, paused=True)
     with pytest.raises(Conflict) as err:
@@ -344,8 +344,8 @@ def test_capture_pause(actor):
 
 
 def test_capture_pause_is_account_administration(actor):
+    from grove.identity.services import account_set_capture_paused
     from grove.kernel.errors import Forbidden
-    from grove.services import account_set_capture_paused
 
     key = factories.connection(actor, all_notebooks=True, personal=True)
     with pytest.raises(Forbidden):

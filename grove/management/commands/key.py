@@ -38,7 +38,7 @@ class Command(BaseCommand):
         revoke.add_argument("id")
 
     def handle(self, *args: Any, action: str, user: str, **options: Any) -> None:
-        from grove import selectors, services
+        from grove.identity import selectors, services
         from grove.kernel.actor import READ, WRITE, Actor
         from grove.kernel.errors import GroveError
         from grove.models import Account

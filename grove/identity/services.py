@@ -15,12 +15,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from grove import selectors
+from grove.identity import selectors
+from grove.identity.schemas import ConnectionOut, NewKeyOut, connection_state
 from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
-from grove.schemas import ConnectionOut, NewKeyOut, connection_state
 
 
 def account_setup_owner(*, username: str, password: str, email: str = "") -> Account:
@@ -209,7 +209,7 @@ def connection_revoke(*, actor: Actor, connection_id: uuid.UUID | str) -> Connec
             row.pending_request = None
             row.save(update_fields=["status", "revoked_at", "pending_request"])
             if row.kind == Connection.Kind.OAUTH:
-                from grove.oauth import revoke_client_tokens
+                from grove.identity.oauth import revoke_client_tokens
 
                 # Same transaction: the client's tokens end with the connection.
                 revoke_client_tokens(account_id=row.account_id,

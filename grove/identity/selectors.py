@@ -6,10 +6,10 @@ from typing import Any
 from django.apps import apps
 from django.db.models import QuerySet
 
+from grove.identity.schemas import AccountSettingsOut, ConnectionOut
 from grove.kernel.actor import Actor
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
-from grove.schemas import AccountSettingsOut, ConnectionOut
 
 
 def account_exists() -> bool:
@@ -25,7 +25,7 @@ def active_account_ids() -> list:
 def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:
     """Every connection of the account (or just `connection_id`), newest first, OAuth
     clients with the hosts they send the owner back to (website owner only)."""
-    from grove.oauth import redirect_hosts
+    from grove.identity.oauth import redirect_hosts
 
     actor.require_session()
     with tenant(actor):

@@ -24,17 +24,16 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI, Router, Status, Swagger
+from ninja import NinjaAPI, Router, Swagger
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
-from pydantic import Field
 
-from grove import selectors, services
+from grove.identity import services
 from grove.kernel import throttle
 from grove.kernel.actor import Actor
-from grove.kernel.errors import GroveError, Invalid, NotFound
-from grove.schemas import AccountSettingsOut, ConnectionOut, In, NewKeyOut, Out
+from grove.kernel.errors import GroveError, Invalid
+from grove.kernel.schemas import In, Out
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +163,6 @@ def operation_id(request: HttpRequest, body_value: uuid.UUID | None) -> uuid.UUI
 
 def optional_body[M: In](request: HttpRequest, model: type[M]) -> M | None:
     """A JSON body that may be absent altogether (ninja requires one once declared)."""
-    import json
 
     import pydantic
 
@@ -191,7 +189,6 @@ class ApiRouter(Router):
         if kwargs.get("by_alias") is None:
             kwargs["by_alias"] = True
         super().add_api_operation(*args, **kwargs)
-
 
 
 class GroveAPI(NinjaAPI):
@@ -336,131 +333,5 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 # -- connections (website owner session only) ------------------------------------------------
 
-connections = ApiRouter(tags=["connections"])
-
-
-class KeyCreateIn(In):
-    name: str = Field(max_length=200)
-    capabilities: list[Literal["memory:read", "memory:write"]] = ["memory:read", "memory:write"]
-    personal: bool = False
-    all_notebooks: bool = False
-    notebooks: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
-
-
-class ConnectionPatchIn(In):
-    expected_state: str = Field(max_length=64)
-    name: str | None = Field(default=None, max_length=200)
-    capabilities: list[Literal["memory:read", "memory:write"]] | None = None
-    personal: bool | None = None
-    all_notebooks: bool | None = None
-    notebooks: list[uuid.UUID] | None = Field(default=None, max_length=1000)
-
-
-@connections.get("/connections", auth=KEY_OR_SESSION,
-                 response={200: OkList[ConnectionOut], **ERRORS},
-                 summary="List every connection (website session only)")
-def connection_list(request: HttpRequest) -> Any:
-    return listed(selectors.connection_list(actor=actor_of(request)))
-
-
-@connections.post("/connections/keys", auth=KEY_OR_SESSION,
-                  response={201: Ok[NewKeyOut], **WRITE_ERRORS},
-                  summary="Create an API key (website session only; the key is shown once)")
-def connection_create_key(request: HttpRequest, payload: KeyCreateIn) -> Any:
-    created = services.connection_create_key(
-        actor=actor_of(request), name=payload.name, capabilities=payload.capabilities,
-        personal=payload.personal, all_notebooks=payload.all_notebooks,
-        notebooks=payload.notebooks)
-    return Status(201, ok(created))
-
-
-@connections.patch("/connections/{connection_id}", auth=KEY_OR_SESSION,
-                   response={200: Ok[ConnectionOut], **WRITE_ERRORS},
-                   summary="Change a connection's name, capabilities or grant")
-def connection_update(request: HttpRequest, connection_id: uuid.UUID,
-                      payload: ConnectionPatchIn) -> Any:
-    return ok(services.connection_update(
-        actor=actor_of(request), connection_id=connection_id,
-        expected_state=payload.expected_state,
-        **payload.given("name", "capabilities", "personal", "all_notebooks", "notebooks")))
-
-
-@connections.post("/connections/{connection_id}/revoke", auth=KEY_OR_SESSION,
-                  response={200: Ok[ConnectionOut], **WRITE_ERRORS},
-                  summary="Revoke a connection for good")
-def connection_revoke(request: HttpRequest, connection_id: uuid.UUID) -> Any:
-    return ok(services.connection_revoke(actor=actor_of(request), connection_id=connection_id))
-
-
-class AccountSettingsIn(In):
-    capture_paused: bool
-
-
-@connections.get("/account/settings", tags=["account"], auth=KEY_OR_SESSION,
-                 response={200: Ok[AccountSettingsOut], **ERRORS},
-                 summary="Account settings (whether automatic capture is paused)")
-def account_settings(request: HttpRequest) -> Any:
-    return ok(selectors.account_settings(actor=actor_of(request)))
-
-
-@connections.patch("/account/settings", tags=["account"], auth=KEY_OR_SESSION,
-                   response={200: Ok[AccountSettingsOut], **WRITE_ERRORS},
-                   summary="Pause or resume automatic capture (website session only)")
-def account_settings_update(request: HttpRequest, payload: AccountSettingsIn) -> Any:
-    actor = actor_of(request)
-    services.account_set_capture_paused(actor=actor, paused=payload.capture_paused)
-    return ok(selectors.account_settings(actor=actor))
-
-
-api.add_router("", connections)
-
 
 # -- MCP tools over REST ---------------------------------------------------------------------
-
-tools_router = ApiRouter(tags=["tools"])
-
-
-@tools_router.get("/tools", response={200: Ok[dict[str, Any]], **ERRORS},
-                  summary="The MCP tool declarations (as tools/list), the server's "
-                          "instructions and version; used by the stdio bridge")
-def tool_list(request: HttpRequest) -> Any:
-    from grove.interfaces import mcp
-
-    actor_of(request)
-    return ok({"tools": mcp.declarations(), "instructions": mcp.INSTRUCTIONS,
-               "server": mcp.server_info()})
-
-
-@tools_router.post(
-    "/tools/{tool}", response={200: Ok[dict[str, Any]], **WRITE_ERRORS},
-    openapi_extra={"requestBody": {"content": {"application/json": {"schema": {
-        "type": "object", "description": "The tool's arguments, exactly as over MCP "
-                                        "(see tools/list for each tool's inputSchema)"}}}}},
-    summary="Run an MCP tool with the same arguments; the result in the REST envelope "
-            "(with ?format=mcp: the MCP tool result itself, errors included)")
-def tool_run(request: HttpRequest, tool: str, format: Literal["rest", "mcp"] = "rest") -> Any:
-    from grove.interfaces import mcp
-
-    try:
-        arguments = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise Invalid("The body must be a JSON object of the tool's arguments (nesting "
-                      "at most a few hundred levels).", code="invalid_request") from None
-    if not isinstance(arguments, dict):
-        raise Invalid("The body must be a JSON object of the tool's arguments.",
-                      code="invalid_request")
-    try:
-        output = mcp.run_tool(actor_of(request), tool, arguments)
-    except mcp.UnknownTool:
-        raise NotFound(f"No tool named {tool!r}.", code="unknown_tool") from None
-    except GroveError as exc:
-        if format == "mcp":  # what /mcp answers: a tool result with isError
-            return ok(mcp.tool_error(exc))
-        raise
-    if format == "mcp":
-        return ok(mcp.tool_result(output))
-    return ok(mcp.structured(output))
-
-
-api.add_router("", tools_router)
-

@@ -6,39 +6,26 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from grove import selectors, services
+from grove.identity import selectors, services
+from grove.identity.forms import ApproveForm, GrantForm, KeyForm, OwnerSetupForm
+from grove.identity.schemas import ConnectionOut
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import GroveError
 from grove.kernel.tenancy import tenant
 from grove.models import Connection
-from grove.schemas import ConnectionOut
-
-
-class OwnerSetupForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    email = forms.EmailField(required=False)
-    password = forms.CharField(widget=forms.PasswordInput, min_length=8)
-    password_again = forms.CharField(widget=forms.PasswordInput)
-
-    def clean(self) -> dict:
-        data = super().clean() or {}
-        if data.get("password") != data.get("password_again"):
-            self.add_error("password_again", "The two passwords differ.")
-        return data
 
 
 @never_cache
@@ -127,67 +114,6 @@ def openai_apps_challenge(request: HttpRequest) -> HttpResponse:
 
 
 # -- connections (API keys) ------------------------------------------------------------------
-
-
-class KeyForm(forms.Form):
-    name = forms.CharField(max_length=200, help_text="What the key is for, e.g. “laptop”.")
-    can_write = forms.BooleanField(required=False, initial=True, label="May save and change notes",
-                                   help_text="Without it the key can only read (memory:read).")
-    personal = forms.BooleanField(required=False, label="Personal notes")
-    scope = forms.ChoiceField(choices=[("all", "Every notebook, current and future"),
-                                       ("some", "Only the notebooks ticked below")],
-                              initial="some", widget=forms.RadioSelect)
-    notebooks = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
-
-    def __init__(self, *args: object, notebooks: list[tuple[str, str]], **kwargs: object):
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        field = self.fields["notebooks"]
-        assert isinstance(field, forms.MultipleChoiceField)
-        field.choices = notebooks
-
-
-class ApproveForm(KeyForm):
-    """What an OAuth client may do: the key form without a name (the client has one),
-    starting from least privilege — read only, no notebook ticked."""
-
-    request = forms.UUIDField(widget=forms.HiddenInput)
-
-    def __init__(self, *args: object, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        del self.fields["name"]
-        self.fields["can_write"].initial = False
-        self.fields["can_write"].help_text = "Without it the app can only read."
-
-
-class GrantForm(KeyForm):
-    """Change a connection's name, capabilities and grant, if nobody else did since the
-    page was loaded (`expected_state`)."""
-
-    expected_state = forms.CharField(widget=forms.HiddenInput, max_length=64)
-
-    @classmethod
-    def of(cls, connection: ConnectionOut, notebooks: list[tuple[str, str]], *,
-           bound: bool = False) -> GrantForm:
-        """The form filled with what the connection may do now (`bound`: as if posted,
-        so errors can be shown on it)."""
-        values: dict[str, Any] = {
-            "name": connection.name, "personal": connection.grant.personal,
-            "scope": "all" if connection.grant.all_notebooks else "some",
-            "notebooks": [str(n) for n in connection.grant.notebooks],
-            "expected_state": connection.state}
-        if WRITE in connection.capabilities:
-            values["can_write"] = True
-        if not bound:
-            return cls(notebooks=notebooks, initial=values)
-        data = QueryDict(mutable=True)
-        for key, value in values.items():
-            if isinstance(value, list):
-                data.setlist(key, value)
-            elif value is not False:
-                data[key] = "on" if value is True else value
-        form = cls(data, notebooks=notebooks)
-        form.is_valid()
-        return form
 
 
 def _grant(data: dict[str, Any]) -> dict[str, Any]:
@@ -374,15 +300,3 @@ def account_settings(request: HttpRequest) -> HttpResponse:
         "generation": {"base_url": settings.GROVE_LLM_BASE_URL,
                        "model": settings.GROVE_LLM_MODEL},
     })
-
-
-def healthz(request: HttpRequest) -> HttpResponse:
-    """Liveness and database reachability, for load balancers and compose."""
-    from django.db import connection
-
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception:  # noqa: BLE001 - any database failure means "not ready"
-        return HttpResponse("database unavailable\n", status=503, content_type="text/plain")
-    return HttpResponse("ok\n", content_type="text/plain")

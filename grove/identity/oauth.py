@@ -24,34 +24,17 @@ What this module adds to the toolkit:
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils.csp import CSP
-from django.utils.decorators import method_decorator
-from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_exempt
+from django.http import HttpRequest
 from oauth2_provider.oauth2_validators import OAuth2Validator
-from oauth2_provider.views import (
-    AuthorizationView,
-    DynamicClientRegistrationManagementView,
-    DynamicClientRegistrationView,
-    OAuthProtectedResourceMetadataView,
-    TokenView,
-)
 from oauthlib.oauth2.rfc6749 import errors
-
-from grove.kernel import throttle
-from grove.kernel.validation import is_storable
-from grove.runtime.config import LOOPBACK_NAMES
 
 
 def _only_mcp(request: Any, resources: list[str]) -> None:
@@ -162,76 +145,6 @@ def _spent_code(code: str, client: Any) -> Iterator[None]:
         raise errors.InvalidGrantError() from None
 
 
-_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
-# Host names as CSP source expressions can spell them (RFC 3986 reg-name letters, no IPv6
-# literal: the CSP grammar has none, so a browser would drop the source and the consent
-# redirect would go nowhere).
-_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
-
-
-def redirect_source(redirect_uri: str) -> str | None:
-    """The CSP source expression that matches exactly where `redirect_uri` sends the
-    browser: its origin for http(s) (`https://claude.ai`, `http://127.0.0.1:53682`), its
-    scheme for an app's own scheme (`cursor:`). Built only from parts that pass strict
-    patterns, so nothing in a registered URI can add to the policy; None if any fails."""
-    try:
-        parts = urlsplit(redirect_uri)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if not _SCHEME.fullmatch(scheme):
-        return None
-    if scheme not in ("http", "https"):
-        return f"{scheme}:"
-    host = (parts.hostname or "").lower()
-    if not _HOST.fullmatch(host) or ".." in host or "@" in parts.netloc:
-        return None
-    return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
-
-
-def redirect_uri_problem(uri: Any) -> str | None:
-    """Why a redirect URI cannot be registered, or None. One rule with the consent page:
-    Grove must be able to let the browser go there (`redirect_source`), plain http only
-    to a loopback listener (RFC 8252), nothing that could read as two URIs or hide a
-    host (spaces, control characters, user info)."""
-    if not isinstance(uri, str) or not uri:
-        return "a redirect URI is a non-empty string."
-    if any(ch.isspace() or not ch.isprintable() for ch in uri):
-        return f"{uri!r}: no spaces or control characters."
-    if "@" in urlsplit(uri).netloc:
-        return f"{uri}: no user name or password in a redirect URI."
-    if redirect_source(uri) is None:
-        return (f"{uri}: Grove cannot send a browser there; use https://host/…, "
-                "http://127.0.0.1:PORT/… (a loopback listener) or your-app-scheme:…")
-    parts = urlsplit(uri)
-    if parts.scheme.lower() == "http" and parts.hostname not in LOOPBACK_NAMES:
-        return f"{uri}: plain http is allowed only for a loopback address."
-    return None
-
-
-def consent_policy(redirect_uri: str) -> dict[str, Any]:
-    """Grove's CSP for the consent page, with `form-action` widened to the validated
-    redirect target and nothing else (the form posts to Grove, which answers 302 there)."""
-    form_action: list[str] = [str(CSP.SELF)]
-    source = redirect_source(redirect_uri)
-    if source:
-        form_action.append(source)
-    policy: dict[str, Any] = dict(settings.SECURE_CSP)
-    policy["form-action"] = form_action
-    return policy
-
-
-def with_issuer(uri: str) -> str:
-    """`uri` naming Grove's issuer (RFC 9207): appended to the query as it stands, which
-    keeps the client's registered query exactly as registered (RFC 6749 §3.1.2)."""
-    parts = urlsplit(uri)
-    if any(k == "iss" for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
-        return uri  # the toolkit named it already (successful answers)
-    joined = "&".join(q for q in (parts.query, urlencode({"iss": settings.GROVE_ISSUER})) if q)
-    return urlunsplit(parts._replace(query=joined))
-
-
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
@@ -316,185 +229,6 @@ def clear_unused_clients(*, now: Any = None) -> int:
         application._meta.label, 0)
 
 
-class GroveAuthorizationView(AuthorizationView):
-    """The consent step: the website login, then a page naming the client and where it
-    will send the user back. Refuses non-S256 PKCE and foreign resources up front."""
-
-    template_name = "grove/authorize.html"
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not clean_parameters(request):
-            return self.render_to_response({"error": {
-                "error": "invalid_request",
-                "description": "A parameter holds a character no request may carry."}},
-                status=400)
-        return super().dispatch(request, *args, **kwargs)
-
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        problem = None
-        if request.GET.get("code_challenge_method") != "S256":
-            problem = ("invalid_request", "PKCE with code_challenge_method=S256 is required.")
-        elif not _PKCE_CHALLENGE.fullmatch(request.GET.get("code_challenge", "")):
-            problem = ("invalid_request", "code_challenge must be 43–128 characters of "
-                                          "A–Z a–z 0–9 - . _ ~ (RFC 7636).")
-        else:
-            try:
-                _only_mcp(None, request.GET.getlist("resource"))
-            except errors.CustomOAuth2Error as exc:
-                problem = ("invalid_target", exc.description)
-        if problem is not None:
-            return self.render_to_response({"error": {"error": problem[0],
-                                                      "description": problem[1]}},
-                                           status=400)
-        # Consent is asked every time: a client may not skip it with approval_prompt=auto.
-        if request.GET.get("approval_prompt"):
-            query = request.GET.copy()
-            query.pop("approval_prompt")
-            request.GET = query  # type: ignore[assignment]
-        return super().get(request, *args, **kwargs)
-
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        context = super().get_context_data(**kwargs)
-        redirect_uri = context.get("redirect_uri") or ""
-        context["redirect_host"] = redirect_host(redirect_uri) if redirect_uri else ""
-        context["redirect_scheme"] = urlsplit(redirect_uri).scheme
-        return context
-
-    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
-        """Every answer sent back to the client names the issuer (RFC 9207), errors such
-        as access_denied included — the toolkit adds it to successful answers only."""
-        return super().redirect(with_issuer(redirect_to), application)
-
-    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
-        uri = context.get("redirect_uri")
-        if uri and not context.get("error") and redirect_source(uri) is None:
-            # Registered some other way (a client ID metadata document): rather than a
-            # Continue button that cannot take the browser anywhere, say why.
-            return super().render_to_response({"error": {
-                "error": "invalid_redirect_uri",
-                "description": redirect_uri_problem(uri) or "This app's return address "
-                               "cannot be used."}}, status=400)
-        response = super().render_to_response(context, **kwargs)
-        # Only a page with the consent form (redirect_uri validated by the toolkit
-        # against the client's registered URIs) may send the browser elsewhere.
-        if uri and not context.get("error"):
-            response._csp_config = consent_policy(uri)
-        return response
-
-
-@method_decorator(never_cache, name="dispatch")
-class GroveTokenView(TokenView):
-    """The token endpoint, always answering JSON (errors included). Refused before the
-    toolkit sees them: parameters with a NUL (PostgreSQL cannot compare them) and grant
-    types Grove does not offer (the toolkit's device-code path fails on a missing
-    field)."""
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not clean_parameters(request):
-            return _token_error("invalid_request",
-                                "A parameter holds a character no request may carry.")
-        if request.POST.get("grant_type") not in settings.GROVE_OAUTH_GRANT_TYPES:
-            return _token_error("unsupported_grant_type",
-                                "Grove issues tokens for authorization_code and "
-                                "refresh_token only.")
-        from oauth2_provider.models import AccessToken
-
-        try:
-            response = super().post(request, *args, **kwargs)
-        except AccessToken.DoesNotExist:
-            # The toolkit looks its new token up again to announce it; a racing second
-            # use of the code revoked it meanwhile (RFC 6749 §4.1.2).
-            return _token_error("invalid_grant", "The code was used more than once; the "
-                                                 "tokens issued for it are revoked.")
-        if not response.get("Content-Type", "").startswith("application/json"):
-            answer = JsonResponse({}, status=response.status_code)
-            answer.content = response.content
-            for header, value in response.items():  # e.g. WWW-Authenticate
-                if header.lower() != "content-type":
-                    answer[header] = value
-            response = answer
-        response["Cache-Control"] = "no-store"
-        response["Pragma"] = "no-cache"
-        return response
-
-
-def _token_error(error: str, description: str) -> JsonResponse:
-    response = JsonResponse({"error": error, "error_description": description}, status=400)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-_PKCE_CHALLENGE = re.compile(r"[A-Za-z0-9._~-]{43,128}")
-
-
-def clean_parameters(request: HttpRequest) -> bool:
-    """Every query and form parameter is storable text (a NUL makes PostgreSQL fail)."""
-    return all(is_storable(key) and is_storable(values)
-               for params in (request.GET, request.POST) for key, values in params.lists())
-
-
-def _metadata_problem(body: bytes) -> tuple[str, str] | None:
-    """(error, description) for a registration Grove refuses, before the toolkit sees it."""
-    try:
-        data = json.loads(body or b"{}")
-    except ValueError:
-        return None  # the toolkit answers malformed bodies itself
-    if not is_storable(data):
-        return ("invalid_client_metadata", "The metadata holds a character no text may carry.")
-    if not isinstance(data, dict):
-        return None  # the toolkit answers this itself
-    uris = data.get("redirect_uris")
-    for uri in uris if isinstance(uris, list) else []:
-        problem = redirect_uri_problem(uri)
-        if problem:
-            return ("invalid_redirect_uri", problem)
-    grants = data.get("grant_types")
-    if isinstance(grants, list):
-        unoffered = [g for g in grants if g not in settings.GROVE_OAUTH_GRANT_TYPES]
-        if unoffered:
-            return ("invalid_client_metadata",
-                    f"Grove offers the grant types {', '.join(settings.GROVE_OAUTH_GRANT_TYPES)}"
-                    f" only, not {', '.join(map(str, unoffered))}.")
-    return None
-
-
-class _CheckedMetadata:
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if request.method in ("POST", "PUT"):
-            problem = _metadata_problem(request.body)
-            if problem:
-                return JsonResponse({"error": problem[0], "error_description": problem[1]},
-                                    status=400)
-        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
-
-
-# An API for clients, not a form: no cookies, so no CSRF (as the toolkit's own views).
-@method_decorator(csrf_exempt, name="dispatch")
-class GroveRegistrationView(_CheckedMetadata, DynamicClientRegistrationView):
-    """Open dynamic client registration (RFC 7591): registering grants nothing, and every
-    attempt counts against its address's limit (the refused ones too)."""
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if request.method == "POST":
-            wait = throttle.registration_blocked_for(request)
-            if wait is not None:
-                response = JsonResponse({
-                    "error": "temporarily_unavailable",
-                    "error_description": "Too many client registrations from this address; "
-                                         "retry after the number of seconds in Retry-After."},
-                    status=429)
-                response["Retry-After"] = str(wait)
-                response["Cache-Control"] = "no-store"
-                return response
-        return super().dispatch(request, *args, **kwargs)
-
-
-@method_decorator(csrf_exempt, name="dispatch")
-class GroveRegistrationManagementView(_CheckedMetadata,
-                                      DynamicClientRegistrationManagementView):
-    pass
-
-
 # -- the resource server side: /mcp with OAuth access tokens --------------------------------
 
 
@@ -503,25 +237,6 @@ def audience_is_mcp(request_uri: str, audiences: list[str]) -> bool:
     bound to one name of it (`GROVE_MCP_RESOURCES`, independent of the Host a proxy
     forwards)."""
     return len(audiences) == 1 and audiences[0] in settings.GROVE_MCP_RESOURCES
-
-
-def public_origin(request: HttpRequest) -> str:
-    """The origin to name to this caller: the one it reached when that is another name
-    of the base URL (a loopback base URL is also localhost and [::1] — clients insist
-    that metadata name the URL they were given), else the base URL's."""
-    try:
-        reached = f"{request.scheme}://{request.get_host()}"
-    except Exception:  # noqa: BLE001 - a disallowed Host: the base URL
-        return settings.GROVE_ISSUER
-    return reached if reached in settings.GROVE_ORIGINS else settings.GROVE_ISSUER
-
-
-class GroveResourceMetadataView(OAuthProtectedResourceMetadataView):
-    """RFC 9728 metadata for /mcp, naming the origin the client reached (see
-    `public_origin`); the authorization server is always the one issuer."""
-
-    def get_resource(self, request: HttpRequest) -> str:
-        return public_origin(request) + "/mcp"
 
 
 @dataclass(frozen=True)
@@ -568,7 +283,7 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
     registration token, any other audience, expired or revoked tokens: None)."""
     from oauth2_provider.oauth2_backends import get_oauthlib_core
 
-    from grove import services
+    from grove.identity import services
     from grove.kernel.actor import Actor
     from grove.models import Connection
 
@@ -599,4 +314,3 @@ def revoke_client_tokens(*, account_id: Any, client_id: str) -> None:
                                                application__client_id=client_id):
         refresh.revoke()
     AccessToken.objects.filter(user_id=account_id, application__client_id=client_id).delete()
-

@@ -1,48 +1,17 @@
-"""Shapes shared by services, REST and MCP across apps.
-
-JSON is camelCase (SPEC §3); Python code uses the snake_case attribute names.
+"""Shapes of identity: connections, their grants, new keys and account settings (REST and
+the owner's pages share them). JSON is camelCase (SPEC §3).
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-
-class In(BaseModel):
-    """Arguments (a REST body, an MCP tool's arguments): camelCase on the wire, unknown
-    fields refused."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    def given(self, *names: str) -> dict[str, Any]:
-        """The named fields the caller actually sent (omitted ≠ null)."""
-        return {n: getattr(self, n) for n in names if n in self.model_fields_set}
-
-    def not_null(self, *names: str) -> dict[str, Any]:
-        """Sent fields, refusing null where the service has no null meaning."""
-        from grove.kernel.errors import Invalid
-
-        given = self.given(*names)
-        for name, value in given.items():
-            if value is None:
-                raise Invalid(f"{name} cannot be null.", code="invalid_argument")
-        return given
-
-
-class Out(BaseModel):
-    """A result: camelCase on the wire, immutable in Python."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, frozen=True
-    )
-
-    def to_json(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
+from grove.kernel.schemas import In, Out
 
 
 class GrantOut(Out):
@@ -98,7 +67,6 @@ class NewKeyOut(Out):
 
 def connection_state(row: object) -> str:
     import hashlib
-    import json
 
     from grove.models import Connection
 
@@ -116,3 +84,24 @@ class AccountSettingsOut(Out):
     # While paused, saves with capture "automatic" are refused (`capture_paused`).
     capture_paused: bool
     capture_paused_at: datetime | None
+
+
+class KeyCreateIn(In):
+    name: str = Field(max_length=200)
+    capabilities: list[Literal["memory:read", "memory:write"]] = ["memory:read", "memory:write"]
+    personal: bool = False
+    all_notebooks: bool = False
+    notebooks: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
+
+
+class ConnectionPatchIn(In):
+    expected_state: str = Field(max_length=64)
+    name: str | None = Field(default=None, max_length=200)
+    capabilities: list[Literal["memory:read", "memory:write"]] | None = None
+    personal: bool | None = None
+    all_notebooks: bool | None = None
+    notebooks: list[uuid.UUID] | None = Field(default=None, max_length=1000)
+
+
+class AccountSettingsIn(In):
+    capture_paused: bool
