@@ -43,12 +43,8 @@ from grove.kernel.paging import read_cursor, write_cursor
 from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
-from notebooks.selectors import (
-    access_notebook,
-    notebooks_visible_to,
-    notes_visible_to,
-    parse_uuid,
-)
+from notebooks.rules import parse_uuid
+from notebooks.selectors.access import access_notebook, notebooks_visible_to, notes_visible_to
 
 TURN_LIMIT = 100
 HISTORY_TURNS = 8

@@ -52,10 +52,10 @@ from grove.kernel.jobs import Handler
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable
 from grove.models import Connection, Job
-from notebooks import recall
 from notebooks.models import Note
 from notebooks.schemas import NoteOut
-from notebooks.selectors import live_filter, notebooks_visible_to, notes_visible_to
+from notebooks.selectors import recall
+from notebooks.selectors.access import live_filter, notebooks_visible_to, notes_visible_to
 
 LEASE = timedelta(minutes=5)
 # Model calls of one attempt must end inside its lease (with room to store the answer).

@@ -30,9 +30,9 @@ from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import first_line, render_markdown
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from grove.kernel.tenancy import tenant
-from notebooks import search
 from notebooks.context import notebooks_for
-from notebooks.selectors import notes_visible_to
+from notebooks.selectors import search
+from notebooks.selectors.access import notes_visible_to
 
 PICKER_RESULTS = 10
 

@@ -138,7 +138,7 @@ class Env:
     def refresh_stats(self) -> int:
         """Lexeme statistics for recall's lexical arm, then planner statistics."""
         from grove.kernel.actor import Actor
-        from notebooks.termstats import term_stats_refresh
+        from notebooks.services.term_stats import term_stats_refresh
 
         counted = term_stats_refresh(actor=Actor.system(self.account_id))
         self.owner_sql("VACUUM ANALYZE notebooks_note", "VACUUM ANALYZE notebooks_noteembedding",

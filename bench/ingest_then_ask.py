@@ -123,9 +123,9 @@ def recount(account_id: uuid.UUID) -> tuple[int, float]:
     from grove.kernel.actor import Actor
 
     try:
-        from notebooks.termstats import term_stats_refresh
+        from notebooks.services.term_stats import term_stats_refresh
     except ImportError:  # older Grove
-        from notebooks.services import term_stats_refresh  # type: ignore[attr-defined,no-redef]
+        from notebooks.services.term_stats import term_stats_refresh  # type: ignore[attr-defined,no-redef]
     started = time.perf_counter()
     counted = term_stats_refresh(actor=Actor.system(account_id))
     return counted, time.perf_counter() - started

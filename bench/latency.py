@@ -17,7 +17,7 @@ Queries: 200 SciFact test claims. Per scale, a first full pass through the servi
 gets 25 warm-up runs; then `--passes` measured passes over all queries (default 1 → 200
 samples per path). Budget: the default (limit 8, max_chars 6,000).
 
-* service (cached vector): `recall()` with `notebooks.recall.get_embedder` patched so
+* service (cached vector): `recall()` with `notebooks.selectors.recall.get_embedder` patched so
   embed() returns the precomputed query vector — everything but query encoding;
 * service (real model): `recall()` as is, query embedded by the local model;
 * SQL floor (two arms): the lexical and semantic arm statements recall issued for that
@@ -188,7 +188,7 @@ WARMUP = 25
 
 
 def recall_call(env: Env, query: str, limit: int, max_chars: int) -> Any:
-    from notebooks.recall import recall
+    from notebooks.selectors.recall import recall
 
     return recall(actor=env.actor, query=query, limit=limit, max_chars=max_chars)
 
@@ -311,7 +311,7 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
     import psycopg
     from django.conf import settings
 
-    import notebooks.recall as r
+    import notebooks.selectors.recall as r
 
     db = settings.DATABASES["default"]
     conn = psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"],

@@ -67,7 +67,7 @@ def main() -> None:
     queries = list(data.queries.values())[: args.queries]
 
     env = Env.fresh("whatif")
-    import notebooks.recall as r
+    import notebooks.selectors.recall as r
     from grove.embeddings import configured_profile, get_embedder
 
     real = get_embedder()

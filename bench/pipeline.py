@@ -48,7 +48,7 @@ def texts_of(corpus: dict[str, str], n: int, skip: int = 0) -> list[str]:
 
 
 def save_all(env: Env, texts: list[str]) -> tuple[list[float], list[uuid.UUID]]:
-    from notebooks.services import note_remember
+    from notebooks.services.notes import note_remember
 
     seconds, ids = [], []
     for text in texts:
@@ -133,7 +133,7 @@ def trigger_ab(env: Env, texts: list[str], block: int = 100) -> dict[str, Any]:
     other load on the machine hits both alike. Afterwards the statistics are recounted
     (the disabled blocks were not counted)."""
     from grove.kernel.actor import Actor
-    from notebooks.termstats import term_stats_refresh
+    from notebooks.services.term_stats import term_stats_refresh
 
     timings: dict[str, list[float]] = {"on": [], "off": []}
     try:

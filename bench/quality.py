@@ -1,12 +1,12 @@
-"""Recall quality on BEIR SciFact through the service (`notebooks.recall.recall`).
+"""Recall quality on BEIR SciFact through the service (`notebooks.selectors.recall.recall`).
 
 Every corpus document becomes a note (title + text, cut to 6,000 characters at a word
 boundary), saved with `note_remember` and embedded by the real `embed` job pipeline with
 the configured local model. Each query is asked through `recall(limit=50)` in three modes:
 
 * hybrid: recall as it is;
-* lexical: `notebooks.recall.get_embedder` patched to return None (recall's lexical mode);
-* vector: `notebooks.recall._lexical` patched to return no hits.
+* lexical: `notebooks.selectors.recall.get_embedder` patched to return None (recall's lexical mode);
+* vector: `notebooks.selectors.recall._lexical` patched to return no hits.
 
 Scores: nDCG@10 and recall@50 (the public path caps `limit` at 50, so BEIR's recall@100
 cannot be measured through it). `max_chars` is capped at 50,000, which SciFact documents
@@ -57,7 +57,7 @@ def patched(module: Any, **values: Any) -> Iterator[None]:
 
 @contextlib.contextmanager
 def mode(name: str) -> Iterator[None]:
-    import notebooks.recall as r
+    import notebooks.selectors.recall as r
 
     if name == "hybrid":
         yield
@@ -72,7 +72,7 @@ def mode(name: str) -> Iterator[None]:
 
 
 def load_corpus(env: Env, corpus: dict[str, str]) -> tuple[dict[uuid.UUID, str], dict[str, Any]]:
-    from notebooks.services import note_remember
+    from notebooks.services.notes import note_remember
 
     note_to_doc: dict[uuid.UUID, str] = {}
     seconds = []
@@ -104,7 +104,7 @@ def note_uuid(item: Any) -> uuid.UUID:
 
 def served_prefix(items: list[Any], max_chars: int) -> list[Any]:
     """The items `recall(max_chars=…)` would have returned (recall._within_budget's rule)."""
-    from notebooks.recall import item_chars
+    from notebooks.selectors.recall import item_chars
 
     kept, spent = [], 0
     for item in items:
@@ -119,7 +119,7 @@ def served_prefix(items: list[Any], max_chars: int) -> list[Any]:
 def run_split(env: Env, split: SciFact, note_to_doc: dict[uuid.UUID, str], mode_name: str,
               *, max_distance: float | None = None, constants: dict[str, Any] | None = None,
               check_served: int = 0) -> dict[str, Any]:
-    import notebooks.recall as r
+    import notebooks.selectors.recall as r
 
     kwargs: dict[str, Any] = {}
     if max_distance is not None:
@@ -180,7 +180,7 @@ def main() -> None:
     started = time.perf_counter()
     train, test = load("train"), load("test")
     env = Env.fresh("quality")
-    import notebooks.recall as r
+    import notebooks.selectors.recall as r
     from grove.embeddings import get_embedder
 
     embedder = get_embedder()

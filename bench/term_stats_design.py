@@ -183,8 +183,8 @@ def main() -> None:
     texts = [truncate_words(t, 6000) for t in corpus.values()]
     env = Env.fresh("termstats-design")
     from grove.kernel.actor import Actor
-    from notebooks.services import note_remember
-    from notebooks.termstats import term_stats_refresh
+    from notebooks.services.notes import note_remember
+    from notebooks.services.term_stats import term_stats_refresh
 
     for text in texts[:1000]:
         note_remember(actor=env.actor, operation_id=uuid.uuid4(), content=text, kind="fact")

@@ -39,7 +39,8 @@ def main() -> None:
     started = time.perf_counter()
     env = Env.fresh("tools")
     from grove.interfaces import mcp
-    from notebooks import recall, services
+    from notebooks import services
+    from notebooks.selectors import recall
     from tests.factories import op
 
     for content, kind, pinned in NOTES:

@@ -36,8 +36,7 @@ from grove.interfaces.rest import (
 )
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.validation import STORABLE_TEXT
-from notebooks import portability, search, selectors, services
-from notebooks import recall as recall_service
+from notebooks import selectors, services
 from notebooks.arguments import (
     CURSOR_MAX_CHARS,
     BatchIn,
@@ -64,6 +63,9 @@ from notebooks.schemas import (
     RevisionOut,
     SubtreeCounts,
 )
+from notebooks.selectors import recall as recall_service
+from notebooks.selectors import search
+from notebooks.services import portability
 
 router = ApiRouter()
 

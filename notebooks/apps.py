@@ -10,7 +10,7 @@ class NotebooksConfig(AppConfig):
 
     def ready(self) -> None:
         from grove.kernel import jobs
-        from notebooks.indexing import HANDLER
+        from notebooks.services.indexing import HANDLER
 
         jobs.register(HANDLER)
         post_migrate.connect(_vector_index_for_profile, sender=self,

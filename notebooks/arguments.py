@@ -27,7 +27,6 @@ from pydantic.json_schema import JsonDict, SkipJsonSchema
 from grove.kernel.errors import Invalid
 from grove.kernel.schemas import In
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
-from notebooks import recall, search
 from notebooks.models import (
     CONTENT_MAX_CHARS,
     NAME_MAX_CHARS,
@@ -35,7 +34,8 @@ from notebooks.models import (
     SOURCE_AGENT_MAX_CHARS,
     TASK_ID_MAX_CHARS,
 )
-from notebooks.services import BATCH_MAX
+from notebooks.rules import BATCH_MAX
+from notebooks.selectors import recall, search
 
 CURSOR_MAX_CHARS = 2000
 

@@ -19,7 +19,7 @@ from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from grove.kernel.errors import NotFound
 from grove.kernel.schemas import In, Out
-from notebooks import recall, search, selectors, services
+from notebooks import selectors, services
 from notebooks.arguments import (
     NOTE_ID,
     NOTE_ID_CHANGE,
@@ -45,6 +45,7 @@ from notebooks.schemas import (
     ToolNotebook,
     ToolRevision,
 )
+from notebooks.selectors import recall, search
 
 FULL = Field(default=False, description="true: add each note's full record.")
 

@@ -4,7 +4,7 @@ from celery import shared_task
 
 from grove.identity.selectors import active_account_ids
 from grove.kernel.actor import Actor
-from notebooks.services import note_expire_due
+from notebooks.services.maintenance import note_expire_due
 
 
 @shared_task(name="grove.expire", ignore_result=True)
@@ -24,7 +24,7 @@ def term_stats_compact_task() -> int:
     """Periodic: fold every account's pending term-statistics deltas into its counters
     (the statistics themselves are current without it; this keeps their reads short).
     Returns how many delta rows were folded."""
-    from notebooks.termstats import COMPACT_BATCH, term_stats_compact
+    from notebooks.services.term_stats import COMPACT_BATCH, term_stats_compact
 
     folded = 0
     for account_id in active_account_ids():

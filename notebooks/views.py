@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import render_markdown, title_and_excerpt
 from grove.kernel.errors import GroveError, Invalid, NotFound
-from notebooks import portability, search, selectors, services
+from notebooks import selectors, services
 from notebooks.context import notebooks_for
 from notebooks.forms import (
     ConfirmForm,
@@ -43,6 +43,8 @@ from notebooks.forms import (
 )
 from notebooks.models import Notebook
 from notebooks.schemas import NoteOut
+from notebooks.selectors import search
+from notebooks.services import portability
 
 PAGE_SIZE = 25
 LIBRARY_FORM_ID = "library"

@@ -18,7 +18,7 @@ from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
-from notebooks.selectors import access_note, access_notebook
+from notebooks.selectors.access import access_note, access_notebook
 from sharing.models import Share
 from sharing.tokens import token_for
 

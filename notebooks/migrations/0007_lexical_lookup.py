@@ -1,6 +1,6 @@
 from django.db import migrations
 
-# Recall's lexical arm (notebooks.recall._lexical). Under row-level security PostgreSQL
+# Recall's lexical arm (notebooks.selectors.recall._lexical). Under row-level security PostgreSQL
 # evaluates the policy before any operator that is not LEAKPROOF, and `tsvector @@
 # tsquery` is not, so from the runtime role every term lookup is a sequential scan that
 # de-TOASTs each note's tsvector (over a second at 100k notes). This function runs as

@@ -10,7 +10,7 @@ FIRST_FORM = importlib.import_module("notebooks.migrations.0007_lexical_lookup")
 # At 100k notes a natural-language query's informative terms (each in at most 20 % of
 # notes) matched about a quarter of all notes, and scoring and counting every one of them
 # meant visiting each note's row: ~100–300 ms however the index was used. Now only the
-# query's *distinctive* terms (rare ones, chosen in notebooks.recall) select candidates;
+# query's *distinctive* terms (rare ones, chosen in notebooks.selectors.recall) select candidates;
 # the common terms re-rank the best `rescore` candidates, read once per candidate.
 # A note that shares only common words with the query is not a lexical match.
 LEXICAL_MATCHES = """

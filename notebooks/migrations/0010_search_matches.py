@@ -1,6 +1,6 @@
 from django.db import migrations
 
-# Library search (notebooks.search.note_search) under row-level security: `tsvector @@
+# Library search (notebooks.selectors.search.note_search) under row-level security: `tsvector @@
 # tsquery` is not LEAKPROOF, so from the runtime role PostgreSQL applies the policy first
 # and matches by reading every note's row (1.2 s at 100k notes) instead of using the GIN
 # index. As for recall (see 0007), a security-definer function run by the schema owner

@@ -21,7 +21,7 @@ from grove.kernel.rls import enable_rls
 # wait for each other until commit, and deadlock when two multi-note transactions
 # (batches lock their notes one after the other) reach shared lexemes in different
 # orders. Appends take no lock anyone else needs. Readers sum TermStat and TermDelta in
-# one statement (notebooks.recall.term_counts); notebooks.services.term_stats_compact
+# one statement (notebooks.selectors.recall.term_counts); notebooks.services.term_stats_compact
 # folds the deltas into TermStat periodically.
 #
 # The functions run as the caller (the runtime role, inside the tenant transaction of

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from grove.models import Account
-from notebooks.portability import export_records
+from notebooks.services.portability import export_records
 from tests import factories
 from tests.api.conftest import new_key
 

@@ -13,7 +13,7 @@ from django.test import Client
 from grove.kernel.errors import Forbidden, Invalid
 from grove.models import Account
 from notebooks import services
-from notebooks.portability import account_import, export_records
+from notebooks.services.portability import account_import, export_records
 from tests import factories
 from tests.api.conftest import Caller, error, new_key
 from tests.factories import op

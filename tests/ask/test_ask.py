@@ -14,7 +14,7 @@ from django.test import Client, override_settings
 from ask import services
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid, Unavailable
-from notebooks.indexing import EMBED
+from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, new_key
 

@@ -11,8 +11,8 @@ from grove.embeddings import EmbeddingUnavailable
 from grove.kernel import jobs
 from grove.models import Account, Job
 from notebooks import services
-from notebooks.indexing import EMBED, HANDLER
 from notebooks.models import NoteEmbedding
+from notebooks.services.indexing import EMBED, HANDLER
 from tests import factories
 from tests.factories import op
 
@@ -126,7 +126,7 @@ def _run_due(actor):
 
 
 def test_transient_failures_retry_with_backoff_then_fail_visibly(actor, monkeypatch):
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: Flaky(failures=99))
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: Flaky(failures=99))
     note = factories.note(actor, "unlucky")
     before = timezone.now()
     jobs.run_batch(account_id=actor.account_id, kind=EMBED)
@@ -141,13 +141,13 @@ def test_transient_failures_retry_with_backoff_then_fail_visibly(actor, monkeypa
     assert job.status == "failed" and job.finished_at is not None
     assert factories.note_row(actor, note.id).indexing == "failed"
     assert services.note_retry_indexing(actor=actor, note_id=note.id).indexing == "pending"
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: Flaky(failures=0))
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: Flaky(failures=0))
     assert jobs.run_batch(account_id=actor.account_id, kind=EMBED) == 1
     assert factories.note_row(actor, note.id).indexing == "ready"
 
 
 def test_a_transient_failure_then_success(actor, monkeypatch):
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: flaky)
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: flaky)
     flaky = Flaky(failures=1)
     note = factories.note(actor, "second time lucky")
     jobs.run_batch(account_id=actor.account_id, kind=EMBED)
@@ -157,7 +157,7 @@ def test_a_transient_failure_then_success(actor, monkeypatch):
 
 
 def test_an_undeclared_error_fails_at_once(actor, monkeypatch):
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: Flaky(99, ValueError))
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: Flaky(99, ValueError))
     note = factories.note(actor, "bug")
     jobs.run_batch(account_id=actor.account_id, kind=EMBED)
     [job] = job_rows(actor)

@@ -11,8 +11,8 @@ from django.db import connections
 
 from grove.kernel import jobs
 from grove.models import Job
-from notebooks.indexing import EMBED
 from notebooks.models import Note, NoteEmbedding
+from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.conftest import redis_url_or_skip
 from tests.fake_embedder import FakeEmbedder
@@ -36,7 +36,7 @@ def test_four_workers_two_hundred_jobs_each_done_once(committed, monkeypatch):
                 embedded.update(texts)
             return real.embed(texts)
 
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: Counting())
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: Counting())
     errors = []
 
     def worker():

@@ -18,8 +18,8 @@ from grove.kernel import jobs
 from grove.models import Job
 from grove.runtime import broker
 from grove.tasks import job_run_task
-from notebooks.indexing import EMBED
 from notebooks.models import Note
+from notebooks.services.indexing import EMBED
 from notebooks.tasks import note_expire_due_task
 from tests import factories
 from tests.conftest import redis_url_or_skip
@@ -130,7 +130,7 @@ def test_recover_adds_no_messages_while_a_busy_worker_works_through_a_backlog(
     being claimed — recover must not re-send (it used to re-send every such job every
     30 s: 13,459 messages for 5,183 jobs)."""
     slow = SlowEmbedder(seconds_per_batch=0.3)
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: slow)
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: slow)
     on = Broker("grovefs", tmp_path)
     actor = factories.owner()
     celery_worker_on.use_broker(on.url, on.options)
@@ -173,7 +173,7 @@ def test_recover_wakes_work_whose_wake_ups_were_lost_with_one_chain(
 def test_a_periodic_task_runs_before_an_embedding_backlog_drains(
         committed, celery_worker_on, monkeypatch, a_broker):
     slow = SlowEmbedder(seconds_per_batch=0.25)
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: slow)
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: slow)
     actor = factories.owner()
     due = factories.note(actor, "temporary", retention_days=1)
     with factories.tenant(actor):

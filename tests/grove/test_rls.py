@@ -10,7 +10,8 @@ from django.db import DatabaseError, connection, transaction
 from ask import conversations
 from grove.kernel import jobs, tenancy
 from grove.runtime import dbroles
-from notebooks import services, termstats
+from notebooks import services
+from notebooks.services import term_stats as termstats
 from sharing import services as share_services
 from tests import factories
 from tests.factories import op

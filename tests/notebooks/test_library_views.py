@@ -300,7 +300,7 @@ def test_import_upload_all_or_nothing(owner, web):
     source = factories.owner("source")
     notebook = factories.notebook(source, "Moved")
     factories.note(source, "travels", notebook_id=notebook.id)
-    from notebooks.portability import export_records
+    from notebooks.services.portability import export_records
 
     ndjson = "".join(json.dumps(r, default=str) + "\n" for r in export_records(actor=source))
     upload = io.BytesIO(ndjson.encode())

@@ -7,8 +7,8 @@ import pytest
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid, NotFound
 from notebooks import services
-from notebooks.indexing import EMBED
-from notebooks.recall import RRF_K, recall
+from notebooks.selectors.recall import RRF_K, recall
+from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.factories import op
 
@@ -49,8 +49,8 @@ def index_all(actor):
 
 
 def use_embedder(monkeypatch, embedder):
-    monkeypatch.setattr("notebooks.indexing.get_embedder", lambda: embedder)
-    monkeypatch.setattr("notebooks.recall.get_embedder", lambda: embedder)
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: embedder)
+    monkeypatch.setattr("notebooks.selectors.recall.get_embedder", lambda: embedder)
 
 
 def test_reciprocal_rank_fusion_of_the_two_arms(actor, monkeypatch):
@@ -160,7 +160,7 @@ def test_archived_expired_and_deleted_notes_are_not_recalled(actor):
 
 def test_lexical_mode_when_embeddings_are_disabled(actor, monkeypatch):
     use_embedder(monkeypatch, None)
-    monkeypatch.setattr("notebooks.recall.active_profile_name", lambda: None)
+    monkeypatch.setattr("notebooks.selectors.recall.active_profile_name", lambda: None)
     note = factories.note(actor, "tabs versus spaces")
     assert note.indexing == "ready"
     result = recall(actor=actor, query="spaces")

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from notebooks import services
 from notebooks.models import Note
-from notebooks.recall import Scope, Weights, _lexical, _query_lexemes, _tsquery_literal
+from notebooks.selectors.recall import Scope, Weights, _lexical, _query_lexemes, _tsquery_literal
 from tests import factories
 from tests.factories import op
 

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from grove.kernel import jobs
 from notebooks import services
-from notebooks.indexing import EMBED
 from notebooks.models import Note
-from notebooks.recall import recall, term_weights
-from notebooks.termstats import term_counts, term_stats_compact, term_stats_refresh
+from notebooks.selectors.recall import recall, term_counts, term_weights
+from notebooks.services.indexing import EMBED
+from notebooks.services.term_stats import term_stats_compact, term_stats_refresh
 from tests import factories
 from tests.factories import op
 

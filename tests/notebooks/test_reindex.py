@@ -9,9 +9,9 @@ from grove.embeddings.profile import check_embedding_profile
 from grove.kernel import jobs
 from grove.models import EmbeddingProfile
 from grove.runtime.config import ConfigError
-from notebooks.indexing import EMBED, reindex_progress, reindex_start
 from notebooks.models import NoteEmbedding
-from notebooks.recall import recall
+from notebooks.selectors.recall import recall
+from notebooks.services.indexing import EMBED, reindex_progress, reindex_start
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.utils import timezone
 from grove.kernel.errors import Invalid, NotFound
 from notebooks import services
 from notebooks.models import Note
-from notebooks.search import note_search
+from notebooks.selectors.search import note_search
 from tests import factories
 from tests.factories import op
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from notebooks import search, services
+from notebooks import services
+from notebooks.selectors import search
 from tests import factories
 from tests.factories import op
 

@@ -12,7 +12,7 @@ import pytest
 from django.db import connections
 
 from notebooks import services
-from notebooks.termstats import term_stats_compact, term_stats_refresh
+from notebooks.services.term_stats import term_stats_compact, term_stats_refresh
 from tests import factories
 from tests.notebooks.test_concurrency import run_parallel
 from tests.notebooks.test_recall_stats import kept_counts, recounted
@@ -112,7 +112,7 @@ def test_deleting_an_account_takes_its_statistics_along(committed):
     from django.db import transaction
 
     from grove.models import Account
-    from notebooks.termstats import term_stats_compact
+    from notebooks.services.term_stats import term_stats_compact
     from tests.notebooks.test_recall_stats import delta_rows
 
     actor, other = factories.owner(), factories.owner()

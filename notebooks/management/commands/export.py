@@ -17,7 +17,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, user: str, file: str, **options: Any) -> None:
         from grove.kernel.actor import Actor
         from grove.models import Account
-        from notebooks.portability import export_records
+        from notebooks.services.portability import export_records
 
         account = Account.objects.filter(username=user, is_active=True).first()
         if account is None:

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         from grove.kernel.actor import Actor
         from grove.kernel.errors import GroveError
         from grove.models import Account
-        from notebooks.portability import account_import, ndjson_records
+        from notebooks.services.portability import account_import, ndjson_records
 
         account = Account.objects.filter(username=user, is_active=True).first()
         if account is None:

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from grove.embeddings import configured_profile
 from grove.identity.selectors import active_account_ids
 from grove.kernel import jobs
-from notebooks import indexing
+from notebooks.services import indexing
 
 STALL_SECONDS = 600.0
 

@@ -23,8 +23,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, recount: bool, **options: Any) -> None:
         from grove.identity.selectors import active_account_ids
         from grove.kernel.actor import Actor
+        from notebooks.services.term_stats import term_stats_refresh
         from notebooks.tasks import term_stats_compact_task
-        from notebooks.termstats import term_stats_refresh
 
         if not recount:
             folded = term_stats_compact_task()

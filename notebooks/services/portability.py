@@ -31,11 +31,8 @@ from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
-from notebooks.indexing import mark_for_indexing
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
-from notebooks.schemas import NotebookOut
-from notebooks.selectors import notebooks_as_seen, notebooks_visible_to, notes_visible_to
-from notebooks.services import (
+from notebooks.rules import (
     clean_content,
     clean_kind,
     clean_name,
@@ -43,6 +40,10 @@ from notebooks.services import (
     clean_source_agent,
     clean_task_id,
 )
+from notebooks.schemas import NotebookOut
+from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
+from notebooks.selectors.library import notebooks_as_seen
+from notebooks.services.indexing import mark_for_indexing
 
 FORMAT = 1
 PAGE = 500

@@ -36,16 +36,14 @@ from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
+from notebooks.rules import clean_task_id, parse_uuid
 from notebooks.schemas import NoteOut
-from notebooks.selectors import (
+from notebooks.selectors.access import (
     access_notebook,
     live_filter,
     live_notebooks,
-    parse_uuid,
     require_personal,
 )
-from notebooks.services import clean_task_id
-from notebooks.termstats import term_counts
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 50
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
@@ -65,6 +63,7 @@ DISTINCTIVE_SHARE = 0.01
 MIN_DISTINCTIVE = 2
 RESCORE = 200
 PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
+
 
 
 class RecallItem(Out):
@@ -120,7 +119,7 @@ def _query_lexemes(query: str) -> list[str]:
 
 def term_weights(query: str) -> Weights:
     """idf for each informative lexeme of the query, from the account's term statistics
-    (`notebooks.termstats`: kept current by the writes themselves, so a note counts as
+    (`notebooks.services.term_stats`: kept current by the writes themselves, so a note counts as
     soon as its save commits); the most common lexemes are dropped. Lexemes no note
     contains count as rare. Caller holds a tenant transaction."""
     lexemes = _query_lexemes(query)
@@ -402,3 +401,21 @@ def _within_budget(ranked: list[tuple[Note, float, list[str], float | None]], li
         items.append(RecallItem(note=out, score=round(score, 6), matched=matched,
                                 distance=None if distance is None else round(distance, 6)))
     return items
+
+
+def term_counts(lexemes: Sequence[str]) -> dict[str, int]:
+    """Active notes containing each lexeme ('' = all active notes) for the account of the
+    caller's tenant transaction. Lexemes no note contains are absent. One statement, so
+    a compaction committing meanwhile is seen wholly or not at all."""
+    if not lexemes:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme, sum(ndoc) FROM ("
+            " SELECT lexeme, ndoc FROM notebooks_termstat WHERE lexeme = ANY(%s)"
+            " UNION ALL"
+            " SELECT lexeme, ndoc FROM notebooks_termdelta WHERE lexeme = ANY(%s)"
+            ") counts GROUP BY lexeme",
+            [list(lexemes), list(lexemes)],
+        )
+        return {lexeme: int(ndoc) for lexeme, ndoc in cursor.fetchall() if ndoc}

@@ -8,30 +8,16 @@ Missing, deleted, foreign and not-granted all raise the same `NotFound`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from grove.kernel.actor import READ, WRITE, Actor
-from grove.kernel.errors import Forbidden, Invalid, NotFound
-from grove.kernel.paging import read_cursor, write_cursor
-from grove.kernel.tenancy import tenant
-from notebooks.models import Note, Notebook, Revision, Status
-from notebooks.schemas import NotebookOut, SubtreeCounts
-
-
-def parse_uuid(value: uuid.UUID | str, *, what: str = "id") -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except (ValueError, AttributeError, TypeError):
-        raise Invalid(f"{what} must be a UUID.", code="invalid_id") from None
+from grove.kernel.errors import Forbidden, NotFound
+from notebooks.models import Note, Notebook, Status
+from notebooks.rules import parse_uuid
 
 
 def grant_filter(actor: Actor, field: str = "notebook_id") -> Q:
@@ -138,14 +124,6 @@ def require_personal(actor: Actor) -> None:
                         "Personal on the Connections page.", code="personal_not_granted")
 
 
-def notebook_names(*, actor: Actor, notes: Iterable[Any]) -> dict[uuid.UUID, str]:
-    """Names of the notebooks these notes (or revisions) are in, for compact results, as
-    far as the actor may see them. Personal notes have none."""
-    ids = {note.notebook_id for note in notes if note.notebook_id is not None}
-    if not ids:
-        return {}
-    with tenant(actor):
-        return dict(notebooks_visible_to(actor).filter(id__in=ids).values_list("id", "name"))
 
 
 def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:
@@ -230,120 +208,31 @@ def ancestor_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def count_subtree(ids: list[uuid.UUID]) -> SubtreeCounts:
-    notes = Note.objects.filter(notebook_id__in=ids).exclude(status=Status.DELETED).count()
-    return SubtreeCounts(notebooks=len(ids), notes=notes)
 
 
 # -- public selectors ---------------------------------------------------------------------
 
 
-def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:
-    with tenant(actor):
-        return access_note(actor, note_id)
 
 
-def notebook_get(*, actor: Actor, notebook_id: uuid.UUID | str) -> Notebook:
-    with tenant(actor):
-        return access_notebook(actor, notebook_id)
 
 
-def notebooks_as_seen(actor: Actor, notebooks: list[Notebook]) -> list[NotebookOut]:
-    """Notebooks as an interface shows them: a parent the caller cannot see is hidden
-    (`parentId: null`). Caller holds a tenant transaction."""
-    parents = {nb.parent_id for nb in notebooks if nb.parent_id}
-    seen = set(notebooks_visible_to(actor).filter(id__in=parents).values_list("id", flat=True))
-    return [NotebookOut.of(nb).model_copy(
-        update={"parent_id": nb.parent_id if nb.parent_id in seen else None})
-        for nb in notebooks]
 
 
-def notebook_out(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookOut:
-    with tenant(actor):
-        return notebooks_as_seen(actor, [access_notebook(actor, notebook_id)])[0]
 
 
-class _Everywhere:
-    def __repr__(self) -> str:
-        return "EVERYWHERE"
 
 
-EVERYWHERE = _Everywhere()
 """`note_list(notebook_id=EVERYWHERE)`: every granted notebook and Personal."""
 
 
-def note_list(
-    *, actor: Actor, notebook_id: uuid.UUID | str | None | _Everywhere = EVERYWHERE,
-    limit: int = 100,
-) -> list[Note]:
-    """Live notes, newest first; `notebook_id=None` means Personal."""
-    with tenant(actor):
-        actor.require(READ)
-        notes = notes_live(actor)
-        if notebook_id is None:
-            notes = notes.filter(notebook__isnull=True)
-        elif not isinstance(notebook_id, _Everywhere):
-            notes = notes.filter(notebook_id=parse_uuid(notebook_id, what="notebook id"))
-        return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
 
 
-NOTEBOOK_PAGE_MAX = 200
-NOTEBOOK_CURSOR_SALT = "grove.notebooks.list"
 
 
-def notebook_page(
-    *, actor: Actor, include_archived: bool = False, cursor: str | None = None,
-    limit: int = 100,
-) -> tuple[list[NotebookOut], int, str | None]:
-    """One page of the granted notebooks, oldest first, with the real count and the next
-    signed cursor. A notebook whose parent the caller cannot see shows `parentId: null`
-    (the hidden parent stays hidden)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) \
-            or not 1 <= limit <= NOTEBOOK_PAGE_MAX:
-        raise Invalid(f"limit must be a whole number from 1 to {NOTEBOOK_PAGE_MAX}.",
-                      code="invalid_limit")
-    fingerprint = "archived" if include_archived else "live"
-    ceiling, after = read_cursor(actor, cursor, fingerprint, salt=NOTEBOOK_CURSOR_SALT)
-    with tenant(actor):
-        actor.require(READ)
-        ceiling = ceiling or timezone.now()
-        notebooks = notebooks_visible_to(actor).filter(created_at__lte=ceiling)
-        if not include_archived:
-            notebooks = notebooks.filter(archived_at__isnull=True)
-        available = notebooks.count()
-        if after is not None:
-            created = parse_datetime(str(after[0]))
-            notebooks = notebooks.filter(Q(created_at__gt=created)
-                                         | Q(created_at=created, id__gt=uuid.UUID(after[1])))
-        rows = list(notebooks.order_by("created_at", "id")[: limit + 1])
-        more = len(rows) > limit
-        rows = rows[:limit]
-        out = notebooks_as_seen(actor, rows)
-    next_cursor = write_cursor(actor, fingerprint, ceiling,
-                               [rows[-1].created_at.isoformat(), str(rows[-1].id)],
-                               salt=NOTEBOOK_CURSOR_SALT) if more else None
-    return out, available, next_cursor
 
 
-def notebook_list(*, actor: Actor, include_archived: bool = False) -> list[Notebook]:
-    with tenant(actor):
-        actor.require(READ)
-        notebooks = notebooks_visible_to(actor)
-        if not include_archived:
-            notebooks = notebooks.filter(archived_at__isnull=True)
-        return list(notebooks.order_by("name", "id"))
 
 
-def note_revisions(*, actor: Actor, note_id: uuid.UUID | str) -> list[Revision]:
-    with tenant(actor):
-        note = access_note(actor, note_id)
-        return list(Revision.objects.filter(note=note).order_by("-version"))
 
 
-def notebook_subtree_counts(*, actor: Actor, notebook_id: uuid.UUID | str) -> SubtreeCounts:
-    """What archiving, restoring or deleting this notebook would act on (for confirmation),
-    as far as the caller may see: a connection granted a notebook but not its children
-    learns nothing about them (grants never inherit down the tree)."""
-    with tenant(actor):
-        notebook = access_notebook(actor, notebook_id)
-        return count_subtree([i for i in subtree_ids(notebook.id) if actor.grant.allows(i)])

@@ -30,9 +30,9 @@ from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status
+from notebooks.rules import clean_source_agent, parse_uuid
 from notebooks.schemas import NoteOut
-from notebooks.selectors import live_filter, notes_visible_to, parse_uuid
-from notebooks.services import clean_source_agent
+from notebooks.selectors.access import live_filter, notes_visible_to
 
 SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
 LIFETIMES = ("permanent", "ephemeral")
@@ -172,12 +172,12 @@ def note_search(
         ceiling = ceiling or now
         notes = _scope(actor, status=status, now=now).filter(created_at__lte=ceiling)
         if place is None:
-            from notebooks.selectors import require_personal
+            from notebooks.selectors.access import require_personal
 
             require_personal(actor)
             notes = notes.filter(notebook__isnull=True)
         elif place != "*":
-            from notebooks.selectors import access_notebook
+            from notebooks.selectors.access import access_notebook
 
             notes = notes.filter(notebook_id=access_notebook(actor, place).id)
         if kinds:

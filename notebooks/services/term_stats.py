@@ -19,7 +19,6 @@ so they never interleave; writers take no lock at all (they only append).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 
 from django.db import connection
 
@@ -31,22 +30,6 @@ from grove.kernel.tenancy import tenant
 COMPACT_BATCH = 200_000
 
 
-def term_counts(lexemes: Sequence[str]) -> dict[str, int]:
-    """Active notes containing each lexeme ('' = all active notes) for the account of the
-    caller's tenant transaction. Lexemes no note contains are absent. One statement, so
-    a compaction committing meanwhile is seen wholly or not at all."""
-    if not lexemes:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT lexeme, sum(ndoc) FROM ("
-            " SELECT lexeme, ndoc FROM notebooks_termstat WHERE lexeme = ANY(%s)"
-            " UNION ALL"
-            " SELECT lexeme, ndoc FROM notebooks_termdelta WHERE lexeme = ANY(%s)"
-            ") counts GROUP BY lexeme",
-            [list(lexemes), list(lexemes)],
-        )
-        return {lexeme: int(ndoc) for lexeme, ndoc in cursor.fetchall() if ndoc}
 
 
 def _lock(account_id: uuid.UUID) -> None:

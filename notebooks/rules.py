@@ -1,0 +1,173 @@
+"""Field rules and limits of notes and notebooks, shared by reads and writes (below both).
+
+Every caller — REST, MCP, the web, tasks, import — cleans its input through these, so a
+value is accepted or refused the same way everywhere."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from grove.kernel.errors import Invalid
+from grove.kernel.validation import storable_text
+from notebooks.models import (
+    CONTENT_MAX_CHARS,
+    NAME_MAX_CHARS,
+    RETENTION_MAX_DAYS,
+    SOURCE_AGENT_MAX_CHARS,
+    TASK_ID_MAX_CHARS,
+    Capture,
+    Kind,
+)
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+"""Marks an argument the caller omitted (as opposed to an explicit null)."""
+
+
+def given(**fields: tuple[Any, Callable[[Any], Any]]) -> dict[str, Any]:
+    """The arguments a caller gave (anything but `UNSET`), each through its cleaner: the
+    one reading of optional arguments and partial updates."""
+    return {name: clean(value) for name, (value, clean) in fields.items()
+            if not isinstance(value, _Unset)}
+
+
+BATCH_MAX = 100
+
+
+def clean_content(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid("content must be text.", code="invalid_content")
+    content = storable_text(value, what="content", code="invalid_content").strip()
+    if not content:
+        raise Invalid("content is empty.", code="content_empty")
+    if len(content) > CONTENT_MAX_CHARS:
+        raise Invalid(
+            f"content is {len(content)} characters; the limit is {CONTENT_MAX_CHARS}.",
+            code="content_too_long",
+        )
+    return content
+
+
+def clean_kind(value: Any) -> str:
+    if value not in Kind.values:
+        raise Invalid(
+            f"kind must be one of {', '.join(Kind.values)}.", code="invalid_kind"
+        )
+    return str(value)
+
+
+def clean_task_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid("taskId must be non-empty text.", code="invalid_task_id")
+    storable_text(value, what="taskId", code="invalid_task_id")
+    if len(value.strip()) > TASK_ID_MAX_CHARS:
+        raise Invalid(f"taskId is longer than {TASK_ID_MAX_CHARS} characters.",
+                      code="invalid_task_id")
+    return value.strip()
+
+
+def clean_source_agent(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value.strip()) > SOURCE_AGENT_MAX_CHARS:
+        raise Invalid(f"sourceAgent must be text of at most {SOURCE_AGENT_MAX_CHARS} "
+                      "characters.", code="invalid_source_agent")
+    storable_text(value, what="sourceAgent", code="invalid_source_agent")
+    return value.strip() or None
+
+
+def clean_capture(value: Any) -> str:
+    if value not in Capture.values:
+        raise Invalid("capture must be explicit or automatic.", code="invalid_capture")
+    return str(value)
+
+
+def clean_importance(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise Invalid("importance must be a number from 0 to 1.", code="invalid_importance")
+    if not 0 <= value <= 1:
+        raise Invalid("importance must be a number from 0 to 1.", code="invalid_importance")
+    return float(value)
+
+
+def clean_bool(value: Any, *, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"{what} must be true or false.", code=f"invalid_{what}")
+    return value
+
+
+def clean_retention(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid(
+            f"retentionDays must be null or a whole number of days (1–{RETENTION_MAX_DAYS}).",
+            code="invalid_retention",
+        )
+    if not 1 <= value <= RETENTION_MAX_DAYS:
+        raise Invalid(f"retentionDays must be between 1 and {RETENTION_MAX_DAYS}.",
+                      code="invalid_retention")
+    return value
+
+
+def clean_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid("A notebook needs a name.", code="invalid_name")
+    name = storable_text(value, what="name", code="invalid_name").strip()
+    if len(name) > NAME_MAX_CHARS:
+        raise Invalid(f"Notebook names are at most {NAME_MAX_CHARS} characters.",
+                      code="invalid_name")
+    return name
+
+
+def clean_version(value: Any, *, what: str = "expectedVersion") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise Invalid(f"{what} must be a positive whole number.", code="invalid_version")
+    return value
+
+
+def clean_batch(values: Iterable[Any], *, what: str = "ids") -> list[uuid.UUID]:
+    ids = [parse_uuid(v, what="note id") for v in values]
+    if not ids:
+        raise Invalid(f"{what} is empty.", code="empty_batch")
+    if len(ids) > BATCH_MAX:
+        raise Invalid(f"At most {BATCH_MAX} {what} per request.", code="batch_too_large")
+    if len(set(ids)) != len(ids):
+        raise Invalid(f"{what} contains duplicates.", code="duplicate_ids")
+    return ids
+
+
+def clean_items(items: Iterable[Any]) -> list[tuple[uuid.UUID, int | None]]:
+    """Batch items: a note id, or `{"id": ..., "expectedVersion": n}`."""
+    parsed: list[tuple[uuid.UUID, int | None]] = []
+    for item in items:
+        if isinstance(item, dict):
+            unknown = set(item) - {"id", "expectedVersion", "expected_version"}
+            if unknown or "id" not in item:
+                raise Invalid("Each item is {id, expectedVersion?}.", code="invalid_item")
+            expected = item.get("expectedVersion", item.get("expected_version"))
+            parsed.append((parse_uuid(item["id"], what="note id"),
+                           None if expected is None else clean_version(expected)))
+        else:
+            parsed.append((parse_uuid(item, what="note id"), None))
+    clean_batch([note_id for note_id, _ in parsed], what="items")
+    return parsed
+
+
+def parse_uuid(value: uuid.UUID | str, *, what: str = "id") -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, AttributeError, TypeError):
+        raise Invalid(f"{what} must be a UUID.", code="invalid_id") from None

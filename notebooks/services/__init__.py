@@ -1,0 +1,55 @@
+"""Writes to notebooks and notes: one keyword-only function per use case (STYLE §1).
+
+Each service takes the resolved `actor`, validates its input before touching the
+database, then runs in one tenant transaction (`grove.kernel.tenancy.tenant`): access
+checks, the operation-id claim, the change, a revision row per changed note, and the
+operation record (`frame.idempotent`). Errors are `grove.kernel.errors` exceptions with
+stable codes; when one is raised nothing has changed.
+
+| module | use cases |
+|---|---|
+| `notes` | remember, update, move |
+| `batches` | forget, archive, restore (a result per item) |
+| `revisions` | the revision every change writes; restore an old revision |
+| `notebooks` | create, rename/move, archive, restore, delete a subtree |
+| `maintenance` | retention, indexing retries and back-fill |
+| `indexing` | the embedding job and re-indexing to another model |
+| `term_stats` | the lexical arm's term statistics |
+| `portability` | export and import of a whole account |
+
+The interfaces call them through this package (`from notebooks import services`).
+"""
+
+from notebooks.services.batches import note_archive, note_forget, note_restore
+from notebooks.services.maintenance import (
+    note_expire_due,
+    note_index_missing,
+    note_retry_indexing,
+)
+from notebooks.services.notebooks import (
+    notebook_archive,
+    notebook_create,
+    notebook_delete,
+    notebook_restore,
+    notebook_update,
+)
+from notebooks.services.notes import note_move, note_remember, note_update
+from notebooks.services.revisions import note_restore_revision
+
+__all__ = [
+    "note_archive",
+    "note_expire_due",
+    "note_forget",
+    "note_index_missing",
+    "note_move",
+    "note_remember",
+    "note_restore",
+    "note_restore_revision",
+    "note_retry_indexing",
+    "note_update",
+    "notebook_archive",
+    "notebook_create",
+    "notebook_delete",
+    "notebook_restore",
+    "notebook_update",
+]

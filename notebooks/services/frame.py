@@ -1,0 +1,139 @@
+"""What every write shares: the idempotent frame (claim or replay, then record) and the
+checks several use cases make (capture allowed, notebook open, note active, version)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, connection
+
+from grove.kernel import operations
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.errors import Conflict, Gone
+from grove.kernel.tenancy import tenant
+from grove.models import Account
+from notebooks.models import Capture, Note, Notebook, Status
+from notebooks.selectors.access import access_note
+
+HANDOFF_UNIQUE = "note_one_live_handoff_per_task"
+
+
+def idempotent[R](
+    *,
+    actor: Actor,
+    operation_id: uuid.UUID,
+    action: str,
+    arguments: dict[str, Any],
+    decode: Callable[[Any], R],
+    write: Callable[[], R],
+    encode: Callable[[R], Any] = lambda result: result.to_json(),  # type: ignore[attr-defined]
+    target: Callable[[R], uuid.UUID | None] = lambda result: None,
+    gone_if_deleted: bool = False,
+    note_ids: Callable[[R], Iterable[uuid.UUID]] = lambda result: (),
+    need: str | None = WRITE,
+) -> R:
+    """The frame of every idempotent write (SPEC §3), in one tenant transaction: require
+    `need`, claim the operation id — a repeat replays the stored result (`replay`) — else
+    `write()` and record its result (`encode`d, naming the `target` note).
+
+    The caller has coerced `operation_id` and cleaned `arguments` first: input errors come
+    before any database work."""
+    with tenant(actor):
+        if need is not None:
+            actor.require(need)
+        existing = operations.claim(actor=actor, operation_id=operation_id, action=action,
+                                    arguments=arguments)
+        if existing:
+            return replay(actor, existing, decode, gone_if_deleted=gone_if_deleted,
+                          note_ids=note_ids)
+        result = write()
+        operations.record(actor=actor, operation_id=operation_id, result=encode(result),
+                          target_note_id=target(result))
+        return result
+
+
+def expiry(days: int | None, now: datetime) -> datetime | None:
+    return None if days is None else now + timedelta(days=days)
+
+
+def integrity_conflict(exc: IntegrityError) -> Exception:
+    """Map the one expected constraint clash to a Conflict; anything else is a bug."""
+    if HANDOFF_UNIQUE in str(exc):
+        return Conflict(
+            "A live handoff with this taskId already exists in that notebook.",
+            code="handoff_exists",
+        )
+    return exc
+
+
+def replay(
+    actor: Actor,
+    existing: Any,
+    decode: Callable[[Any], Any],
+    *,
+    gone_if_deleted: bool,
+    note_ids: Callable[[Any], Iterable[uuid.UUID]] = lambda result: (),
+) -> Any:
+    """The stored result of an operation already done — after checking, as for any
+    request, that the caller may still see what it names (grants can narrow)."""
+    if gone_if_deleted and existing.target_note_id is not None:
+        status = (
+            Note.objects.filter(id=existing.target_note_id).values_list("status", flat=True).first()
+        )
+        if status is None or status == Status.DELETED:
+            raise Gone("The note this operation saved has since been deleted.", code="gone")
+    if existing.result is None:
+        # Claimed by a transaction that committed without recording: cannot happen while
+        # services record before commit; refuse rather than guess.
+        raise Conflict("This operationId is still being processed.", code="operation_in_progress")
+    result = decode(existing.result)
+    for note_id in note_ids(result):
+        access_note(actor, note_id)
+    return result
+
+
+def require_capture_allowed(actor: Actor, capture: str) -> None:
+    if capture != Capture.AUTOMATIC:
+        return
+    paused = Account.objects.filter(id=actor.account_id).values_list(
+        "capture_paused_at", flat=True
+    ).first()
+    if paused is not None:
+        raise Conflict(
+            "Automatic capture is paused for this account; explicit saves still work.",
+            code="capture_paused",
+        )
+
+
+def require_open_notebook(notebook: Notebook | None) -> None:
+    if notebook is not None and notebook.archived_at is not None:
+        raise Conflict("That notebook is archived; restore it first.", code="notebook_archived")
+
+
+def effectively_active(note: Note, now: datetime) -> bool:
+    return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
+
+
+def require_active(note: Note, now: datetime) -> None:
+    if not effectively_active(note, now):
+        status = Status.EXPIRED if note.status == Status.ACTIVE else note.status
+        raise Conflict(f"The note is {status}; restore it first.", code="note_not_active")
+
+
+def tree_lock(actor: Actor) -> None:
+    """Serialise notebook-tree moves within one account (cycle checks stay true)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                       [f"grove.tree:{actor.account_id}"])
+
+
+def expect_version(note: Note, expected_version: int | None) -> None:
+    if expected_version is not None and note.version != expected_version:
+        raise Conflict(
+            f"The note is at version {note.version}, not {expected_version}; "
+            "read it again and retry.",
+            code="version_conflict", current_version=note.version,
+        )

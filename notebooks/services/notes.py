@@ -1,0 +1,278 @@
+"""Notes: remember (create, or update a live handoff), update, move."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from grove.kernel import operations
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.errors import Invalid
+from notebooks.models import (
+    HANDOFF_DEFAULT_RETENTION_DAYS,
+    Capture,
+    Kind,
+    Note,
+    NoteFields,
+    RevisionReason,
+    Status,
+)
+from notebooks.rules import (
+    UNSET,
+    _Unset,
+    clean_batch,
+    clean_bool,
+    clean_capture,
+    clean_content,
+    clean_importance,
+    clean_kind,
+    clean_retention,
+    clean_source_agent,
+    clean_task_id,
+    clean_version,
+    given,
+    parse_uuid,
+)
+from notebooks.schemas import (
+    NoteOut,
+    RememberOut,
+)
+from notebooks.selectors.access import (
+    access_destination,
+    access_note,
+)
+from notebooks.services.frame import (
+    HANDOFF_UNIQUE,
+    effectively_active,
+    expect_version,
+    expiry,
+    idempotent,
+    require_active,
+    require_capture_allowed,
+    require_open_notebook,
+)
+from notebooks.services.indexing import mark_for_indexing
+from notebooks.services.revisions import save_new_version, write_revision
+
+# -- notes -----------------------------------------------------------------------------
+
+
+def note_remember(
+    *,
+    actor: Actor,
+    operation_id: uuid.UUID | str,
+    content: str,
+    kind: str,
+    notebook_id: uuid.UUID | str | None = None,
+    task_id: str | None = None,
+    source_agent: str | None | _Unset = UNSET,
+    capture: str | _Unset = UNSET,
+    pinned: bool | _Unset = UNSET,
+    importance: float | _Unset = UNSET,
+    retention_days: int | None | _Unset = UNSET,
+) -> RememberOut:
+    """Save a note (`remember`). A handoff with the `task_id` of a live handoff in the same
+    notebook updates that note instead (new revision; retention kept unless given).
+
+    Omitted fields take their defaults on a new note (capture explicit, not pinned,
+    importance 0.5, no source agent) and stay as they are on a handoff update.
+    Retention defaults: handoffs 30 days, other kinds permanent. Writes the note and its
+    revision in one transaction. Raises Invalid, NotFound (notebook), Conflict
+    (`capture_paused`, `notebook_archived`, `operation_conflict`), Gone (replay of a
+    save whose note was deleted since).
+    """
+    op_id = operations.coerce_operation_id(operation_id)
+    content = clean_content(content)
+    kind = clean_kind(kind)
+    task_id = clean_task_id(task_id)
+    if kind == Kind.HANDOFF and task_id is None:
+        raise Invalid("A handoff needs a taskId.", code="task_id_required")
+    fields = given(
+        source_agent=(source_agent, clean_source_agent),
+        capture=(capture, clean_capture),
+        pinned=(pinned, lambda value: clean_bool(value, what="pinned")),
+        importance=(importance, clean_importance),
+        retention_days=(retention_days, clean_retention),
+    )
+    notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id, what="notebook id")
+
+    def write() -> RememberOut:
+        require_capture_allowed(actor, fields.get("capture", Capture.EXPLICIT))
+        notebook = access_destination(actor, notebook_uuid)
+        require_open_notebook(notebook)
+        now = timezone.now()
+
+        note: Note | None = None
+        if kind == Kind.HANDOFF:
+            note = _live_handoff(actor, notebook_uuid, task_id)
+        created = note is None
+        if note is None:
+            default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
+            days = fields.get("retention_days", default_days)
+            note = Note(
+                account_id=actor.account_id, notebook_id=notebook_uuid, content=content,
+                kind=kind, task_id=task_id, source_agent=fields.get("source_agent"),
+                capture=fields.get("capture", Capture.EXPLICIT),
+                pinned=fields.get("pinned", False), importance=fields.get("importance", 0.5),
+                retention_days=days, expires_at=expiry(days, now),
+                created_by_id=actor.connection_id, created_at=now, updated_at=now, version=1,
+            )
+            try:
+                with transaction.atomic():
+                    note.save(force_insert=True)
+            except IntegrityError as exc:
+                if HANDOFF_UNIQUE not in str(exc):
+                    raise
+                # A concurrent save created the handoff first: update that one instead.
+                note = _live_handoff(actor, notebook_uuid, task_id)
+                assert note is not None
+                created = False
+            else:
+                write_revision(note, reason=RevisionReason.CREATE, actor=actor,
+                               operation_id=op_id)
+                mark_for_indexing(note)
+        if not created:
+            assert note is not None
+            reactivate = not effectively_active(note, now)
+            content_changed = note.content != content
+            note.content = content
+            for field in ("source_agent", "capture", "pinned", "importance"):
+                if field in fields:
+                    setattr(note, field, fields[field])
+            if "retention_days" in fields:
+                days = fields["retention_days"]
+                note.retention_days, note.expires_at = days, expiry(days, now)
+            elif reactivate:
+                note.expires_at = expiry(note.retention_days, now)
+            if reactivate:
+                note.status, note.archived_at, note.expired_at = Status.ACTIVE, None, None
+            save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
+                             operation_id=op_id, now=now)
+            if content_changed:
+                mark_for_indexing(note)
+        return RememberOut(note=NoteOut.of(note), created=created)
+
+    arguments = {"content": content, "kind": kind, "notebookId": notebook_uuid,
+                 "taskId": task_id, **fields}
+    return idempotent(actor=actor, operation_id=op_id, action="note_remember",
+                      arguments=arguments, decode=RememberOut.model_validate, write=write,
+                      target=lambda result: result.note.id, gone_if_deleted=True,
+                      note_ids=lambda result: [result.note.id])
+
+
+def _live_handoff(actor: Actor, notebook_id: uuid.UUID | None, task_id: str | None) -> Note | None:
+    return (
+        Note.objects.select_for_update()
+        .filter(Q(notebook__isnull=True) if notebook_id is None else Q(notebook_id=notebook_id))
+        .filter(account_id=actor.account_id, task_id=task_id, kind=Kind.HANDOFF)
+        .exclude(status=Status.DELETED)
+        .first()
+    )
+
+
+def note_update(
+    *,
+    actor: Actor,
+    operation_id: uuid.UUID | str,
+    note_id: uuid.UUID | str,
+    expected_version: int | None = None,
+    content: str | _Unset = UNSET,
+    kind: str | _Unset = UNSET,
+    task_id: str | None | _Unset = UNSET,
+    source_agent: str | None | _Unset = UNSET,
+    pinned: bool | _Unset = UNSET,
+    importance: float | _Unset = UNSET,
+    retention_days: int | None | _Unset = UNSET,
+) -> NoteOut:
+    """Correct a note (`update_memory`): omitted fields stay; a given retention restarts
+    the clock. With `expected_version`, a note changed meanwhile → `version_conflict`.
+    Only active notes can be corrected (`note_not_active`)."""
+    op_id = operations.coerce_operation_id(operation_id)
+    note_uuid = parse_uuid(note_id, what="note id")
+    changes = given(
+        content=(content, clean_content),
+        kind=(kind, clean_kind),
+        task_id=(task_id, clean_task_id),
+        source_agent=(source_agent, clean_source_agent),
+        pinned=(pinned, lambda value: clean_bool(value, what="pinned")),
+        importance=(importance, clean_importance),
+        retention_days=(retention_days, clean_retention),
+    )
+    if not changes:
+        raise Invalid("Nothing to change: give at least one field.", code="no_changes")
+    if expected_version is not None:
+        expected_version = clean_version(expected_version)
+
+    def write() -> NoteOut:
+        note = access_note(actor, note_uuid, need=WRITE, for_update=True)
+        expect_version(note, expected_version)
+        now = timezone.now()
+        require_active(note, now)
+
+        new_kind = changes.get("kind", note.kind)
+        new_task = changes.get("task_id", note.task_id)
+        if new_kind == Kind.HANDOFF and not new_task:
+            raise Invalid("A handoff needs a taskId.", code="task_id_required")
+        before = _snapshot(note)
+        for field, value in changes.items():
+            if field == "retention_days":
+                note.retention_days, note.expires_at = value, expiry(value, now)
+            else:
+                setattr(note, field, value)
+        if _snapshot(note) != before or "retention_days" in changes:
+            save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
+                             operation_id=op_id, now=now)
+            if note.content != before["content"]:
+                mark_for_indexing(note)
+        return NoteOut.of(note)
+
+    arguments = {"noteId": note_uuid, "expectedVersion": expected_version, **changes}
+    return idempotent(actor=actor, operation_id=op_id, action="note_update",
+                      arguments=arguments, decode=NoteOut.model_validate, write=write,
+                      target=lambda result: result.id, gone_if_deleted=True,
+                      note_ids=lambda result: [result.id])
+
+
+def _snapshot(note: Note) -> dict[str, Any]:
+    return {name: getattr(note, name) for name in NoteFields.snapshot_field_names()}
+
+
+def note_move(
+    *,
+    actor: Actor,
+    operation_id: uuid.UUID | str,
+    note_ids: Iterable[Any],
+    notebook_id: uuid.UUID | str | None,
+) -> list[NoteOut]:
+    """Move notes to a notebook (None = Personal): all or nothing. Needs write access to
+    every note's current place and to the destination."""
+    op_id = operations.coerce_operation_id(operation_id)
+    ids = clean_batch(note_ids)
+    destination_uuid = None if notebook_id is None else parse_uuid(notebook_id,
+                                                                    what="notebook id")
+
+    def write() -> list[NoteOut]:
+        destination = access_destination(actor, destination_uuid)
+        require_open_notebook(destination)
+        now = timezone.now()
+        notes = [access_note(actor, note_uuid, need=WRITE, for_update=True)
+                 for note_uuid in sorted(ids, key=str)]
+        for note in notes:
+            if note.notebook_id != destination_uuid:
+                note.notebook_id = destination_uuid
+                save_new_version(note, reason=RevisionReason.MOVE, actor=actor,
+                                 operation_id=op_id, now=now)
+        by_id = {note.id: note for note in notes}
+        return [NoteOut.of(by_id[note_uuid]) for note_uuid in ids]
+
+    arguments = {"noteIds": sorted(str(i) for i in ids), "notebookId": destination_uuid}
+    return idempotent(actor=actor, operation_id=op_id, action="note_move",
+                      arguments=arguments,
+                      decode=lambda data: [NoteOut.model_validate(n) for n in data],
+                      write=write, encode=lambda result: [n.to_json() for n in result],
+                      note_ids=lambda result: [n.id for n in result])

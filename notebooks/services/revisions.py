@@ -1,0 +1,106 @@
+"""Revisions: every change to a note writes one, and an old one can be restored as a new one."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from grove.kernel import operations
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.errors import NotFound
+from notebooks.models import (
+    Kind,
+    Note,
+    NoteFields,
+    Revision,
+    RevisionReason,
+)
+from notebooks.rules import clean_bool, clean_version, parse_uuid
+from notebooks.schemas import (
+    NoteOut,
+)
+from notebooks.selectors.access import (
+    access_note,
+)
+from notebooks.services.frame import (
+    expect_version,
+    idempotent,
+    integrity_conflict,
+    require_active,
+)
+from notebooks.services.indexing import mark_for_indexing
+
+
+def write_revision(
+    note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
+    restored_from: int | None = None,
+) -> Revision:
+    snapshot = {name: getattr(note, name) for name in NoteFields.snapshot_field_names()}
+    return Revision.objects.create(
+        account_id=note.account_id, note=note, version=note.version, reason=reason,
+        connection_id=actor.connection_id, operation_id=operation_id,
+        restored_from=restored_from, created_at=note.updated_at, **snapshot,
+    )
+
+
+def save_new_version(
+    note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
+    now: datetime, restored_from: int | None = None,
+) -> None:
+    """Bump the version, save, and snapshot the result. Handoff clashes → Conflict."""
+    note.version += 1
+    note.updated_at = now
+    try:
+        with transaction.atomic():
+            note.save()
+    except IntegrityError as exc:
+        raise integrity_conflict(exc) from None
+    write_revision(note, reason=reason, actor=actor, operation_id=operation_id,
+                    restored_from=restored_from)
+
+
+def note_restore_revision(
+    *,
+    actor: Actor,
+    operation_id: uuid.UUID | str,
+    note_id: uuid.UUID | str,
+    revision: int,
+    durable: bool = False,
+    expected_version: int | None = None,
+) -> NoteOut:
+    """Write a new revision whose content and metadata come from an older one (history is
+    never rewritten). `durable=True` promotes a handoff to a permanent fact."""
+    op_id = operations.coerce_operation_id(operation_id)
+    note_uuid = parse_uuid(note_id, what="note id")
+    revision = clean_version(revision, what="revision")
+    durable = clean_bool(durable, what="durable")
+    if expected_version is not None:
+        expected_version = clean_version(expected_version)
+    def write() -> NoteOut:
+        note = access_note(actor, note_uuid, need=WRITE, for_update=True)
+        expect_version(note, expected_version)
+        now = timezone.now()
+        require_active(note, now)
+        old = Revision.objects.filter(note=note, version=revision).first()
+        if old is None:
+            raise NotFound(f"The note has no revision {revision}.", code="revision_not_found")
+        previous_content = note.content
+        for field in ("content", "kind", "task_id", "source_agent", "pinned", "importance"):
+            setattr(note, field, getattr(old, field))
+        if durable and note.kind == Kind.HANDOFF:
+            note.kind, note.retention_days, note.expires_at = Kind.FACT, None, None
+        save_new_version(note, reason=RevisionReason.RESTORE_REVISION, actor=actor,
+                         operation_id=op_id, now=now, restored_from=revision)
+        if note.content != previous_content:
+            mark_for_indexing(note)
+        return NoteOut.of(note)
+
+    arguments = {"noteId": note_uuid, "revision": revision, "durable": durable,
+                 "expectedVersion": expected_version}
+    return idempotent(actor=actor, operation_id=op_id, action="note_restore_revision",
+                      arguments=arguments, decode=NoteOut.model_validate, write=write,
+                      target=lambda result: result.id, gone_if_deleted=True,
+                      note_ids=lambda result: [result.id])
