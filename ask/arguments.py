@@ -11,7 +11,7 @@ from pydantic.json_schema import JsonDict
 from ask import conversations, services
 from grove.kernel.schemas import In
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
-from notebooks.arguments import CURSOR_MAX_CHARS, PLACE_FILTER, Place, place_of
+from notebooks.schemas.arguments import CURSOR_MAX_CHARS, PLACE_FILTER, Place, place_of
 
 _QUESTION: JsonDict = {"pattern": NONBLANK_TEXT}
 

@@ -53,7 +53,8 @@ from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable
 from grove.models import Connection, Job
 from notebooks.models import Note
-from notebooks.schemas import NoteOut
+from notebooks.rules import RECALL_MAX_MAX_CHARS, RECALL_QUERY_MAX_CHARS
+from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall
 from notebooks.selectors.access import live_filter, notebooks_visible_to, notes_visible_to
 
@@ -159,10 +160,10 @@ def _selected(actor: Actor, question: str,
     room = max(0, SUPPLIED_MAX - len(chosen))
     searched = sum(len(m) for m in members.values()) > room
     if searched and notebooks and room:
-        found = recall.recall(actor=actor, query=question[:recall.QUERY_MAX_CHARS],
+        found = recall.recall(actor=actor, query=question[:RECALL_QUERY_MAX_CHARS],
                               notebook_ids=[nb.id for nb in notebooks],
                               include_personal=False, limit=room,
-                              max_chars=recall.MAX_MAX_CHARS)
+                              max_chars=RECALL_MAX_MAX_CHARS)
         extra = [hit.note for hit in found.data if hit.note.id not in notes]
     elif not searched:
         extra = [NoteOut.of(n) for nb in notebooks for n in members[nb.id]]
@@ -211,7 +212,7 @@ def _generate(entry: Input) -> Output:
                 resolved = providers.standalone_question(entry.question, entry.history,
                                                          deadline=deadline)
                 question = resolved
-            found = retrieve(actor=actor, question=question[:recall.QUERY_MAX_CHARS],
+            found = retrieve(actor=actor, question=question[:RECALL_QUERY_MAX_CHARS],
                              notebook_id=entry.scope, include_personal=entry.include_personal,
                              limit=EVIDENCE_LIMIT)
             seen = {s.cite_as for s in sources}

@@ -9,8 +9,8 @@ from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from grove.kernel.schemas import Out
 from notebooks import selectors
-from notebooks.arguments import ToolArguments
-from notebooks.schemas import CompactNote
+from notebooks.schemas.arguments import ToolArguments
+from notebooks.schemas.tools import CompactNote
 
 
 class AskArgs(ToolArguments, AskIn):

@@ -27,9 +27,9 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, Unavailable
 from grove.kernel.schemas import Out
 from grove.kernel.validation import storable_text
-from notebooks.schemas import NoteOut
+from notebooks.rules import EVERYWHERE
+from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall
-from notebooks.selectors.library import EVERYWHERE
 
 QUERY_MAX_CHARS = 6000
 PREVIOUS_MAX = 4

@@ -11,7 +11,7 @@ the configured local model. Each query is asked through `recall(limit=50)` in th
 Scores: nDCG@10 and recall@50 (the public path caps `limit` at 50, so BEIR's recall@100
 cannot be measured through it). `max_chars` is capped at 50,000, which SciFact documents
 (~1.5 KB each) exhaust before 50 items, so recall is run once with the character budget
-lifted (module constant `MAX_MAX_CHARS`, bench only) and the 50,000-character answer is
+lifted (module constant `RECALL_MAX_MAX_CHARS`, bench only) and the 50,000-character answer is
 derived from it by the same budget rule; a sample is checked against real 50,000 calls.
 
 Tuning (train split only, `--tune`): RRF_K, DISTINCTIVE_SHARE, COMMON_TERM_SHARE (module
@@ -129,7 +129,7 @@ def run_split(env: Env, split: SciFact, note_to_doc: dict[uuid.UUID, str], mode_
     modes: set[str] = set()
     seconds = []
     checked = mismatched = 0
-    with mode(mode_name), patched(r, MAX_MAX_CHARS=LIFTED_MAX_CHARS, **(constants or {})):
+    with mode(mode_name), patched(r, RECALL_MAX_MAX_CHARS=LIFTED_MAX_CHARS, **(constants or {})):
         for qid, text in split.queries.items():
             started = time.perf_counter()
             out = r.recall(actor=env.actor, query=text, limit=50, max_chars=LIFTED_MAX_CHARS,

@@ -11,21 +11,18 @@ import itertools
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from datetime import datetime
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Query, Status
-from pydantic import Field
 
 from grove.interfaces.rest import (
     ERRORS,
     KEY_OR_SESSION,
     WRITE_ERRORS,
     ApiRouter,
-    In,
     Ok,
     OkList,
     actor_of,
@@ -35,18 +32,16 @@ from grove.interfaces.rest import (
     optional_body,
 )
 from grove.kernel.errors import Invalid, NotFound
-from grove.kernel.validation import STORABLE_TEXT
-from notebooks import selectors, services
-from notebooks.arguments import (
-    CURSOR_MAX_CHARS,
+from notebooks import rules, selectors, services
+from notebooks.schemas.arguments import (
     BatchIn,
-    KindName,
     MoveIn,
     NotebookCreateIn,
+    NotebookListQuery,
     NotebookUpdateIn,
+    NoteFilters,
     NoteUpdateIn,
     Operated,
-    Place,
     RecallIn,
     RememberIn,
     RestoreRevisionIn,
@@ -54,13 +49,16 @@ from notebooks.arguments import (
     TypedId,
     place_of,
 )
-from notebooks.models import SOURCE_AGENT_MAX_CHARS
-from notebooks.schemas import (
+from notebooks.schemas.notes import (
     BatchOut,
     NotebookOut,
     NoteOut,
+    RecallItem,
+    RecallMeta,
     RememberOut,
     RevisionOut,
+    SearchItem,
+    SearchPage,
     SubtreeCounts,
 )
 from notebooks.selectors import recall as recall_service
@@ -82,35 +80,17 @@ def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
     return Status(201 if result.created else 200, ok(result.note))
 
 
-class NoteFilters(In):
-    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
-
-    notebook_id: Place | None = Field(
-        default=None, description="A notebook id, `personal` for Personal; omit for all")
-    kind: list[KindName] | None = None
-    source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
-                                     json_schema_extra={"pattern": STORABLE_TEXT})
-    updated_after: datetime | None = None
-    lifetime: Literal["permanent", "ephemeral"] | None = None
-    status: Literal["active", "archived", "expired"] = "active"
-    sort: Literal["updated_desc", "updated_asc", "created_desc"] | None = None
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
-    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT)
 
 
 def _notebook_filter(value: uuid.UUID | str | None) -> Any:
-    return search.EVERYWHERE if value is None else place_of(value)
+    return rules.EVERYWHERE if value is None else place_of(value)
 
 
-class SearchEnvelope(Ok[list[search.SearchItem]]):
-    meta: search.SearchMeta
-
-
-def _page(page: search.SearchPage) -> dict[str, Any]:
+def _page(page: SearchPage) -> dict[str, Any]:
     return ok(page.data, meta=page.meta)
 
 
-@router.get("/notes", tags=["notes"], response={200: SearchEnvelope, **ERRORS},
+@router.get("/notes", tags=["notes"], response={200: OkList[SearchItem], **ERRORS},
             summary="List notes with filters, newest first, by signed cursor")
 def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
     return _page(search.note_search(
@@ -121,7 +101,7 @@ def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
 
 
 @router.post("/notes/search", tags=["notes"],
-             response={200: SearchEnvelope, **ERRORS},
+             response={200: OkList[SearchItem], **ERRORS},
              summary="Library search: query in the body, filters, sorts, signed cursor")
 def note_search(request: HttpRequest, payload: SearchIn) -> Any:
     return _page(search.note_search(actor=actor_of(request), **payload.service_kwargs()))
@@ -203,12 +183,6 @@ def note_update(request: HttpRequest, note_id: uuid.UUID, payload: NoteUpdateIn)
 # -- notebooks -------------------------------------------------------------------------------
 
 
-class NotebookListQuery(In):
-    model_config = {"extra": "ignore"}
-
-    include_archived: bool = False
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
-    limit: int = Field(default=100, ge=1, le=selectors.NOTEBOOK_PAGE_MAX)
 
 
 @router.get("/notebooks", tags=["notebooks"], response={200: OkList[NotebookOut], **ERRORS},
@@ -265,8 +239,8 @@ def notebook_subtree(request: HttpRequest, notebook_id: uuid.UUID,
 # -- recall and typed ids --------------------------------------------------------------------
 
 
-class RecallEnvelope(Ok[list[recall_service.RecallItem]]):
-    meta: recall_service.RecallMeta
+class RecallEnvelope(Ok[list[RecallItem]]):
+    meta: RecallMeta
 
 
 @router.post("/recall", tags=["recall"], response={200: RecallEnvelope, **ERRORS},

@@ -13,188 +13,91 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pydantic import Field
-
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from grove.kernel.errors import NotFound
-from grove.kernel.schemas import In, Out
 from notebooks import selectors, services
-from notebooks.arguments import (
-    NOTE_ID,
-    NOTE_ID_CHANGE,
-    BatchIn,
-    MoveIn,
-    NotebookCreateIn,
-    NotebookId,
-    NotebookUpdateIn,
-    NoteId,
-    NoteUpdateIn,
-    RecallIn,
-    RememberIn,
-    RestoreRevisionIn,
-    SearchIn,
-    ToolArguments,
+from notebooks.schemas.arguments import (
     expected,
 )
-from notebooks.schemas import (
-    BatchOut,
-    NoteOut,
-    RevisionOut,
+from notebooks.schemas.notes import BatchOut, NoteOut, RevisionOut
+from notebooks.schemas.tools import (
+    ArchiveArgs,
+    ForgetArgs,
+    History,
+    HistoryArgs,
+    Match,
+    MoveArgs,
+    Moved,
+    NoteArgs,
+    NotebookCreateArgs,
+    NotebookListArgs,
+    NotebookPage,
+    NotebookUpdateArgs,
+    NotesPage,
+    NoteUpdateArgs,
+    RecallArgs,
+    RecallResult,
+    RememberArgs,
+    RestoreArgs,
+    Saved,
+    SearchArgs,
     ToolNote,
     ToolNotebook,
     ToolRevision,
 )
 from notebooks.selectors import recall, search
 
-FULL = Field(default=False, description="true: add each note's full record.")
-
-
 # -- arguments: the REST models, null meaning "left out" -------------------------------------
 
 
-class RememberArgs(ToolArguments, RememberIn):
-    pass
 
 
-class RecallArgs(ToolArguments, RecallIn):
-    full: bool = FULL
 
 
-class SearchArgs(ToolArguments, SearchIn):
-    full: bool = FULL
 
 
-class NoteArgs(ToolArguments):
-    note_id: NoteId = Field(description=NOTE_ID + "; with a version, that older revision.")
 
 
-class HistoryArgs(ToolArguments):
-    note_id: NoteId = Field(description=NOTE_ID + ".")
 
 
-class _ChangedNote(In):
-    # Listed last among a class's bases, so noteId comes first in the schema.
-    note_id: NoteId = Field(description=NOTE_ID_CHANGE)
 
 
-class NoteUpdateArgs(ToolArguments, NoteUpdateIn, _ChangedNote):
-    pass
 
 
-class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):
-    pass
 
 
-class ForgetArgs(ToolArguments, BatchIn):
-    pass
 
 
-class ArchiveArgs(ToolArguments, BatchIn):
-    restore: bool = Field(default=False, description="true: bring archived or expired notes "
-                          "back instead of archiving.")
 
 
-class MoveArgs(ToolArguments, MoveIn):
-    pass
 
 
-class NotebookListArgs(ToolArguments):
-    include_archived: bool = Field(default=False, description="Archived notebooks too.")
-    cursor: str | None = Field(default=None, max_length=2000,
-                               description="nextCursor of the previous page.")
-    limit: int = Field(default=100, ge=1, le=selectors.NOTEBOOK_PAGE_MAX,
-                       description="Notebooks per page.")
 
 
-class NotebookCreateArgs(ToolArguments, NotebookCreateIn):
-    pass
 
 
-class _ChangedNotebook(In):
-    notebook_id: NotebookId = Field(description="The notebook to rename or move "
-                                    "(`<uuid>` or `notebook:<uuid>`).")
 
 
-class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
-    pass
 
 
 # -- results ---------------------------------------------------------------------------------
 
 
-def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str | None:
-    """A list of notes as a model reads it: one line of counts, then each note's id,
-    kind, notebook and date over its content. None with full records: they were asked
-    for, so the text is the structured result's JSON (`grove.interfaces.mcp.tool_result`)."""
-    if any(note.record is not None for note in notes):
-        return None
-    body = "\n\n".join(note.mcp_line() for note in notes) + after
-    return head + ("\n\n" + body if body else "")
 
 
-class RecallResult(Out):
-    data: list[ToolNote]
-    meta: recall.RecallMeta
-
-    def mcp_text(self) -> str | None:
-        meta = self.meta
-        head = f"{meta.returned} of {meta.available} notes ({meta.mode})"
-        if meta.pending:
-            head += f"; {meta.pending} not indexed for meaning yet"
-        if meta.truncated:
-            head += "; more with a larger limit or maxChars"
-        return _notes_text(head, self.data)
 
 
-class Match(Out):
-    id: str  # the note it describes
-    terms: list[str]
-    snippet: str
 
 
-class NotesPage(Out):
-    data: list[ToolNote]
-    meta: search.SearchMeta
-    matches: list[Match] | None = None
-
-    def mcp_text(self) -> str | None:
-        meta = self.meta
-        head = f"{meta.returned} of {meta.available} notes"
-        if meta.next_cursor:
-            head += f"; next page: cursor {meta.next_cursor}"
-        matched = "".join(f"\n\nMatched in {m.id}: {', '.join(m.terms)} — “{m.snippet}”"
-                          for m in self.matches or [])
-        return _notes_text(head, self.data, matched)
 
 
-class Saved(Out):
-    """A write's answer: the note's new versioned id (what to cite or send back as the
-    expected version) and whether its meaning is indexed yet — not the text just sent."""
-
-    id: str  # note:<uuid>@<version>
-    indexing: str  # pending | ready | failed
-    created: bool | None = None  # remember: false when a live handoff was updated
-
-    @classmethod
-    def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
-        if created is None:
-            return cls(id=note.versioned_id, indexing=note.indexing)
-        return cls(id=note.versioned_id, indexing=note.indexing, created=created)
 
 
-class History(Out):
-    revisions: list[ToolRevision]
 
 
-class Moved(Out):
-    ids: list[str]  # note:<uuid>@<version>, in the order given
 
 
-class NotebookPage(Out):
-    notebooks: list[ToolNotebook]
-    available: int
-    next_cursor: str | None = None
 
 
 def _tool_notes(actor: Actor, notes: list[NoteOut], *, full: bool = False) -> list[ToolNote]:

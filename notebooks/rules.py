@@ -40,6 +40,28 @@ def given(**fields: tuple[Any, Callable[[Any], Any]]) -> dict[str, Any]:
 
 
 BATCH_MAX = 100
+INT_MAX = 2**31 - 1  # PostgreSQL's integer: a larger version or count would fail to store
+
+
+class _Everywhere:
+    def __repr__(self) -> str:
+        return "EVERYWHERE"
+
+
+EVERYWHERE: Final = _Everywhere()
+"""A scope argument meaning every granted notebook and Personal (as opposed to None,
+which means Personal alone): lists, search, recall and Ask take it."""
+
+# Limits of the two reads, which their argument shapes state too.
+SEARCH_SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
+SEARCH_LIFETIMES = ("permanent", "ephemeral")
+SEARCH_STATUSES = ("active", "archived", "expired")
+SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT = 20, 100
+SEARCH_QUERY_MAX_CHARS = 500
+RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 8, 50
+RECALL_DEFAULT_MAX_CHARS, RECALL_MIN_MAX_CHARS, RECALL_MAX_MAX_CHARS = 6000, 500, 50_000
+RECALL_QUERY_MAX_CHARS = 2000
+NOTEBOOK_PAGE_MAX = 200
 
 
 def clean_content(value: Any) -> str:

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import render_markdown, title_and_excerpt
 from grove.kernel.errors import GroveError, Invalid, NotFound
-from notebooks import selectors, services
+from notebooks import rules, selectors, services
 from notebooks.context import notebooks_for
 from notebooks.forms import (
     ConfirmForm,
@@ -42,7 +42,7 @@ from notebooks.forms import (
     NoteMoveForm,
 )
 from notebooks.models import Notebook
-from notebooks.schemas import NoteOut
+from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import search
 from notebooks.services import portability
 
@@ -72,7 +72,7 @@ def _highlighted(snippet: str) -> SafeString:
 def _place_of(request: HttpRequest, raw: str) -> tuple[str, Notebook | None, Any]:
     """("everything" | "personal" | "notebook", the notebook, the search argument)."""
     if not raw:
-        return "everything", None, search.EVERYWHERE
+        return "everything", None, rules.EVERYWHERE
     if raw == "personal":
         return "personal", None, None
     notebooks = notebooks_for(request)

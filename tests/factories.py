@@ -11,7 +11,7 @@ from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.tenancy import tenant  # noqa: F401 - re-exported for tests
 from grove.models import Account, Connection
 from notebooks import services
-from notebooks.schemas import NotebookOut, NoteOut
+from notebooks.schemas.notes import NotebookOut, NoteOut
 
 _counter = itertools.count(1)
 

@@ -87,7 +87,7 @@ class Tool:
             "name": self.name,
             "title": self.title,
             "description": self.description,
-            # In arguments null means "left out" (notebooks.arguments.ToolArguments), so
+            # In arguments null means "left out" (notebooks.schemas.arguments.ToolArguments), so
             # the schema offers no null.
             "inputSchema": _inline(compact_schema(
                 self.arguments.model_json_schema(by_alias=True), offer_null=False)),

@@ -33,7 +33,7 @@ from grove.identity import services
 from grove.kernel import throttle
 from grove.kernel.actor import Actor
 from grove.kernel.errors import GroveError, Invalid
-from grove.kernel.schemas import In, Out
+from grove.kernel.schemas import In, ListMeta, Out
 
 logger = logging.getLogger(__name__)
 
@@ -45,12 +45,6 @@ class Ok[T](Out):
     data: T
 
 
-class ListMeta(Out):
-    returned: int
-    available: int
-    truncated: bool
-    limit: int
-    next_cursor: str | None = None
 
 
 class OkList[T](Out):

@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from grove.kernel.errors import Invalid
+
 
 class In(BaseModel):
     """Arguments (a REST body, an MCP tool's arguments): camelCase on the wire, unknown
@@ -21,7 +23,6 @@ class In(BaseModel):
 
     def not_null(self, *names: str) -> dict[str, Any]:
         """Sent fields, refusing null where the service has no null meaning."""
-        from grove.kernel.errors import Invalid
 
         given = self.given(*names)
         for name, value in given.items():
@@ -39,3 +40,11 @@ class Out(BaseModel):
 
     def to_json(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
+
+
+class ListMeta(Out):
+    returned: int
+    available: int
+    truncated: bool
+    limit: int
+    next_cursor: str | None = None

@@ -12,7 +12,6 @@ through this package (`from notebooks import selectors`).
 """
 
 from notebooks.selectors.library import (
-    NOTEBOOK_PAGE_MAX,
     note_get,
     note_list,
     note_revisions,
@@ -25,7 +24,6 @@ from notebooks.selectors.library import (
 )
 
 __all__ = [
-    "NOTEBOOK_PAGE_MAX",
     "note_get",
     "note_list",
     "note_revisions",

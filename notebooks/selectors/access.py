@@ -223,7 +223,6 @@ def ancestor_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
 
 
 
-"""`note_list(notebook_id=EVERYWHERE)`: every granted notebook and Personal."""
 
 
 

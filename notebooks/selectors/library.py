@@ -15,8 +15,8 @@ from grove.kernel.errors import Invalid
 from grove.kernel.paging import read_cursor, write_cursor
 from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, Revision, Status
-from notebooks.rules import parse_uuid
-from notebooks.schemas import NotebookOut, SubtreeCounts
+from notebooks.rules import EVERYWHERE, NOTEBOOK_PAGE_MAX, _Everywhere, parse_uuid
+from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
     access_note,
     access_notebook,
@@ -66,12 +66,6 @@ def notebook_out(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookOut:
         return notebooks_as_seen(actor, [access_notebook(actor, notebook_id)])[0]
 
 
-class _Everywhere:
-    def __repr__(self) -> str:
-        return "EVERYWHERE"
-
-
-EVERYWHERE = _Everywhere()
 
 
 def note_list(
@@ -89,7 +83,6 @@ def note_list(
         return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
 
 
-NOTEBOOK_PAGE_MAX = 200
 
 
 NOTEBOOK_CURSOR_SALT = "grove.notebooks.list"

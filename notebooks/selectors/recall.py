@@ -32,12 +32,20 @@ from grove.embeddings import Embedder, get_embedder
 from grove.embeddings.profile import active_profile_name
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
-from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
-from notebooks.rules import clean_task_id, parse_uuid
-from notebooks.schemas import NoteOut
+from notebooks.rules import (
+    RECALL_DEFAULT_LIMIT,
+    RECALL_DEFAULT_MAX_CHARS,
+    RECALL_MAX_LIMIT,
+    RECALL_MAX_MAX_CHARS,
+    RECALL_MIN_MAX_CHARS,
+    RECALL_QUERY_MAX_CHARS,
+    clean_task_id,
+    parse_uuid,
+)
+from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
 from notebooks.selectors.access import (
     access_notebook,
     live_filter,
@@ -45,9 +53,6 @@ from notebooks.selectors.access import (
     require_personal,
 )
 
-DEFAULT_LIMIT, MAX_LIMIT = 8, 50
-DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 6000, 500, 50_000
-QUERY_MAX_CHARS = 2000
 CANDIDATES = 50  # per arm
 RRF_K = 10  # chosen on SciFact train (bench/quality.py --tune); test run once
 # Cosine distance beyond which a semantic hit is unrelated (similarity below 0.3).
@@ -66,26 +71,10 @@ PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
 
 
 
-class RecallItem(Out):
-    note: NoteOut
-    score: float
-    matched: list[str]  # "lexical", "semantic"
-    distance: float | None = None
 
 
-class RecallMeta(Out):
-    returned: int
-    available: int
-    truncated: bool
-    limit: int
-    max_chars: int
-    mode: str  # hybrid | lexical | profile
-    pending: int
 
 
-class RecallOut(Out):
-    data: list[RecallItem]
-    meta: RecallMeta
 
 
 @dataclass(frozen=True)
@@ -247,15 +236,15 @@ def _also_lexical(ids: list[uuid.UUID], weights: Weights) -> set[uuid.UUID]:
 
 
 def clean_budget(limit: Any, max_chars: Any) -> tuple[int, int]:
-    limit = DEFAULT_LIMIT if limit is None else limit
-    max_chars = DEFAULT_MAX_CHARS if max_chars is None else max_chars
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.",
+    limit = RECALL_DEFAULT_LIMIT if limit is None else limit
+    max_chars = RECALL_DEFAULT_MAX_CHARS if max_chars is None else max_chars
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= RECALL_MAX_LIMIT:
+        raise Invalid(f"limit must be a whole number from 1 to {RECALL_MAX_LIMIT}.",
                       code="invalid_limit")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) \
-            or not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS:
-        raise Invalid(f"maxChars must be a whole number from {MIN_MAX_CHARS} to "
-                      f"{MAX_MAX_CHARS}.", code="invalid_max_chars")
+            or not RECALL_MIN_MAX_CHARS <= max_chars <= RECALL_MAX_MAX_CHARS:
+        raise Invalid(f"maxChars must be a whole number from {RECALL_MIN_MAX_CHARS} to "
+                      f"{RECALL_MAX_MAX_CHARS}.", code="invalid_max_chars")
     return limit, max_chars
 
 
@@ -290,8 +279,8 @@ def recall(
         if not isinstance(query, str):
             raise Invalid("query must be text.", code="invalid_query")
         query = storable_text(query, what="query", code="invalid_query").strip()
-        if len(query) > QUERY_MAX_CHARS:
-            raise Invalid(f"query is longer than {QUERY_MAX_CHARS} characters.",
+        if len(query) > RECALL_QUERY_MAX_CHARS:
+            raise Invalid(f"query is longer than {RECALL_QUERY_MAX_CHARS} characters.",
                           code="query_too_long")
         query = query or None
     task_id = clean_task_id(task_id)

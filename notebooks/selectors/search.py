@@ -26,53 +26,24 @@ from django.utils.dateparse import parse_datetime
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import read_cursor, write_cursor
-from grove.kernel.schemas import Out
+from grove.kernel.schemas import ListMeta
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
 from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status
-from notebooks.rules import clean_source_agent, parse_uuid
-from notebooks.schemas import NoteOut
+from notebooks.rules import (
+    EVERYWHERE,
+    SEARCH_DEFAULT_LIMIT,
+    SEARCH_LIFETIMES,
+    SEARCH_MAX_LIMIT,
+    SEARCH_QUERY_MAX_CHARS,
+    SEARCH_SORTS,
+    SEARCH_STATUSES,
+    _Everywhere,
+    clean_source_agent,
+    parse_uuid,
+)
+from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to
-
-SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
-LIFETIMES = ("permanent", "ephemeral")
-STATUSES = ("active", "archived", "expired")
-DEFAULT_LIMIT, MAX_LIMIT = 20, 100
-QUERY_MAX_CHARS = 500
-
-
-class Matches(Out):
-    """Why a note matched: bound to the query and to the note version it describes."""
-
-    query: str
-    note_version: int
-    terms: list[str]
-    snippet: str
-
-
-class SearchItem(Out):
-    note: NoteOut
-    matches: Matches | None = None
-
-
-class SearchMeta(Out):
-    returned: int
-    available: int
-    truncated: bool
-    limit: int
-    next_cursor: str | None = None
-
-
-class SearchPage(Out):
-    data: list[SearchItem]
-    meta: SearchMeta
-
-
-class _Everywhere:
-    pass
-
-
-EVERYWHERE = _Everywhere()
 
 
 def _clean(value: Any, allowed: tuple[str, ...], what: str) -> str:
@@ -113,7 +84,7 @@ def note_search(
     status: str = "active",
     sort: str | None = None,
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int = SEARCH_DEFAULT_LIMIT,
     matches: bool = False,
 ) -> SearchPage:
     """One page of the caller's notes matching the query and filters. Read-only.
@@ -122,16 +93,16 @@ def note_search(
     `sort` defaults to relevance with a query, else updated_desc. Raises Invalid
     (bad filters, tampered/foreign/mismatched cursor) and NotFound (notebook)."""
     if query is not None:
-        if not isinstance(query, str) or len(query) > QUERY_MAX_CHARS:
-            raise Invalid(f"query must be text of at most {QUERY_MAX_CHARS} characters.",
+        if not isinstance(query, str) or len(query) > SEARCH_QUERY_MAX_CHARS:
+            raise Invalid(f"query must be text of at most {SEARCH_QUERY_MAX_CHARS} characters.",
                           code="invalid_query")
         query = storable_text(query, what="query", code="invalid_query").strip() or None
-    sort = _clean(sort or ("relevance" if query else "updated_desc"), SORTS, "sort")
+    sort = _clean(sort or ("relevance" if query else "updated_desc"), SEARCH_SORTS, "sort")
     if sort == "relevance" and not query:
         raise Invalid("Sorting by relevance needs a query.", code="invalid_sort")
-    status = _clean(status, STATUSES, "status")
+    status = _clean(status, SEARCH_STATUSES, "status")
     if lifetime is not None:
-        lifetime = _clean(lifetime, LIFETIMES, "lifetime")
+        lifetime = _clean(lifetime, SEARCH_LIFETIMES, "lifetime")
     if kinds is not None:
         kinds = [_clean(k, tuple(Kind.values), "kind") for k in kinds]
     if isinstance(updated_after, str):
@@ -148,8 +119,8 @@ def note_search(
         except (OverflowError, ValueError):
             raise Invalid("updatedAfter must be an ISO 8601 time with a zone.",
                           code="invalid_updated_after") from None
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.",
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= SEARCH_MAX_LIMIT:
+        raise Invalid(f"limit must be a whole number from 1 to {SEARCH_MAX_LIMIT}.",
                       code="invalid_limit")
     if source_agent is not None:
         source_agent = clean_source_agent(source_agent)
@@ -232,7 +203,7 @@ def note_search(
             next_cursor = write_cursor(actor, fingerprint, ceiling, _key(rows[-1], sort))
         # Counted before paging: notes before this page are included, so "truncated"
         # means "there is more than this page".
-        return SearchPage(data=items, meta=SearchMeta(
+        return SearchPage(data=items, meta=ListMeta(
             returned=len(items), available=available, truncated=len(items) < available,
             limit=limit, next_cursor=next_cursor))
 

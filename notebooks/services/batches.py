@@ -19,11 +19,7 @@ from notebooks.models import (
     Status,
 )
 from notebooks.rules import clean_items
-from notebooks.schemas import (
-    BatchOut,
-    ItemResult,
-    ItemStatus,
-)
+from notebooks.schemas.notes import BatchOut, ItemResult, ItemStatus
 from notebooks.selectors.access import (
     access_note,
 )

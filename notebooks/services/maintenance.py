@@ -16,10 +16,7 @@ from notebooks.models import (
     RevisionReason,
     Status,
 )
-from notebooks.schemas import (
-    ExpireOut,
-    NoteOut,
-)
+from notebooks.schemas.notes import ExpireOut, NoteOut
 from notebooks.selectors.access import (
     access_note,
 )

@@ -19,10 +19,7 @@ from notebooks.models import (
     Status,
 )
 from notebooks.rules import UNSET, _Unset, clean_name, given, parse_uuid
-from notebooks.schemas import (
-    NotebookOut,
-    SubtreeCounts,
-)
+from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
     access_destination,
     access_notebook,

@@ -38,10 +38,7 @@ from notebooks.rules import (
     given,
     parse_uuid,
 )
-from notebooks.schemas import (
-    NoteOut,
-    RememberOut,
-)
+from notebooks.schemas.notes import NoteOut, RememberOut
 from notebooks.selectors.access import (
     access_destination,
     access_note,

@@ -18,18 +18,15 @@ import json
 import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
-from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as SchemaError
-from pydantic.alias_generators import to_camel
 
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
-from grove.kernel.schemas import Out
 from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
 from notebooks.rules import (
@@ -40,7 +37,16 @@ from notebooks.rules import (
     clean_source_agent,
     clean_task_id,
 )
-from notebooks.schemas import NotebookOut
+from notebooks.schemas.notes import (
+    Header,
+    ImportOut,
+    NotebookOut,
+    NotebookRecord,
+    NoteRecord,
+    RevisionRecord,
+    _NoteFields,
+    _Record,
+)
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
 from notebooks.services.indexing import mark_for_indexing
@@ -48,62 +54,18 @@ from notebooks.services.indexing import mark_for_indexing
 FORMAT = 1
 PAGE = 500
 IMPORT_MAX_LINES = 500_000
-INT_MAX = 2**31 - 1  # PostgreSQL's integer: a larger version would fail to store
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                              serialize_by_alias=True)
 
 
-class Header(_Record):
-    type: Literal["grove-export"]
-    format: int
-    exported_at: datetime
 
 
-class NotebookRecord(_Record):
-    type: Literal["notebook"]
-    id: uuid.UUID
-    name: str
-    parent_id: uuid.UUID | None
-    archived_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
 
 
-class _NoteFields(_Record):
-    notebook_id: uuid.UUID | None
-    content: str
-    kind: str
-    task_id: str | None
-    source_agent: str | None
-    capture: Literal["explicit", "automatic"]
-    pinned: bool
-    importance: float = Field(ge=0, le=1)
-    retention_days: int | None = Field(le=INT_MAX)
-    expires_at: datetime | None
-    status: Literal["active", "archived", "expired", "deleted"]
 
 
-class NoteRecord(_NoteFields):
-    type: Literal["note"]
-    id: uuid.UUID
-    version: int = Field(ge=1, le=INT_MAX)
-    archived_at: datetime | None
-    expired_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
 
 
-class RevisionRecord(_NoteFields):
-    type: Literal["revision"]
-    note_id: uuid.UUID
-    version: int = Field(ge=1, le=INT_MAX)
-    reason: str
-    restored_from: int | None = Field(ge=1, le=INT_MAX)
-    operation_id: uuid.UUID | None
-    created_at: datetime
 
 
 def _fields(row: Any, names: Iterable[str]) -> dict[str, Any]:
@@ -184,10 +146,6 @@ def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
 # -- import ----------------------------------------------------------------------------------
 
 
-class ImportOut(Out):
-    notebooks: int
-    notes: int
-    revisions: int
 
 
 def _parse(number: int, raw: dict[str, Any]) -> _Record:

@@ -19,9 +19,7 @@ from notebooks.models import (
     RevisionReason,
 )
 from notebooks.rules import clean_bool, clean_version, parse_uuid
-from notebooks.schemas import (
-    NoteOut,
-)
+from notebooks.schemas.notes import NoteOut
 from notebooks.selectors.access import (
     access_note,
 )

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Literal
 
-from grove.kernel.schemas import Out
+from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from grove.kernel.schemas import ListMeta, Out
+from notebooks.models import (
+    Note,
+    Notebook,
+    Revision,
+)
+from notebooks.rules import INT_MAX
 
 
 def _now() -> datetime:
-    from django.utils import timezone
 
     return timezone.now()
 
@@ -40,7 +49,6 @@ class NoteOut(Out):
 
     @classmethod
     def of(cls, note: object) -> NoteOut:
-        from notebooks.models import Note
 
         assert isinstance(note, Note)
         status = note.status
@@ -73,7 +81,6 @@ class NotebookOut(Out):
 
     @classmethod
     def of(cls, notebook: object) -> NotebookOut:
-        from notebooks.models import Notebook
 
         assert isinstance(notebook, Notebook)
         return cls(
@@ -131,7 +138,6 @@ class RevisionOut(Out):
 
     @classmethod
     def of(cls, revision: object) -> RevisionOut:
-        from notebooks.models import Revision
 
         assert isinstance(revision, Revision)
         return cls(
@@ -150,94 +156,103 @@ class RevisionOut(Out):
 # -- what tools return: compact items, the full record on request -----------------------------
 
 
-def _minute(value: datetime) -> datetime:
-    return value.replace(second=0, microsecond=0)
+class RecallItem(Out):
+    note: NoteOut
+    score: float
+    matched: list[str]  # "lexical", "semantic"
+    distance: float | None = None
 
 
-class CompactNote(Out):
-    """A note as the MCP tools return it — what a model needs to read and cite it: the
-    versioned id, kind, notebook name (left out for a Personal note), content, last
-    change (to the minute), a handoff's task id, whether it is pinned. Optional fields
-    are left out rather than null: single-type schemas are the portable ones (the MCP
-    Inspector's --strict lint)."""
-
-    id: str  # note:<uuid>@<version>
-    kind: str
-    content: str
-    updated: datetime
-    notebook: str | None = None  # set only for a note in a notebook
-    task_id: str | None = None  # set only for a note that has one
-    pinned: bool | None = None  # set (true) only for a pinned note
-
-    @classmethod
-    def of(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
-           full: bool = False, record: dict[str, Any] | None = None) -> Self:
-        """The compact note of a note or of one of its revisions (`updated`: when that
-        revision was made); `names` holds the notebook names the caller may see."""
-        changed = note.updated_at if isinstance(note, NoteOut) else note.created_at
-        fields: dict[str, object] = {
-            "id": note.versioned_id, "kind": note.kind, "content": note.content,
-            "updated": _minute(changed)}
-        if note.notebook_id is not None:
-            fields["notebook"] = names.get(note.notebook_id, "(a notebook you cannot see)")
-        if note.task_id:
-            fields["task_id"] = note.task_id
-        if note.pinned:
-            fields["pinned"] = True
-        if full:
-            fields["record"] = note.to_json() if record is None else record
-        return cls(**fields)  # type: ignore[arg-type]
-
-    def mcp_line(self) -> str:
-        """`note:<id>@<v> kind[, pinned][, notebook], date` over the content: what a model
-        reads. A Personal note names no notebook (the tools' descriptions say so)."""
-        head = self.kind + (f" ({self.task_id})" if self.task_id else "")
-        if self.pinned:
-            head += ", pinned"
-        if self.notebook is not None:
-            head += f", {self.notebook}"
-        return f"{self.id} {head}, {self.updated:%Y-%m-%d}\n{self.content}"
+class RecallMeta(Out):
+    returned: int
+    available: int
+    truncated: bool
+    limit: int
+    max_chars: int
+    mode: str  # hybrid | lexical | profile
+    pending: int
 
 
-class ToolNote(CompactNote):
-    """A compact note that can carry its full record (`full: true`, get_note), as
-    `GET /v1/notes/{id}` returns it."""
-
-    record: dict[str, Any] | None = None
+class RecallOut(Out):
+    data: list[RecallItem]
+    meta: RecallMeta
 
 
-class ToolNotebook(Out):
-    id: str  # notebook:<uuid>
+class Matches(Out):
+    """Why a note matched: bound to the query and to the note version it describes."""
+
+    query: str
+    note_version: int
+    terms: list[str]
+    snippet: str
+
+
+class SearchItem(Out):
+    note: NoteOut
+    matches: Matches | None = None
+
+
+class SearchPage(Out):
+    data: list[SearchItem]
+    meta: ListMeta
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
+                              serialize_by_alias=True)
+
+
+class Header(_Record):
+    type: Literal["grove-export"]
+    format: int
+    exported_at: datetime
+
+
+class NotebookRecord(_Record):
+    type: Literal["notebook"]
+    id: uuid.UUID
     name: str
-    # notebook:<uuid>; left out at the top level (or for a parent you may not see)
-    parent_id: str | None = None
-    archived: bool | None = None  # set (true) only for an archived notebook
-
-    @classmethod
-    def of(cls, notebook: NotebookOut) -> ToolNotebook:
-        fields: dict[str, object] = {"id": notebook.typed_id, "name": notebook.name}
-        if notebook.parent_id:
-            fields["parent_id"] = f"notebook:{notebook.parent_id}"
-        if notebook.archived_at is not None:
-            fields["archived"] = True
-        return cls(**fields)  # type: ignore[arg-type]
+    parent_id: uuid.UUID | None
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
 
 
-class ToolRevision(Out):
-    id: str  # note:<uuid>@<version>
-    reason: str
-    created: datetime
-    kind: str
+class _NoteFields(_Record):
+    notebook_id: uuid.UUID | None
     content: str
-    status: str
-    restored_from: int | None = None
+    kind: str
+    task_id: str | None
+    source_agent: str | None
+    capture: Literal["explicit", "automatic"]
+    pinned: bool
+    importance: float = Field(ge=0, le=1)
+    retention_days: int | None = Field(le=INT_MAX)
+    expires_at: datetime | None
+    status: Literal["active", "archived", "expired", "deleted"]
 
-    @classmethod
-    def of(cls, revision: RevisionOut) -> ToolRevision:
-        fields: dict[str, object] = {
-            "id": revision.versioned_id, "reason": revision.reason,
-            "created": _minute(revision.created_at), "kind": revision.kind,
-            "content": revision.content, "status": revision.status}
-        if revision.restored_from is not None:
-            fields["restored_from"] = revision.restored_from
-        return cls(**fields)  # type: ignore[arg-type]
+
+class NoteRecord(_NoteFields):
+    type: Literal["note"]
+    id: uuid.UUID
+    version: int = Field(ge=1, le=INT_MAX)
+    archived_at: datetime | None
+    expired_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class RevisionRecord(_NoteFields):
+    type: Literal["revision"]
+    note_id: uuid.UUID
+    version: int = Field(ge=1, le=INT_MAX)
+    reason: str
+    restored_from: int | None = Field(ge=1, le=INT_MAX)
+    operation_id: uuid.UUID | None
+    created_at: datetime
+
+
+class ImportOut(Out):
+    notebooks: int
+    notes: int
+    revisions: int

@@ -27,6 +27,7 @@ from pydantic.json_schema import JsonDict, SkipJsonSchema
 from grove.kernel.errors import Invalid
 from grove.kernel.schemas import In
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
+from notebooks import rules
 from notebooks.models import (
     CONTENT_MAX_CHARS,
     NAME_MAX_CHARS,
@@ -34,8 +35,7 @@ from notebooks.models import (
     SOURCE_AGENT_MAX_CHARS,
     TASK_ID_MAX_CHARS,
 )
-from notebooks.rules import BATCH_MAX
-from notebooks.selectors import recall, search
+from notebooks.rules import BATCH_MAX, NOTEBOOK_PAGE_MAX
 
 CURSOR_MAX_CHARS = 2000
 
@@ -285,7 +285,7 @@ PLACE_FILTER = "A notebook (`<uuid>`, `notebook:<uuid>`) or \"personal\"; omitte
 
 
 class SearchIn(In):
-    query: str | None = Field(default=None, max_length=search.QUERY_MAX_CHARS,
+    query: str | None = Field(default=None, max_length=rules.SEARCH_QUERY_MAX_CHARS,
                               description="Keywords (stemmed; all must match).",
                               json_schema_extra=_TEXT)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
@@ -304,7 +304,7 @@ class SearchIn(In):
         default=None, description="Default: relevance with a query, else updated_desc.")
     cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
                                description="meta.nextCursor of the previous page.")
-    limit: int = Field(default=search.DEFAULT_LIMIT, ge=1, le=search.MAX_LIMIT,
+    limit: int = Field(default=rules.SEARCH_DEFAULT_LIMIT, ge=1, le=rules.SEARCH_MAX_LIMIT,
                        description="Notes per page.")
     matches: bool = Field(default=False, description="true: which terms matched, with a "
                           "snippet.")
@@ -317,7 +317,7 @@ class SearchIn(In):
     def service_kwargs(self) -> dict[str, Any]:
         """`note_search` keywords: an omitted notebookId means everything granted."""
         place = place_of(self.notebook_id) if "notebook_id" in self.model_fields_set \
-            else search.EVERYWHERE
+            else rules.EVERYWHERE
         return {"query": self.query, "notebook_id": place, "kinds": self.kind,
                 "source_agent": self.source_agent, "updated_after": self.updated_after,
                 "lifetime": self.lifetime, "status": self.status, "sort": self.sort,
@@ -356,7 +356,7 @@ class NotebookUpdateIn(Operated):
 
 
 class RecallIn(In):
-    query: str | None = Field(default=None, max_length=recall.QUERY_MAX_CHARS,
+    query: str | None = Field(default=None, max_length=rules.RECALL_QUERY_MAX_CHARS,
                               description="Plain words; omit it for the profile.",
                               json_schema_extra=_TEXT)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
@@ -368,10 +368,10 @@ class RecallIn(In):
     task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
                                 description="Without a query: also this task's live handoff.",
                                 json_schema_extra=_NONBLANK)
-    limit: int = Field(default=recall.DEFAULT_LIMIT, ge=1, le=recall.MAX_LIMIT,
+    limit: int = Field(default=rules.RECALL_DEFAULT_LIMIT, ge=1, le=rules.RECALL_MAX_LIMIT,
                        description="Most notes to return.")
-    max_chars: int = Field(default=recall.DEFAULT_MAX_CHARS, ge=recall.MIN_MAX_CHARS,
-                           le=recall.MAX_MAX_CHARS,
+    max_chars: int = Field(default=rules.RECALL_DEFAULT_MAX_CHARS, ge=rules.RECALL_MIN_MAX_CHARS,
+                           le=rules.RECALL_MAX_MAX_CHARS,
                            description="Character budget for content and metadata.")
 
     openapi_rules: ClassVar[JsonDict] = {"not": {"required": ["notebookId", "notebookIds"]}}
@@ -391,3 +391,33 @@ class RecallIn(In):
         return {"query": self.query, "notebook_ids": notebook_ids,
                 "include_personal": include_personal, "task_id": self.task_id,
                 "limit": self.limit, "max_chars": self.max_chars}
+
+
+class NoteFilters(In):
+    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
+
+    notebook_id: Place | None = Field(
+        default=None, description="A notebook id, `personal` for Personal; omit for all")
+    kind: list[KindName] | None = None
+    source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
+                                     json_schema_extra={"pattern": STORABLE_TEXT})
+    updated_after: datetime | None = None
+    lifetime: Literal["permanent", "ephemeral"] | None = None
+    status: Literal["active", "archived", "expired"] = "active"
+    sort: Literal["updated_desc", "updated_asc", "created_desc"] | None = None
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
+    limit: int = Field(default=rules.SEARCH_DEFAULT_LIMIT, ge=1, le=rules.SEARCH_MAX_LIMIT)
+
+
+class NotebookListIn(In):
+    include_archived: bool = Field(default=False, description="Archived notebooks too.")
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
+                               description="nextCursor of the previous page.")
+    limit: int = Field(default=100, ge=1, le=NOTEBOOK_PAGE_MAX,
+                       description="Notebooks per page.")
+
+
+class NotebookListQuery(NotebookListIn):
+    """`GET /v1/notebooks`: the same arguments from a query string."""
+
+    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times

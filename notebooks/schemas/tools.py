@@ -1,0 +1,263 @@
+"""The MCP tools' shapes: their arguments (the shared `*In` shapes, where `null` means
+omitted) and their compact results — what an agent reads, in as few tokens as will do."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Self
+
+from pydantic import Field
+
+from grove.kernel.schemas import In, ListMeta, Out
+from notebooks.schemas.arguments import (
+    NOTE_ID,
+    NOTE_ID_CHANGE,
+    BatchIn,
+    MoveIn,
+    NotebookCreateIn,
+    NotebookId,
+    NotebookListIn,
+    NotebookUpdateIn,
+    NoteId,
+    NoteUpdateIn,
+    RecallIn,
+    RememberIn,
+    RestoreRevisionIn,
+    SearchIn,
+    ToolArguments,
+)
+from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RevisionOut
+
+
+def _minute(value: datetime) -> datetime:
+    return value.replace(second=0, microsecond=0)
+
+
+class CompactNote(Out):
+    """A note as the MCP tools return it — what a model needs to read and cite it: the
+    versioned id, kind, notebook name (left out for a Personal note), content, last
+    change (to the minute), a handoff's task id, whether it is pinned. Optional fields
+    are left out rather than null: single-type schemas are the portable ones (the MCP
+    Inspector's --strict lint)."""
+
+    id: str  # note:<uuid>@<version>
+    kind: str
+    content: str
+    updated: datetime
+    notebook: str | None = None  # set only for a note in a notebook
+    task_id: str | None = None  # set only for a note that has one
+    pinned: bool | None = None  # set (true) only for a pinned note
+
+    @classmethod
+    def of(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
+           full: bool = False, record: dict[str, Any] | None = None) -> Self:
+        """The compact note of a note or of one of its revisions (`updated`: when that
+        revision was made); `names` holds the notebook names the caller may see."""
+        changed = note.updated_at if isinstance(note, NoteOut) else note.created_at
+        fields: dict[str, object] = {
+            "id": note.versioned_id, "kind": note.kind, "content": note.content,
+            "updated": _minute(changed)}
+        if note.notebook_id is not None:
+            fields["notebook"] = names.get(note.notebook_id, "(a notebook you cannot see)")
+        if note.task_id:
+            fields["task_id"] = note.task_id
+        if note.pinned:
+            fields["pinned"] = True
+        if full:
+            fields["record"] = note.to_json() if record is None else record
+        return cls(**fields)  # type: ignore[arg-type]
+
+    def mcp_line(self) -> str:
+        """`note:<id>@<v> kind[, pinned][, notebook], date` over the content: what a model
+        reads. A Personal note names no notebook (the tools' descriptions say so)."""
+        head = self.kind + (f" ({self.task_id})" if self.task_id else "")
+        if self.pinned:
+            head += ", pinned"
+        if self.notebook is not None:
+            head += f", {self.notebook}"
+        return f"{self.id} {head}, {self.updated:%Y-%m-%d}\n{self.content}"
+
+
+class ToolNote(CompactNote):
+    """A compact note that can carry its full record (`full: true`, get_note), as
+    `GET /v1/notes/{id}` returns it."""
+
+    record: dict[str, Any] | None = None
+
+
+class ToolNotebook(Out):
+    id: str  # notebook:<uuid>
+    name: str
+    # notebook:<uuid>; left out at the top level (or for a parent you may not see)
+    parent_id: str | None = None
+    archived: bool | None = None  # set (true) only for an archived notebook
+
+    @classmethod
+    def of(cls, notebook: NotebookOut) -> ToolNotebook:
+        fields: dict[str, object] = {"id": notebook.typed_id, "name": notebook.name}
+        if notebook.parent_id:
+            fields["parent_id"] = f"notebook:{notebook.parent_id}"
+        if notebook.archived_at is not None:
+            fields["archived"] = True
+        return cls(**fields)  # type: ignore[arg-type]
+
+
+class ToolRevision(Out):
+    id: str  # note:<uuid>@<version>
+    reason: str
+    created: datetime
+    kind: str
+    content: str
+    status: str
+    restored_from: int | None = None
+
+    @classmethod
+    def of(cls, revision: RevisionOut) -> ToolRevision:
+        fields: dict[str, object] = {
+            "id": revision.versioned_id, "reason": revision.reason,
+            "created": _minute(revision.created_at), "kind": revision.kind,
+            "content": revision.content, "status": revision.status}
+        if revision.restored_from is not None:
+            fields["restored_from"] = revision.restored_from
+        return cls(**fields)  # type: ignore[arg-type]
+
+
+FULL = Field(default=False, description="true: add each note's full record.")
+
+
+class RememberArgs(ToolArguments, RememberIn):
+    pass
+
+
+class RecallArgs(ToolArguments, RecallIn):
+    full: bool = FULL
+
+
+class SearchArgs(ToolArguments, SearchIn):
+    full: bool = FULL
+
+
+class NoteArgs(ToolArguments):
+    note_id: NoteId = Field(description=NOTE_ID + "; with a version, that older revision.")
+
+
+class HistoryArgs(ToolArguments):
+    note_id: NoteId = Field(description=NOTE_ID + ".")
+
+
+class _ChangedNote(In):
+    # Listed last among a class's bases, so noteId comes first in the schema.
+    note_id: NoteId = Field(description=NOTE_ID_CHANGE)
+
+
+class NoteUpdateArgs(ToolArguments, NoteUpdateIn, _ChangedNote):
+    pass
+
+
+class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):
+    pass
+
+
+class ForgetArgs(ToolArguments, BatchIn):
+    pass
+
+
+class ArchiveArgs(ToolArguments, BatchIn):
+    restore: bool = Field(default=False, description="true: bring archived or expired notes "
+                          "back instead of archiving.")
+
+
+class MoveArgs(ToolArguments, MoveIn):
+    pass
+
+
+class NotebookListArgs(ToolArguments, NotebookListIn):
+    pass
+
+
+class NotebookCreateArgs(ToolArguments, NotebookCreateIn):
+    pass
+
+
+class _ChangedNotebook(In):
+    notebook_id: NotebookId = Field(description="The notebook to rename or move "
+                                    "(`<uuid>` or `notebook:<uuid>`).")
+
+
+class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
+    pass
+
+
+def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str | None:
+    """A list of notes as a model reads it: one line of counts, then each note's id,
+    kind, notebook and date over its content. None with full records: they were asked
+    for, so the text is the structured result's JSON (`grove.interfaces.mcp.tool_result`)."""
+    if any(note.record is not None for note in notes):
+        return None
+    body = "\n\n".join(note.mcp_line() for note in notes) + after
+    return head + ("\n\n" + body if body else "")
+
+
+class RecallResult(Out):
+    data: list[ToolNote]
+    meta: RecallMeta
+
+    def mcp_text(self) -> str | None:
+        meta = self.meta
+        head = f"{meta.returned} of {meta.available} notes ({meta.mode})"
+        if meta.pending:
+            head += f"; {meta.pending} not indexed for meaning yet"
+        if meta.truncated:
+            head += "; more with a larger limit or maxChars"
+        return _notes_text(head, self.data)
+
+
+class Match(Out):
+    id: str  # the note it describes
+    terms: list[str]
+    snippet: str
+
+
+class NotesPage(Out):
+    data: list[ToolNote]
+    meta: ListMeta
+    matches: list[Match] | None = None
+
+    def mcp_text(self) -> str | None:
+        meta = self.meta
+        head = f"{meta.returned} of {meta.available} notes"
+        if meta.next_cursor:
+            head += f"; next page: cursor {meta.next_cursor}"
+        matched = "".join(f"\n\nMatched in {m.id}: {', '.join(m.terms)} — “{m.snippet}”"
+                          for m in self.matches or [])
+        return _notes_text(head, self.data, matched)
+
+
+class Saved(Out):
+    """A write's answer: the note's new versioned id (what to cite or send back as the
+    expected version) and whether its meaning is indexed yet — not the text just sent."""
+
+    id: str  # note:<uuid>@<version>
+    indexing: str  # pending | ready | failed
+    created: bool | None = None  # remember: false when a live handoff was updated
+
+    @classmethod
+    def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
+        if created is None:
+            return cls(id=note.versioned_id, indexing=note.indexing)
+        return cls(id=note.versioned_id, indexing=note.indexing, created=created)
+
+
+class History(Out):
+    revisions: list[ToolRevision]
+
+
+class Moved(Out):
+    ids: list[str]  # note:<uuid>@<version>, in the order given
+
+
+class NotebookPage(Out):
+    notebooks: list[ToolNotebook]
+    available: int
+    next_cursor: str | None = None
