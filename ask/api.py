@@ -8,10 +8,22 @@ import uuid
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Query, Schema, Status
+from ninja import Query, Status
 
-from ask import conversations, services
-from ask.arguments import AskIn, ConversationCreateIn, HistorySearchIn, TurnIn
+from ask import selectors, services
+from ask.rules import PAGE
+from ask.schemas import (
+    AskIn,
+    AskOut,
+    ConversationCreateIn,
+    ConversationDetail,
+    ConversationFound,
+    ConversationOut,
+    HistorySearchIn,
+    ListFilters,
+    TurnIn,
+    TurnOut,
+)
 from grove.interfaces.rest import (
     ERRORS,
     KEY_OR_SESSION,
@@ -27,64 +39,62 @@ from grove.interfaces.rest import (
 router = ApiRouter(tags=["ask"])
 
 
-@router.post("/ask", response={200: Ok[services.AskOut], **ERRORS},
+@router.post("/ask", response={200: Ok[AskOut], **ERRORS},
              summary="Ask: an answer from your notes, each block citing the exact note "
                      "revisions it used (or the sources alone when generation is off)")
 async def ask(request: HttpRequest, payload: AskIn) -> Any:
-    # Async: a caller that hangs up cancels the model call (services.aask).
+    # Async: a caller that hangs up cancels the model call (aask).
     return ok(await services.aask(actor=actor_of(request), **payload.service_kwargs()))
 
 
 @router.post("/conversations", auth=KEY_OR_SESSION,
-             response={201: Ok[conversations.ConversationOut],
-                       200: Ok[conversations.ConversationOut], **WRITE_ERRORS},
+             response={201: Ok[ConversationOut],
+                       200: Ok[ConversationOut], **WRITE_ERRORS},
              summary="Start a conversation under your UUID (201; the same create again → 200)")
 def conversation_create(request: HttpRequest, payload: ConversationCreateIn) -> Any:
-    made, created = conversations.conversation_create(actor=actor_of(request),
+    made, created = services.conversation_create(actor=actor_of(request),
                                                       **payload.service_kwargs())
     return Status(201 if created else 200, ok(made))
 
 
-class ListFilters(Schema):
-    after: uuid.UUID | None = None
 
 
 @router.get("/conversations", auth=KEY_OR_SESSION,
-            response={200: OkList[conversations.ConversationOut], **ERRORS},
+            response={200: OkList[ConversationOut], **ERRORS},
             summary="Your conversations, newest first, 30 per page (`after` = the last id)")
 def conversation_list(request: HttpRequest, filters: Query[ListFilters]) -> Any:
-    page, after, total = conversations.conversation_list(actor=actor_of(request),
+    page, after, total = selectors.conversation_list(actor=actor_of(request),
                                                          after=filters.after)
     return listed(page, available=total,
-                  limit=conversations.PAGE, next_cursor=str(after) if after else None)
+                  limit=PAGE, next_cursor=str(after) if after else None)
 
 
 @router.post("/conversations/search", auth=KEY_OR_SESSION,
-             response={200: OkList[conversations.ConversationFound], **ERRORS},
+             response={200: OkList[ConversationFound], **ERRORS},
              summary="History search: titles and questions containing the text (literal, "
                      "case-insensitive), newest first, by signed cursor")
 def conversation_search(request: HttpRequest, payload: HistorySearchIn) -> Any:
-    page, cursor, total = conversations.conversation_search(actor=actor_of(request),
+    page, cursor, total = selectors.conversation_search(actor=actor_of(request),
                                                             query=payload.query,
                                                             cursor=payload.cursor)
     return listed(page, available=total,
-                  limit=conversations.PAGE, next_cursor=cursor)
+                  limit=PAGE, next_cursor=cursor)
 
 
 @router.get("/conversations/{conversation_id}", auth=KEY_OR_SESSION,
-            response={200: Ok[conversations.ConversationDetail], **ERRORS},
+            response={200: Ok[ConversationDetail], **ERRORS},
             summary="A conversation with its turns")
 def conversation_get(request: HttpRequest, conversation_id: uuid.UUID) -> Any:
-    return ok(conversations.conversation_get(actor=actor_of(request),
+    return ok(selectors.conversation_get(actor=actor_of(request),
                                              conversation_id=conversation_id))
 
 
 @router.get("/conversations/{conversation_id}/export", auth=KEY_OR_SESSION,
-            response={200: conversations.ConversationDetail, **ERRORS},
+            response={200: ConversationDetail, **ERRORS},
             summary="Download a conversation (turns, answers, sources and the source "
                     "selections) as JSON")
 def conversation_export(request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
-    detail = conversations.conversation_get(actor=actor_of(request),
+    detail = selectors.conversation_get(actor=actor_of(request),
                                             conversation_id=conversation_id)
     body = {"type": "grove-conversation", "format": 1, **detail.to_json()}
     response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")
@@ -97,35 +107,35 @@ def conversation_export(request: HttpRequest, conversation_id: uuid.UUID) -> Htt
                response={204: None, **WRITE_ERRORS},
                summary="Delete (hide) a conversation; it is retained, not shown")
 def conversation_delete(request: HttpRequest, conversation_id: uuid.UUID) -> Any:
-    conversations.conversation_delete(actor=actor_of(request),
+    services.conversation_delete(actor=actor_of(request),
                                       conversation_id=conversation_id)
     return Status(204, None)
 
 
 @router.post("/conversations/{conversation_id}/turns", auth=KEY_OR_SESSION,
-             response={202: Ok[conversations.TurnOut], 200: Ok[conversations.TurnOut],
+             response={202: Ok[TurnOut], 200: Ok[TurnOut],
                        **WRITE_ERRORS},
              summary="Ask the next question (202, pending; poll the turn). The same turn "
                      "id and body again → 200 with the turn as it is")
 def turn_submit(request: HttpRequest, conversation_id: uuid.UUID, payload: TurnIn) -> Any:
-    turn, created = conversations.turn_submit(actor=actor_of(request),
+    turn, created = services.turn_submit(actor=actor_of(request),
                                               conversation_id=conversation_id,
                                               **payload.service_kwargs())
     return Status(202 if created else 200, ok(turn))
 
 
 @router.get("/conversations/{conversation_id}/turns/{turn_id}", auth=KEY_OR_SESSION,
-            response={200: Ok[conversations.TurnOut], **ERRORS},
+            response={200: Ok[TurnOut], **ERRORS},
             summary="One turn: pending, completed (with its result) or failed (with a code)")
 def turn_get(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid.UUID) -> Any:
-    return ok(conversations.turn_get(actor=actor_of(request), conversation_id=conversation_id,
+    return ok(selectors.turn_get(actor=actor_of(request), conversation_id=conversation_id,
                                      turn_id=turn_id))
 
 
 @router.post("/conversations/{conversation_id}/turns/{turn_id}/retry", auth=KEY_OR_SESSION,
-             response={202: Ok[conversations.TurnOut], **WRITE_ERRORS},
+             response={202: Ok[TurnOut], **WRITE_ERRORS},
              summary="Generate a failed turn again")
 def turn_retry(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid.UUID) -> Any:
-    return Status(202, ok(conversations.turn_retry(actor=actor_of(request),
+    return Status(202, ok(services.turn_retry(actor=actor_of(request),
                                                    conversation_id=conversation_id,
                                                    turn_id=turn_id)))

@@ -6,8 +6,7 @@ from typing import Any, cast
 
 from django import forms
 
-from ask import conversations
-from ask.services import QUERY_MAX_CHARS
+from ask.rules import CONTEXT_NOTEBOOKS_MAX, CONTEXT_NOTES_MAX, QUERY_MAX_CHARS, SEARCH_MAX_CHARS
 
 
 class NoteIdsField(forms.MultipleChoiceField):
@@ -50,16 +49,16 @@ class AskForm(forms.Form):
 
     def clean_notes(self) -> list[str]:
         notes = self.cleaned_data["notes"]
-        if len(notes) > conversations.CONTEXT_NOTES_MAX:
+        if len(notes) > CONTEXT_NOTES_MAX:
             raise forms.ValidationError(
-                f"Pick at most {conversations.CONTEXT_NOTES_MAX} notes.")
+                f"Pick at most {CONTEXT_NOTES_MAX} notes.")
         return notes
 
     def clean_notebooks(self) -> list[str]:
         notebooks = self.cleaned_data["notebooks"]
-        if len(notebooks) > conversations.CONTEXT_NOTEBOOKS_MAX:
+        if len(notebooks) > CONTEXT_NOTEBOOKS_MAX:
             raise forms.ValidationError(
-                f"Pick at most {conversations.CONTEXT_NOTEBOOKS_MAX} notebooks.")
+                f"Pick at most {CONTEXT_NOTEBOOKS_MAX} notebooks.")
         return notebooks
 
     def context(self) -> dict[str, Any] | None:
@@ -72,6 +71,6 @@ class AskForm(forms.Form):
 
 
 class HistoryForm(forms.Form):
-    q = forms.CharField(required=False, max_length=conversations.SEARCH_MAX_CHARS,
+    q = forms.CharField(required=False, max_length=SEARCH_MAX_CHARS,
                         label="Search conversations")
     cursor = forms.CharField(required=False, max_length=2000)

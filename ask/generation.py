@@ -34,17 +34,11 @@ from typing import Any
 from django.utils import timezone
 
 from ask import providers
-from ask.conversations import (
-    GENERATE,
-    HISTORY_TURNS,
-    Coverage,
-    NotebookCoverage,
-    SourceOut,
-    TurnResult,
-    scope_of,
-)
 from ask.models import Conversation, Turn
-from ask.services import EVIDENCE_LIMIT, Source, answered, evidence_of, retrieve
+from ask.rules import EVIDENCE_LIMIT, GENERATE, HISTORY_TURNS, scope_of
+from ask.schemas import Coverage, NotebookCoverage, Source, SourceOut, TurnResult
+from ask.selectors import retrieve
+from ask.services import answered, evidence_of
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
 from grove.kernel.errors import GroveError

@@ -19,66 +19,32 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from ask import providers
-from grove.interfaces.rendering import without_images
+from ask.models import Conversation, Turn
+from ask.rules import (
+    GENERATE,
+    PREVIOUS_MAX,
+    TURN_LIMIT,
+    answer_text,
+    clean_context,
+    clean_query,
+    clean_title,
+)
+from ask.schemas import AnswerBlock, AskOut, ConversationOut, Source, TurnOut
+from ask.selectors import access_conversation, check_context, conversations_visible_to, retrieve
+from grove.interfaces.rendering import shorten
+from grove.kernel import jobs
 from grove.kernel.actor import READ, Actor
-from grove.kernel.errors import Invalid, Unavailable
-from grove.kernel.schemas import Out
-from grove.kernel.validation import storable_text
-from notebooks.rules import EVERYWHERE
-from notebooks.schemas.notes import NoteOut
-from notebooks.selectors import recall
-
-QUERY_MAX_CHARS = 6000
-PREVIOUS_MAX = 4
-EVIDENCE_LIMIT = 8
-EVIDENCE_MAX_CHARS = 6000
-
-
-class AnswerBlock(Out):
-    text: str
-    citations: list[str]
-    # False when the model cited something it was not shown (dropped) or nothing at all.
-    supported: bool
-
-
-class Source(Out):
-    cite_as: str  # note:<uuid>@<version>
-    note: NoteOut
-    score: float
-
-
-class AskOut(Out):
-    status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled", "search"]
-    blocks: list[AnswerBlock]
-    sources: list[Source]
-
-
-def clean_query(query: Any) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise Invalid("Ask a question (query).", code="invalid_query")
-    if len(query) > QUERY_MAX_CHARS:
-        raise Invalid(f"A question is at most {QUERY_MAX_CHARS} characters.",
-                      code="invalid_query")
-    return storable_text(query, what="query", code="invalid_query").strip()
-
-
-def answer_text(text: str) -> str:
-    """A model's answer text as Grove keeps and returns it: markdown with links but no
-    images (see the module's docstring)."""
-    return without_images(text)
-
-
-def check_citations(drafted: list[providers.DraftBlock], allowed: set[str]) -> list[AnswerBlock]:
-    blocks = []
-    for block in drafted:
-        kept = list(dict.fromkeys(c for c in block.citations if c in allowed))
-        dropped = len(set(block.citations)) != len(kept)
-        blocks.append(AnswerBlock(text=answer_text(block.text), citations=kept,
-                                  supported=bool(kept) and not dropped))
-    return blocks
+from grove.kernel.errors import Conflict, Invalid, NotFound, Unavailable
+from grove.kernel.operations import request_hash
+from grove.kernel.tenancy import tenant
+from notebooks.rules import EVERYWHERE, parse_uuid
+from notebooks.selectors.access import access_notebook
 
 
 def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
@@ -126,20 +92,6 @@ def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bo
     return _Prepared(question=question, previous=previous, sources=sources, done=done)
 
 
-def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
-             include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> list[Source]:
-    """Recall's evidence for a question in a scope: `notebook_id` omitted (EVERYWHERE) =
-    every granted notebook, None = Personal only, else that one notebook."""
-    if notebook_id is EVERYWHERE:
-        scope: dict[str, Any] = {"notebook_ids": None, "include_personal": include_personal}
-    elif notebook_id is None:
-        scope = {"notebook_ids": [], "include_personal": True}
-    else:
-        scope = {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
-    found = recall.recall(actor=actor, query=question, limit=limit,
-                          max_chars=EVIDENCE_MAX_CHARS, **scope)
-    return [Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
-            for hit in found.data]
 
 
 def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
@@ -181,3 +133,140 @@ async def aask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         raise Unavailable(str(exc), code="provider_unavailable") from None
     status, blocks = answered(draft, prepared.sources)
     return AskOut(status=status, blocks=blocks, sources=prepared.sources)  # type: ignore[arg-type]
+
+
+def _scope_of(actor: Actor, notebook_id: Any) -> tuple[str, uuid.UUID | None]:
+    if notebook_id is EVERYWHERE:
+        return Conversation.Scope.EVERYWHERE, None
+    if notebook_id is None:
+        return Conversation.Scope.PERSONAL, None
+    return Conversation.Scope.NOTEBOOK, access_notebook(actor, notebook_id).id
+
+
+def conversation_create(*, actor: Actor, conversation_id: Any, notebook_id: Any = EVERYWHERE,
+                        include_personal: bool = True,
+                        title: Any = None) -> tuple[ConversationOut, bool]:
+    """Start a conversation under the client's UUID. Returns (conversation, created);
+    the same UUID and payload again replays, anything else → 409."""
+    key = parse_uuid(conversation_id, what="id")
+    clean = clean_title(title)
+    if not isinstance(include_personal, bool):
+        raise Invalid("includePersonal is true or false.", code="invalid_include_personal")
+    with tenant(actor):
+        actor.require(READ)
+        scope, notebook = _scope_of(actor, notebook_id)
+        digest = request_hash("conversation.create", {
+            "scope": scope, "notebook": notebook, "personal": include_personal,
+            "title": clean}, actor.connection_id)
+        existing = conversations_visible_to(actor, hidden=True).filter(client_id=key).first()
+        if existing is not None:
+            if existing.request_hash != digest or existing.deleted_at is not None:
+                raise Conflict("This conversation id was already used for a different "
+                               "conversation.", code="conversation_conflict")
+            return ConversationOut.of(existing), False
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                conversation = Conversation.objects.create(
+                    client_id=key, account_id=actor.account_id, connection_id=actor.connection_id,
+                    title=clean, scope=scope, notebook_id=notebook,
+                    include_personal=include_personal, request_hash=digest, created_at=now,
+                    updated_at=now)
+        except IntegrityError:  # a concurrent create took this id a moment ago
+            raise Conflict("This conversation id is already in use.",
+                           code="conversation_conflict") from None
+        return ConversationOut.of(conversation), True
+
+
+def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
+                expected_version: Any, format: Any = "plain",
+                context: Any = None) -> tuple[TurnOut, bool]:
+    """Ask the next question of a conversation. Returns (turn, created): a new turn is
+    `pending` and its answer is generated in the background; the same turn UUID and
+    payload again replays the turn as it is now."""
+    key = parse_uuid(turn_id, what="id")
+    question = clean_query(query)
+    if format not in Turn.Format.values:
+        raise Invalid("format is plain or markdown.", code="invalid_format")
+    if isinstance(expected_version, bool) or not isinstance(expected_version, int) \
+            or expected_version < 0:
+        raise Invalid("expectedVersion is the conversation version you last saw (a whole "
+                      "number).", code="invalid_expected_version")
+    selection = clean_context(context)
+    with tenant(actor):
+        conversation = access_conversation(actor, conversation_id, for_update=True)
+        digest = request_hash("turn.submit", {
+            "conversation": conversation.id, "query": question, "format": format,
+            "expected": expected_version, "context": selection}, actor.connection_id)
+        existing = Turn.objects.filter(client_id=key).first()
+        if existing is not None:
+            if existing.request_hash != digest:
+                raise Conflict("This turn id was already used for a different question.",
+                               code="turn_conflict")
+            return TurnOut.of(existing), False
+        if expected_version != conversation.version:
+            raise Conflict(f"The conversation is at version {conversation.version}, not "
+                           f"{expected_version}: reload it and ask again.",
+                           code="version_conflict")
+        if conversation.version >= TURN_LIMIT:
+            raise Conflict(f"A conversation holds at most {TURN_LIMIT} turns; start a new "
+                           "one.", code="turn_limit")
+        check_context(actor, selection)
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                # Answered with the grant of whoever started the conversation, so
+                # that a client never reads (or builds on) answers from notes outside
+                # its grant, even when the owner asks in its conversation.
+                turn = Turn.objects.create(
+                    client_id=key, account_id=actor.account_id, conversation=conversation,
+                    connection_id=conversation.connection_id,
+                    position=conversation.version + 1,
+                    query=question, format=format, context=selection, request_hash=digest,
+                    provider=providers.fingerprint(), created_at=now)
+        except IntegrityError:
+            raise Conflict("This turn id is already in use.", code="turn_conflict") from None
+        conversation.version += 1
+        conversation.updated_at = now
+        if not conversation.title:
+            conversation.title = shorten(" ".join(question.split()), 80)
+        conversation.save(update_fields=["version", "updated_at", "title"])
+        jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
+        return TurnOut.of(turn), True
+
+
+def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
+    """Generate a failed turn's answer again (with the provider configured now)."""
+    key = parse_uuid(turn_id, what="turn id")
+    with tenant(actor):
+        conversation = access_conversation(actor, conversation_id, for_update=True)
+        turn = Turn.objects.select_for_update().filter(client_id=key, conversation=conversation)\
+            .first()
+        if turn is None:
+            raise NotFound("No such turn.", code="turn_not_found")
+        if turn.status != Turn.Status.FAILED:
+            raise Conflict("Only a failed turn can be retried.", code="turn_not_failed")
+        turn.status, turn.error_code, turn.error_message = Turn.Status.PENDING, "", ""
+        turn.provider, turn.completed_at, turn.result = providers.fingerprint(), None, None
+        turn.save(update_fields=["status", "error_code", "error_message", "provider",
+                                 "completed_at", "result"])
+        jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
+        return TurnOut.of(turn)
+
+
+def conversation_delete(*, actor: Actor, conversation_id: Any) -> None:
+    """Hide a conversation (its rows are retained; its id stays taken)."""
+    with tenant(actor):
+        conversation = access_conversation(actor, conversation_id, for_update=True)
+        conversation.deleted_at = timezone.now()
+        conversation.save(update_fields=["deleted_at"])
+
+
+def check_citations(drafted: list[providers.DraftBlock], allowed: set[str]) -> list[AnswerBlock]:
+    blocks = []
+    for block in drafted:
+        kept = list(dict.fromkeys(c for c in block.citations if c in allowed))
+        dropped = len(set(block.citations)) != len(kept)
+        blocks.append(AnswerBlock(text=answer_text(block.text), citations=kept,
+                                  supported=bool(kept) and not dropped))
+    return blocks

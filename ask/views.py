@@ -22,10 +22,18 @@ from django.utils.html import escape, linebreaks
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from ask import conversations, providers
-from ask.conversations import TurnOut
+from ask import providers
 from ask.forms import AskForm, HistoryForm
-from ask.services import EVERYWHERE
+from ask.rules import CONTEXT_NOTES_MAX, TURN_LIMIT
+from ask.schemas import TurnOut
+from ask.selectors import conversation_get, conversation_search, turn_get
+from ask.services import (
+    EVERYWHERE,
+    conversation_create,
+    conversation_delete,
+    turn_retry,
+    turn_submit,
+)
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import first_line, render_markdown
 from grove.kernel.errors import GroveError, Invalid, NotFound
@@ -114,7 +122,7 @@ def _views(request: HttpRequest, turns: list[TurnOut]) -> list[TurnView]:
 def _picked_notes(request: HttpRequest, ids: list[str]) -> list[tuple[Any, str]]:
     """(note, label) for the note ids a form carries, in order; unknown ids dropped."""
     wanted = []
-    for raw in ids[:conversations.CONTEXT_NOTES_MAX]:
+    for raw in ids[:CONTEXT_NOTES_MAX]:
         try:
             wanted.append(uuid.UUID(raw))
         except ValueError:
@@ -140,7 +148,7 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any],
     query = history.cleaned_data["q"] if history.is_valid() else ""
     cursor = history.cleaned_data["cursor"] if history.is_valid() else ""
     actor = session_actor(request)
-    found, next_cursor, total = conversations.conversation_search(
+    found, next_cursor, total = conversation_search(
         actor=actor, query=query or None, cursor=cursor or None)
     return render(request, template, {
         "section": "ask", "history_form": history, "history": found,
@@ -182,7 +190,7 @@ def source_picker(request: HttpRequest) -> HttpResponse:
 
 def _submit(request: HttpRequest, conversation_id: uuid.UUID, form: AskForm) -> None:
     data = form.cleaned_data
-    conversations.turn_submit(
+    turn_submit(
         actor=session_actor(request), conversation_id=conversation_id,
         turn_id=data["turn_id"], query=data["query"], format=data["format"],
         expected_version=data["expected_version"], context=form.context())
@@ -196,7 +204,7 @@ def _refused(request: HttpRequest, form: AskForm, error: GroveError,
     data["conversation_id"], data["turn_id"] = str(uuid.uuid4()), str(uuid.uuid4())
     if conversation_id is not None:
         with contextlib.suppress(NotFound):
-            data["expected_version"] = str(conversations.conversation_get(
+            data["expected_version"] = str(conversation_get(
                 actor=session_actor(request), conversation_id=conversation_id).version)
     form = _ask_form(request, data=data, note_ids=data.getlist("notes"))
     form.is_valid()
@@ -219,13 +227,13 @@ def ask_start(request: HttpRequest) -> HttpResponse:
     conversation_id = form.cleaned_data["conversation_id"]
     created = False
     try:
-        made, created = conversations.conversation_create(
+        made, created = conversation_create(
             actor=actor, conversation_id=conversation_id, notebook_id=notebook)
         if created or made.version == 0:
             _submit(request, conversation_id, form)
     except GroveError as error:
         if created:  # the first question was refused: no empty conversation left behind
-            conversations.conversation_delete(actor=actor, conversation_id=conversation_id)
+            conversation_delete(actor=actor, conversation_id=conversation_id)
         return _refused(request, form, error)
     return redirect("ask-conversation", conversation_id=conversation_id)
 
@@ -234,7 +242,7 @@ def _conversation_page(request: HttpRequest, conversation_id: uuid.UUID, *,
                        form: AskForm | None = None, status: int = 200) -> HttpResponse:
     actor = session_actor(request)
     try:
-        detail = conversations.conversation_get(actor=actor, conversation_id=conversation_id)
+        detail = conversation_get(actor=actor, conversation_id=conversation_id)
     except NotFound:
         raise Http404("No such conversation.") from None
     last = detail.turns[-1] if detail.turns else None
@@ -254,7 +262,7 @@ def _conversation_page(request: HttpRequest, conversation_id: uuid.UUID, *,
              else notebooks.names.get(detail.notebook_id, "a notebook"))
     return _page(request, "ask/conversation.html", {
         "conversation": detail, "turns": _views(request, detail.turns), "form": form,
-        "scope_name": scope, "full": detail.turn_count >= conversations.TURN_LIMIT,
+        "scope_name": scope, "full": detail.turn_count >= TURN_LIMIT,
         "notebook_names": notebooks.names}, status=status)
 
 
@@ -285,7 +293,7 @@ def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
              turn_id: uuid.UUID) -> HttpResponse:
     """One turn's partial (a pending turn polls this until it is answered)."""
     actor = session_actor(request)
-    detail = conversations.conversation_get(actor=actor, conversation_id=conversation_id)
+    detail = conversation_get(actor=actor, conversation_id=conversation_id)
     turn = next((t for t in detail.turns if t.id == turn_id), None)
     if turn is None:
         raise Http404("No such turn.")
@@ -298,7 +306,7 @@ def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
 @require_POST
 def ask_turn_retry(request: HttpRequest, conversation_id: uuid.UUID,
                    turn_id: uuid.UUID) -> HttpResponse:
-    conversations.turn_retry(actor=session_actor(request), conversation_id=conversation_id,
+    turn_retry(actor=session_actor(request), conversation_id=conversation_id,
                              turn_id=turn_id)
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{turn_id}")
 
@@ -310,7 +318,7 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
     """Ask a turn's question again, with its source selection, as the next turn (the
     notes it cited have changed)."""
     actor = session_actor(request)
-    turn = conversations.turn_get(actor=actor, conversation_id=conversation_id,
+    turn = turn_get(actor=actor, conversation_id=conversation_id,
                                   turn_id=turn_id)
     try:
         new_id = uuid.UUID(request.POST.get("turn_id", ""))
@@ -319,16 +327,16 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
                       code="invalid_id") from None
     # A repeated click carries the same id: the turn it made is already there.
     try:
-        existing = conversations.turn_get(actor=actor, conversation_id=conversation_id,
+        existing = turn_get(actor=actor, conversation_id=conversation_id,
                                           turn_id=new_id)
     except NotFound:
         existing = None
     if existing is None:
         version = request.POST.get("expected_version", "")
         if not version.isdigit():  # the page's version; a stale one is a 409 as usual
-            version = str(conversations.conversation_get(
+            version = str(conversation_get(
                 actor=actor, conversation_id=conversation_id).version)
-        conversations.turn_submit(
+        turn_submit(
             actor=actor, conversation_id=conversation_id, turn_id=new_id, query=turn.query,
             format=turn.format, expected_version=int(version),
             context=turn.context.model_dump(mode="json") if turn.context else None)
@@ -338,6 +346,6 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
 @login_required
 @require_POST
 def ask_delete(request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
-    conversations.conversation_delete(actor=session_actor(request),
+    conversation_delete(actor=session_actor(request),
                                       conversation_id=conversation_id)
     return redirect("ask")

@@ -2,7 +2,8 @@
 
 | module | shapes |
 |---|---|
-| `notes` | results: notes, notebooks, revisions, batches, search and recall pages, the export records |
+| `notes` | results: notes, notebooks, revisions, batches, search and recall pages, |
+| | the export records |
 | `arguments` | the `*In` arguments of every use case (REST bodies and queries, tool arguments) |
 | `tools` | the MCP tools' argument classes and their compact results |
 

@@ -10,8 +10,8 @@ import uuid
 import pytest
 from django.test import Client
 
-from ask import conversations
 from ask.models import Turn
+from ask.services import conversation_create, turn_submit
 from grove.kernel.tenancy import tenant
 from notebooks import services
 from sharing import services as share_services
@@ -35,8 +35,8 @@ SESSION_ONLY = {"/v1/connections", "/v1/connections/keys", "/v1/connections/{con
 
 def conversation_of(actor) -> dict[str, str]:
     """A conversation of `actor` with one turn, failed (so that it can be retried)."""
-    made, _ = conversations.conversation_create(actor=actor, conversation_id=uuid.uuid4())
-    turn, _ = conversations.turn_submit(actor=actor, conversation_id=made.id,
+    made, _ = conversation_create(actor=actor, conversation_id=uuid.uuid4())
+    turn, _ = turn_submit(actor=actor, conversation_id=made.id,
                                         turn_id=uuid.uuid4(), query="hello?",
                                         expected_version=0)
     with tenant(actor):

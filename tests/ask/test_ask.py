@@ -11,7 +11,7 @@ import json
 import pytest
 from django.test import Client, override_settings
 
-from ask import services
+from ask.services import ask
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid, Unavailable
 from notebooks.services.indexing import EMBED
@@ -36,7 +36,7 @@ def test_a_cited_answer_names_exact_revisions(owner, provider):
     index_all(owner)
     cite = f"note:{note.id}@1"
     provider.chat_replies = [answer("answered", ("Staging is rebuilt on Sundays.", [cite]))]
-    result = services.ask(actor=owner, query="When is the staging database rebuilt?")
+    result = ask(actor=owner, query="When is the staging database rebuilt?")
     assert result.status == "answered"
     assert [(b.text, b.citations, b.supported) for b in result.blocks] == [
         ("Staging is rebuilt on Sundays.", [cite], True)]
@@ -60,7 +60,7 @@ def test_citations_of_notes_not_shown_are_dropped_and_marked(owner, provider):
         ("Tuesdays, version two.", [f"note:{note.id}@2"]),    # a version it was not shown
         ("Mixed.", [shown, "note:00000000-0000-0000-0000-000000000000@1"]),
         ("No sources at all.", []))]
-    result = services.ask(actor=owner, query="When do deploys happen?")
+    result = ask(actor=owner, query="When do deploys happen?")
     assert [(b.citations, b.supported) for b in result.blocks] == [
         ([shown], True), ([], False), ([], False), ([shown], False), ([], False)]
     assert str(theirs.id) not in result.model_dump_json()
@@ -73,14 +73,14 @@ def test_a_failing_provider_is_unavailable_never_a_guess(owner, provider, reply)
     index_all(owner)
     provider.chat_replies = [reply] * 4  # the client retries a bounded number of times
     with pytest.raises(Unavailable) as raised:
-        services.ask(actor=owner, query="When is the boiler serviced?")
+        ask(actor=owner, query="When is the boiler serviced?")
     assert raised.value.code == "provider_unavailable" and raised.value.status == 503
 
 
 def test_no_evidence_means_no_model_call(owner, provider):
     factories.note(owner, "Bananas are yellow.")
     index_all(owner)
-    result = services.ask(actor=owner, query="quantum chromodynamics lattice gauge")
+    result = ask(actor=owner, query="quantum chromodynamics lattice gauge")
     assert result.status == "no_evidence" and result.blocks == [] and result.sources == []
     assert provider.requests == []
 
@@ -89,7 +89,7 @@ def test_without_a_provider_ask_returns_the_sources(owner):
     note = factories.note(owner, "The bike lock code is kept in the blue notebook.")
     index_all(owner)
     with override_settings(GROVE_LLM_BASE_URL=None, GROVE_LLM_MODEL=None):
-        result = services.ask(actor=owner, query="Where is the bike lock code?")
+        result = ask(actor=owner, query="Where is the bike lock code?")
     assert result.status == "disabled" and result.blocks == []
     assert [s.note.id for s in result.sources] == [note.id]
 
@@ -99,9 +99,9 @@ def test_search_mode_and_scope(owner, provider):
     in_garden = factories.note(owner, "Tomatoes need staking.", notebook_id=garden.id)
     factories.note(owner, "Tomatoes on toast for breakfast.")
     index_all(owner)
-    only = services.ask(actor=owner, query="tomatoes", notebook_id=garden.id, mode="search")
+    only = ask(actor=owner, query="tomatoes", notebook_id=garden.id, mode="search")
     assert only.status == "search" and [s.note.id for s in only.sources] == [in_garden.id]
-    personal = services.ask(actor=owner, query="tomatoes", notebook_id=None, mode="search")
+    personal = ask(actor=owner, query="tomatoes", notebook_id=None, mode="search")
     assert in_garden.id not in [s.note.id for s in personal.sources]
     assert provider.requests == []
 
@@ -111,7 +111,7 @@ def test_search_mode_and_scope(owner, provider):
                                  {"query": "ok", "mode": "poem"}])
 def test_bad_questions_are_refused(owner, bad):
     with pytest.raises(Invalid):
-        services.ask(actor=owner, **bad)
+        ask(actor=owner, **bad)
 
 
 def test_over_rest_and_mcp_with_the_grant(owner, provider):

@@ -11,7 +11,8 @@ import uuid
 import pytest
 from django.test import override_settings
 
-from ask import conversations as convo
+from ask.selectors import conversation_get, conversation_list
+from ask.services import conversation_create
 from notebooks import services as notes
 from tests import factories
 from tests.ask.test_ask import answer, index_all
@@ -48,7 +49,7 @@ def test_ask_cite_then_the_note_changes(owner, web, provider):
     assert "note changed since" not in page
 
     conversation_id = uuid.UUID(url.rstrip("/").rsplit("/", 1)[1])
-    [turn] = convo.conversation_get(actor=owner, conversation_id=conversation_id).turns
+    [turn] = conversation_get(actor=owner, conversation_id=conversation_id).turns
     partial = web.get(f"/ask/{conversation_id}/turns/{turn.id}",
                       headers={"HX-Request": "true"}).content.decode()
     assert partial.strip().startswith("<li") and "hx-trigger" not in partial  # polling stops
@@ -68,7 +69,7 @@ def test_ask_cite_then_the_note_changes(owner, web, provider):
     assert web.post(f"/ask/{conversation_id}/turns/{turn.id}/reask",
                     {"turn_id": reask_id}).status_code == 302
     web.post(f"/ask/{conversation_id}/turns/{turn.id}/reask", {"turn_id": reask_id})
-    detail = convo.conversation_get(actor=owner, conversation_id=conversation_id)
+    detail = conversation_get(actor=owner, conversation_id=conversation_id)
     assert [t.query for t in detail.turns] == ["When is the boiler serviced?"] * 2
     generate(me)
     page = web.get(url).content.decode()
@@ -83,7 +84,7 @@ def test_a_strict_question_with_an_unreachable_source_is_refused(owner, web, pro
     assert response.status_code == 409
     assert "no longer reachable" in response.content.decode() or \
         "not reachable" in response.content.decode()
-    assert convo.conversation_list(actor=owner)[0] == []  # nothing left behind
+    assert conversation_list(actor=owner)[0] == []  # nothing left behind
     assert provider.requests == []
     # The form comes back with the question and fresh ids: fixing the pick works.
     page = response.content.decode()
@@ -99,7 +100,7 @@ def test_too_many_picked_sources_is_a_form_error(owner, web):
     picked = [str(factories.note(owner, f"Note {i}").id) for i in range(13)]
     response = web.post("/ask/new", ask_form("Which?", notes=picked))
     assert response.status_code == 400 and "Pick at most 12 notes." in response.content.decode()
-    assert convo.conversation_list(actor=owner)[0] == []
+    assert conversation_list(actor=owner)[0] == []
 
 
 def test_source_picker_and_history_search(owner, web):
@@ -110,7 +111,7 @@ def test_source_picker_and_history_search(owner, web):
     kept = web.get("/ask/sources", {"find": "Groceries", "notes": [str(note.id)]}).content
     assert kept.decode().count('checked') == 1 and b"Lisbon" in kept
     for title in ("Lisbon trip", "Tax return"):
-        convo.conversation_create(actor=owner, conversation_id=uuid.uuid4(), title=title)
+        conversation_create(actor=owner, conversation_id=uuid.uuid4(), title=title)
     found = web.get("/ask/", {"q": "LISBON", "history": "1"},
                     headers={"HX-Request": "true"}).content.decode()
     assert found.strip().startswith('<section class="card ask-history"')
@@ -134,7 +135,7 @@ def test_generation_off_says_so_and_shows_sources(owner, web):
 
 
 def test_deleting_hides_the_conversation(owner, web):
-    made, _ = convo.conversation_create(actor=owner, conversation_id=uuid.uuid4(),
+    made, _ = conversation_create(actor=owner, conversation_id=uuid.uuid4(),
                                         title="Old chat")
     assert web.post(f"/ask/{made.id}/delete").status_code == 302
     assert web.get(f"/ask/{made.id}/").status_code == 404

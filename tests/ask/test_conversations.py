@@ -15,9 +15,11 @@ import pytest
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from ask import conversations as convo
 from ask import generation
 from ask.models import Conversation
+from ask.rules import GENERATE, TURN_LIMIT
+from ask.selectors import conversation_get, conversation_list, conversation_search, turn_get
+from ask.services import conversation_create, conversation_delete, turn_retry, turn_submit
 from grove.kernel import jobs
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.tenancy import tenant
@@ -29,11 +31,11 @@ from tests.ask.test_ask import answer, index_all
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
 
-GENERATE = convo.GENERATE
+GENERATE = GENERATE
 
 
 def start(actor, **kwargs):
-    made, created = convo.conversation_create(actor=actor, conversation_id=uuid.uuid4(),
+    made, created = conversation_create(actor=actor, conversation_id=uuid.uuid4(),
                                               **kwargs)
     assert created
     return made
@@ -41,8 +43,8 @@ def start(actor, **kwargs):
 
 def submit(actor, conversation, query, *, version=None, turn_id=None, **kwargs):
     if version is None:
-        version = convo.conversation_get(actor=actor, conversation_id=conversation.id).version
-    turn, _ = convo.turn_submit(actor=actor, conversation_id=conversation.id,
+        version = conversation_get(actor=actor, conversation_id=conversation.id).version
+    turn, _ = turn_submit(actor=actor, conversation_id=conversation.id,
                                 turn_id=turn_id or uuid.uuid4(), query=query,
                                 expected_version=version, **kwargs)
     return turn
@@ -57,7 +59,7 @@ def generate(actor):
 
 
 def turn_of(actor, conversation, turn):
-    return convo.turn_get(actor=actor, conversation_id=conversation.id, turn_id=turn.id)
+    return turn_get(actor=actor, conversation_id=conversation.id, turn_id=turn.id)
 
 
 def chat_requests(server):
@@ -83,7 +85,7 @@ def test_a_turn_is_pending_then_answered_with_exact_citations(owner, provider):
         ([cite], True), ([], False)]
     assert [(s.cite_as, s.version, s.label) for s in done.result.sources] == [
         (cite, 1, "The staging database is rebuilt every Sunday night.")]
-    detail = convo.conversation_get(actor=owner, conversation_id=conversation.id)
+    detail = conversation_get(actor=owner, conversation_id=conversation.id)
     assert detail.version == 1 and detail.turn_count == 1
     assert detail.title == "When is the staging database rebuilt?"
 
@@ -93,51 +95,51 @@ def test_another_accounts_ids_are_neither_taken_nor_revealed(owner, provider):
     account, as fresh as any other: created, not a 409 that says it exists elsewhere."""
     factories.note(owner, "Bins go out on Thursday evenings.")
     conversation_id, turn_id = uuid.uuid4(), uuid.uuid4()
-    convo.conversation_create(actor=owner, conversation_id=conversation_id, title="Chores")
-    convo.turn_submit(actor=owner, conversation_id=conversation_id, turn_id=turn_id,
+    conversation_create(actor=owner, conversation_id=conversation_id, title="Chores")
+    turn_submit(actor=owner, conversation_id=conversation_id, turn_id=turn_id,
                       query="When do the bins go out?", expected_version=0)
     other = factories.owner()
-    mine, created = convo.conversation_create(actor=other, conversation_id=conversation_id,
+    mine, created = conversation_create(actor=other, conversation_id=conversation_id,
                                               title="Something else")
     assert created and mine.id == conversation_id and mine.title == "Something else"
-    turn, created = convo.turn_submit(actor=other, conversation_id=conversation_id,
+    turn, created = turn_submit(actor=other, conversation_id=conversation_id,
                                       turn_id=turn_id, query="What is new?",
                                       expected_version=0)
     assert created and turn.id == turn_id and turn.conversation_id == conversation_id
     # Each account sees its own, under the same ids.
-    assert convo.conversation_get(actor=owner, conversation_id=conversation_id).title == "Chores"
-    assert convo.conversation_get(actor=other, conversation_id=conversation_id).title == \
+    assert conversation_get(actor=owner, conversation_id=conversation_id).title == "Chores"
+    assert conversation_get(actor=other, conversation_id=conversation_id).title == \
         "Something else"
-    assert [t.query for t in convo.conversation_get(
+    assert [t.query for t in conversation_get(
         actor=owner, conversation_id=conversation_id).turns] == ["When do the bins go out?"]
 
 
 def test_identical_retries_replay_and_changed_payloads_conflict(owner, provider):
     factories.note(owner, "Bins go out on Thursday evenings.")
     conversation_id = uuid.uuid4()
-    first, created = convo.conversation_create(actor=owner, conversation_id=conversation_id,
+    first, created = conversation_create(actor=owner, conversation_id=conversation_id,
                                                title="Chores")
-    again, created_again = convo.conversation_create(actor=owner,
+    again, created_again = conversation_create(actor=owner,
                                                      conversation_id=conversation_id,
                                                      title="Chores")
     assert created and not created_again and again == first
     with pytest.raises(Conflict) as changed:
-        convo.conversation_create(actor=owner, conversation_id=conversation_id,
+        conversation_create(actor=owner, conversation_id=conversation_id,
                                   title="Other")
     assert changed.value.code == "conversation_conflict"
 
     turn_id = uuid.uuid4()
     kwargs = {"conversation_id": conversation_id, "turn_id": turn_id,
               "query": "When do the bins go out?", "expected_version": 0}
-    turn, created = convo.turn_submit(actor=owner, **kwargs)
-    replay, created_again = convo.turn_submit(actor=owner, **kwargs)
+    turn, created = turn_submit(actor=owner, **kwargs)
+    replay, created_again = turn_submit(actor=owner, **kwargs)
     assert created and not created_again and replay.id == turn.id
     for change in ({"query": "When do the bins go out??"}, {"format": "markdown"},
                    {"expected_version": 1}, {"context": {"notes": [str(uuid.uuid4())]}}):
         with pytest.raises(Conflict) as conflict:
-            convo.turn_submit(actor=owner, **{**kwargs, **change})
+            turn_submit(actor=owner, **{**kwargs, **change})
         assert conflict.value.code == "turn_conflict"
-    detail = convo.conversation_get(actor=owner, conversation_id=conversation_id)
+    detail = conversation_get(actor=owner, conversation_id=conversation_id)
     assert detail.version == 1 and len(detail.turns) == 1
     with tenant(owner):
         assert Job.objects.filter(kind=GENERATE).count() == 1  # the replays queued nothing
@@ -151,18 +153,18 @@ def test_a_stale_expected_version_conflicts_and_changes_nothing(owner):
     assert stale.value.code == "version_conflict"
     with pytest.raises(Invalid):
         submit(owner, conversation, "Third?", version=-1)
-    assert convo.conversation_get(actor=owner, conversation_id=conversation.id).version == 1
+    assert conversation_get(actor=owner, conversation_id=conversation.id).version == 1
 
 
 def test_the_101st_turn_is_refused(owner):
     conversation = start(owner)
-    for version in range(convo.TURN_LIMIT):
+    for version in range(TURN_LIMIT):
         submit(owner, conversation, f"Question number {version}?", version=version)
     with pytest.raises(Conflict) as full:
-        submit(owner, conversation, "One more?", version=convo.TURN_LIMIT)
+        submit(owner, conversation, "One more?", version=TURN_LIMIT)
     assert full.value.code == "turn_limit"
-    detail = convo.conversation_get(actor=owner, conversation_id=conversation.id)
-    assert detail.version == detail.turn_count == convo.TURN_LIMIT == len(detail.turns)
+    detail = conversation_get(actor=owner, conversation_id=conversation.id)
+    assert detail.version == detail.turn_count == TURN_LIMIT == len(detail.turns)
 
 
 def test_strict_selection_sends_nothing_outside_it(owner, provider):
@@ -236,7 +238,7 @@ def test_unavailable_context_is_refused_before_any_model_call(owner, provider, c
     with pytest.raises(Conflict) as refused:
         submit(owner, conversation, "Anything?", version=0, context=context)
     assert refused.value.code == "context_unavailable" and refused.value.status == 409
-    detail = convo.conversation_get(actor=owner, conversation_id=conversation.id)
+    detail = conversation_get(actor=owner, conversation_id=conversation.id)
     assert detail.version == 0 and detail.turns == []
     assert provider.requests == []
     with tenant(owner):
@@ -258,7 +260,7 @@ def test_selectors_outside_the_grant_or_deleted_are_unavailable(owner, provider)
         with pytest.raises(Conflict) as refused:
             submit(agent, conversation, "What are the plans?", version=0, context=context)
         assert refused.value.code == "context_unavailable"
-    assert convo.conversation_get(actor=agent, conversation_id=conversation.id).version == 0
+    assert conversation_get(actor=agent, conversation_id=conversation.id).version == 0
     assert provider.requests == []
 
 
@@ -300,11 +302,11 @@ def test_a_failed_turn_can_be_retried(owner, provider):
     assert failed.status == "failed" and failed.error.code == "provider_unavailable"
     assert failed.result is None
     provider.chat_replies = [answer("answered", ("Top drawer.", [f"note:{note.id}@1"]))]
-    retried = convo.turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
+    retried = turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
     assert retried.status == "pending" and retried.completed_at is None
     assert retried.error is None and retried.result is None
     with pytest.raises(Conflict) as twice:
-        convo.turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
+        turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
     assert twice.value.code == "turn_not_failed"
     generate(owner)
     assert turn_of(owner, conversation, turn).status == "completed"
@@ -367,7 +369,7 @@ def test_a_provider_change_during_generation_is_not_stored(owner, provider):
     assert done.status == "failed" and done.error.code == "provider_changed"
     assert provider.requests == []
     provider.chat_replies = [answer("answered", ("1234.", [f"note:{note.id}@1"]))]
-    convo.turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
+    turn_retry(actor=owner, conversation_id=conversation.id, turn_id=turn.id)
     generate(owner)
     assert turn_of(owner, conversation, turn).status == "completed"
 
@@ -393,37 +395,37 @@ def test_history_search_paging_is_stable_when_the_last_row_is_deleted(owner):
     trips = sorted([c for c in made if c.title.startswith("Trip") or c.id == asked.id],
                    key=lambda c: (c.created_at, c.id), reverse=True)
     assert len(trips) == 33
-    first, cursor, total = convo.conversation_search(actor=owner, query="trip")
+    first, cursor, total = conversation_search(actor=owner, query="trip")
     assert total == 33 and [c.id for c in first] == [c.id for c in trips[:30]]
-    convo.conversation_delete(actor=owner, conversation_id=first[-1].id)
-    second, cursor2, _ = convo.conversation_search(actor=owner, query="trip", cursor=cursor)
+    conversation_delete(actor=owner, conversation_id=first[-1].id)
+    second, cursor2, _ = conversation_search(actor=owner, query="trip", cursor=cursor)
     assert [c.id for c in second] == [c.id for c in trips[30:]] and cursor2 is None
     found = {c.id: c for c in first + second}
     assert found[asked.id].matched_question == "What should we pack for the TRIP?"
     payload = json.dumps([c.to_json() for c in first + second])
     assert "blocks" not in payload and "sources" not in payload
     with pytest.raises(Invalid) as other_query:
-        convo.conversation_search(actor=owner, query="budget", cursor=cursor)
+        conversation_search(actor=owner, query="budget", cursor=cursor)
     assert other_query.value.code == "cursor_mismatch"
     with pytest.raises(Invalid) as foreign:
-        convo.conversation_search(actor=factories.owner(), query="trip", cursor=cursor)
+        conversation_search(actor=factories.owner(), query="trip", cursor=cursor)
     assert foreign.value.code == "invalid_cursor"
     with pytest.raises(Invalid):
-        convo.conversation_search(actor=owner, query="x" * 201)
-    everything, _, total_all = convo.conversation_search(actor=owner)
+        conversation_search(actor=owner, query="x" * 201)
+    everything, _, total_all = conversation_search(actor=owner)
     assert total_all == 64 and len(everything) == 30  # one was deleted
 
 
 def test_the_history_list_pages_past_a_deleted_row(owner):
     made = [start(owner, title=f"Conversation {i}") for i in range(35)]
     newest_first = sorted(made, key=lambda c: (c.created_at, c.id), reverse=True)
-    page, after, total = convo.conversation_list(actor=owner)
+    page, after, total = conversation_list(actor=owner)
     assert total == 35 and [c.id for c in page] == [c.id for c in newest_first[:30]]
-    convo.conversation_delete(actor=owner, conversation_id=after)
-    rest, more, _ = convo.conversation_list(actor=owner, after=after)
+    conversation_delete(actor=owner, conversation_id=after)
+    rest, more, _ = conversation_list(actor=owner, after=after)
     assert [c.id for c in rest] == [c.id for c in newest_first[30:]] and more is None
     with pytest.raises(NotFound):
-        convo.conversation_get(actor=owner, conversation_id=after)
+        conversation_get(actor=owner, conversation_id=after)
 
 
 def test_over_rest_each_connection_sees_its_own(owner, provider):
@@ -491,7 +493,7 @@ def test_the_owner_asking_in_an_agents_conversation_gets_the_agents_grant(owner,
     generate(owner)
     prompt = json.dumps(chat_requests(provider))
     assert "freezer" not in prompt  # answered within the agent's grant
-    [turn] = convo.conversation_get(actor=agent, conversation_id=conversation.id).turns
+    [turn] = conversation_get(actor=agent, conversation_id=conversation.id).turns
     assert turn.status == "completed"
 
 

@@ -48,7 +48,8 @@ def _image_links(page: Page, scope: str) -> list[tuple[str | None, str | None, s
 
 def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: Page,
                                                       browser):
-    from ask import conversations as convo
+    from ask.rules import GENERATE
+    from ask.services import conversation_create, turn_submit
     from grove.kernel import jobs
     from grove.models import Account
     from sharing import services as sharing
@@ -58,16 +59,16 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
     book = factories.notebook(me, "House")
     note = factories.note(me, NOTE, notebook_id=book.id)
     index_all(me)
-    conversation, _ = convo.conversation_create(actor=me, conversation_id=uuid.uuid4())
+    conversation, _ = conversation_create(actor=me, conversation_id=uuid.uuid4())
     with fake_provider(timeout=5.0) as provider:
         # What a note planted by prompt injection steers the model to answer.
         provider.chat_replies = [answer("answered", (
             f"The code is 4711. ![status]({LEAK}) ![ref][x]\n\n[x]: {LEAK}&ref=2",
             [f"note:{note.id}@1"]))]
-        convo.turn_submit(actor=me, conversation_id=conversation.id, turn_id=uuid.uuid4(),
+        turn_submit(actor=me, conversation_id=conversation.id, turn_id=uuid.uuid4(),
                           query="What is the boiler code?", expected_version=0,
                           format="markdown")
-        assert jobs.run_batch(account_id=account.id, kind=convo.GENERATE) == 1
+        assert jobs.run_batch(account_id=account.id, kind=GENERATE) == 1
     note_share, _ = sharing.share_create(actor=me, note_id=note.id)
     book_share, _ = sharing.share_create(actor=me, notebook_id=book.id)
 

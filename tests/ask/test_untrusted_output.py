@@ -15,9 +15,9 @@ from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
-from ask import conversations as convo
-from ask import services
 from ask.models import Turn
+from ask.rules import GENERATE
+from ask.services import ask
 from grove.kernel import jobs
 from grove.kernel.tenancy import tenant
 from grove.models import Job
@@ -51,7 +51,7 @@ def test_answer_json_carries_links_and_never_images_on_every_channel(owner, prov
     provider.chat_replies = [answer("answered", (PAYLOAD, [cite]))] * 4
     assert images_in(PAYLOAD) == 2  # what the model sent is an exfiltration
 
-    direct = services.ask(actor=owner, query="Where is the wifi password?")
+    direct = ask(actor=owner, query="Where is the wifi password?")
     _no_images(direct.blocks[0].text)
 
     rest = Caller(Client(), key).post("/ask", {"query": "Where is the wifi password?"})
@@ -108,7 +108,7 @@ def test_a_nul_and_a_lone_surrogate_in_the_answer_are_cleaned_and_the_turn_compl
     assert [b.text for b in done.result.blocks] == ["Sundays\ufffd, at night."]
     assert len(chat_requests(provider)) == 1
     with tenant(owner):
-        job = Job.objects.get(kind=convo.GENERATE,
+        job = Job.objects.get(kind=GENERATE,
                               target_id=Turn.objects.get(client_id=turn.id).id)
     assert job.status == Job.Status.DONE and job.attempts == 1
 
@@ -157,18 +157,18 @@ def test_an_error_storing_the_answer_fails_the_turn_at_once_with_its_cause(
     provider.chat_replies = [answer("answered", (f"October ({refusing_turns}).",
                                                  [f"note:{note.id}@1"]))] * 3
     turn = submit(owner, conversation, "When is the boiler serviced?")
-    assert jobs.run_batch(account_id=owner.account_id, kind=convo.GENERATE) == 0
+    assert jobs.run_batch(account_id=owner.account_id, kind=GENERATE) == 0
     failed = turn_of(owner, conversation, turn)
     assert failed.status == "failed" and failed.error.code == "generation_failed"
     assert "ask_turn_refuses_marker" in failed.error.message  # the real cause, shown
     with tenant(owner):
-        job = Job.objects.get(kind=convo.GENERATE,
+        job = Job.objects.get(kind=GENERATE,
                               target_id=Turn.objects.get(client_id=turn.id).id)
     assert job.status == Job.Status.FAILED and job.attempts == 1
     assert job.last_error.startswith("IntegrityError:") and job.lease_token is None
     # Nothing is left for the lease to run out on: no second model call, ever.
     assert jobs.recover(now=timezone.now() + timedelta(minutes=6))["expired"] == 0
-    assert jobs.run_batch(account_id=owner.account_id, kind=convo.GENERATE) == 0
+    assert jobs.run_batch(account_id=owner.account_id, kind=GENERATE) == 0
     assert len(chat_requests(provider)) == 1
 
 

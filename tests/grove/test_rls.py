@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from ask import conversations
+from ask.services import conversation_create, turn_submit
 from grove.kernel import jobs, tenancy
 from grove.runtime import dbroles
 from notebooks import services
@@ -50,8 +50,8 @@ def populate(actor):
     jobs.run_batch(account_id=actor.account_id, kind="embed")  # a vector row too
     termstats.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
     factories.note(actor, "counted by the term statistics triggers")  # a delta row
-    talk, _ = conversations.conversation_create(actor=actor, conversation_id=uuid.uuid4())
-    conversations.turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
+    talk, _ = conversation_create(actor=actor, conversation_id=uuid.uuid4())
+    turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
                               query="secret?", expected_version=0)
     share_services.share_create(actor=actor, notebook_id=nb.id)
     return nb, note

@@ -1,0 +1,96 @@
+"""Ask's rules and limits, shared by its reads, writes and shapes: what a question, a title
+and a source selection may be, and what an answer's text may carry."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ask.models import TITLE_MAX_CHARS, Conversation
+from grove.interfaces.rendering import without_images
+from grove.kernel.errors import Conflict, Invalid
+from grove.kernel.validation import storable_text
+from notebooks.rules import EVERYWHERE
+
+QUERY_MAX_CHARS = 6000
+PREVIOUS_MAX = 4
+EVIDENCE_LIMIT = 8
+EVIDENCE_MAX_CHARS = 6000
+
+
+def clean_query(query: Any) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise Invalid("Ask a question (query).", code="invalid_query")
+    if len(query) > QUERY_MAX_CHARS:
+        raise Invalid(f"A question is at most {QUERY_MAX_CHARS} characters.",
+                      code="invalid_query")
+    return storable_text(query, what="query", code="invalid_query").strip()
+
+
+def answer_text(text: str) -> str:
+    """A model's answer text as Grove keeps and returns it: markdown with links but no
+    images (see the module's docstring)."""
+    return without_images(text)
+
+
+
+
+TURN_LIMIT = 100
+HISTORY_TURNS = 8
+PAGE = 30
+SEARCH_MAX_CHARS = 200
+CONTEXT_NOTES_MAX = 12
+CONTEXT_NOTEBOOKS_MAX = 6
+GENERATE = "ask.generate"
+
+
+def clean_title(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Invalid("title must be text.", code="invalid_title")
+    title = " ".join(storable_text(value, what="title", code="invalid_title").split())
+    if len(title) > TITLE_MAX_CHARS:
+        raise Invalid(f"A title is at most {TITLE_MAX_CHARS} characters.",
+                      code="invalid_title")
+    return title
+
+
+def context_unavailable(message: str) -> Conflict:
+    return Conflict(message, code="context_unavailable")
+
+
+def clean_context(value: Any) -> dict[str, Any] | None:
+    """`{notes: [≤12], notebooks: [≤6], only}` with unique ids and at least one selector,
+    normalised; anything else → 409 context_unavailable (SPEC §8)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - {"notes", "notebooks", "only"}:
+        raise context_unavailable("context is {notes, notebooks, only}.")
+    notes, notebooks = value.get("notes") or [], value.get("notebooks") or []
+    only = value.get("only", False)
+    if not isinstance(notes, list | tuple) or not isinstance(notebooks, list | tuple) \
+            or not isinstance(only, bool):
+        raise context_unavailable("context.notes and context.notebooks are lists of ids; only is "
+                           "true or false.")
+    if len(notes) > CONTEXT_NOTES_MAX or len(notebooks) > CONTEXT_NOTEBOOKS_MAX:
+        raise context_unavailable(f"Select at most {CONTEXT_NOTES_MAX} notes and "
+                           f"{CONTEXT_NOTEBOOKS_MAX} notebooks.")
+    if not notes and not notebooks:
+        raise context_unavailable("Select at least one note or notebook.")
+    try:
+        note_ids = [uuid.UUID(str(n)) for n in notes]
+        notebook_ids = [uuid.UUID(str(n)) for n in notebooks]
+    except (ValueError, TypeError, AttributeError):
+        raise context_unavailable("Selected ids must be UUIDs.") from None
+    if len(set(note_ids)) != len(note_ids) or len(set(notebook_ids)) != len(notebook_ids):
+        raise context_unavailable("Each note and notebook can be selected once.")
+    return {"notes": [str(n) for n in note_ids], "notebooks": [str(n) for n in notebook_ids],
+            "only": only}
+
+
+def scope_of(conversation: Conversation) -> Any:
+    """The conversation's notebook argument for retrieval (see services.retrieve)."""
+    if conversation.scope == Conversation.Scope.EVERYWHERE:
+        return EVERYWHERE
+    return conversation.notebook_id

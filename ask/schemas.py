@@ -1,0 +1,270 @@
+"""Ask's shapes — arguments and results of `ask`, conversations and turns — shared by
+REST, MCP and the pages. JSON is camelCase (SPEC §3)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Schema
+from pydantic import Field
+from pydantic.json_schema import JsonDict
+
+from ask.models import Conversation, Turn
+from ask.rules import (
+    CONTEXT_NOTEBOOKS_MAX,
+    CONTEXT_NOTES_MAX,
+    PREVIOUS_MAX,
+    QUERY_MAX_CHARS,
+    SEARCH_MAX_CHARS,
+)
+from grove.kernel.schemas import In, Out
+from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
+from notebooks.rules import EVERYWHERE
+from notebooks.schemas.arguments import (
+    CURSOR_MAX_CHARS,
+    PLACE_FILTER,
+    Place,
+    ToolArguments,
+    place_of,
+)
+from notebooks.schemas.notes import NoteOut
+from notebooks.schemas.tools import CompactNote
+
+_QUESTION: JsonDict = {"pattern": NONBLANK_TEXT}
+
+
+class AskIn(In):
+    query: str = Field(max_length=QUERY_MAX_CHARS,
+                       description="The question, in plain words.", json_schema_extra=_QUESTION)
+    notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
+                                      " (REST: null = Personal).")
+    include_personal: bool = Field(default=True, description="With everything granted: "
+                                   "Personal notes too, when granted.")
+    previous_questions: list[Annotated[str, Field(max_length=QUERY_MAX_CHARS,
+                                                  json_schema_extra=_QUESTION)]] = Field(
+        default_factory=list, max_length=PREVIOUS_MAX,
+        description="Earlier questions, oldest first, for a follow-up like \"and in "
+        "May?\".")
+    mode: Literal["answer", "search"] = Field(default="answer", description="search: the "
+                                              "sources only, no answer.")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        place = place_of(self.notebook_id) if "notebook_id" in self.model_fields_set \
+            else EVERYWHERE
+        return {"query": self.query, "notebook_id": place,
+                "include_personal": self.include_personal,
+                "previous_questions": self.previous_questions, "mode": self.mode}
+
+
+class ContextIn(In):
+    notes: list[uuid.UUID] = Field(default_factory=list,
+                                   max_length=CONTEXT_NOTES_MAX,
+                                   json_schema_extra={"uniqueItems": True},
+                                   description="Up to 12 note ids, each once")
+    notebooks: list[uuid.UUID] = Field(default_factory=list,
+                                       max_length=CONTEXT_NOTEBOOKS_MAX,
+                                       json_schema_extra={"uniqueItems": True},
+                                       description="Up to 6 notebook ids, each once")
+    only: bool = Field(default=False, description="Use nothing outside the selection")
+
+
+class ConversationCreateIn(In):
+    id: uuid.UUID = Field(description="The conversation's id, chosen by the client (a UUID): "
+                                      "retrying the same create is harmless")
+    notebook_id: uuid.UUID | None = Field(
+        default=None, description="One notebook; null = Personal only; omit for all granted")
+    include_personal: bool = True
+    title: str | None = Field(default=None, json_schema_extra={"pattern": STORABLE_TEXT})
+
+    def service_kwargs(self) -> dict[str, Any]:
+        place = self.notebook_id if "notebook_id" in self.model_fields_set \
+            else EVERYWHERE
+        return {"conversation_id": self.id, "notebook_id": place,
+                "include_personal": self.include_personal, "title": self.title}
+
+
+class TurnIn(In):
+    id: uuid.UUID = Field(description="The turn's id, chosen by the client (a UUID): a retry "
+                                      "with the same id and body replays")
+    query: str = Field(description="The question (at most 6,000 characters)",
+                       max_length=QUERY_MAX_CHARS, json_schema_extra=_QUESTION)
+    format: Literal["plain", "markdown"] = "plain"
+    expected_version: int = Field(ge=0, description="The conversation version you last saw")
+    context: ContextIn | None = Field(
+        default=None, description="Strict source selection: notes and notebooks to answer "
+                                  "from; with only=true nothing else is used")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        context = None
+        if self.context is not None:
+            context = {"notes": self.context.notes, "notebooks": self.context.notebooks,
+                       "only": self.context.only}
+        return {"turn_id": self.id, "query": self.query, "format": self.format,
+                "expected_version": self.expected_version, "context": context}
+
+
+class HistorySearchIn(In):
+    query: str | None = Field(default=None, max_length=SEARCH_MAX_CHARS,
+                              json_schema_extra={"pattern": STORABLE_TEXT},
+                              description="Literal, case-insensitive text to find in titles "
+                                          "and questions")
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
+
+
+class AnswerBlock(Out):
+    text: str
+    citations: list[str]
+    # False when the model cited something it was not shown (dropped) or nothing at all.
+    supported: bool
+
+
+class Source(Out):
+    cite_as: str  # note:<uuid>@<version>
+    note: NoteOut
+    score: float
+
+
+class AskOut(Out):
+    status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled", "search"]
+    blocks: list[AnswerBlock]
+    sources: list[Source]
+
+
+class ContextOut(Out):
+    notes: list[uuid.UUID]
+    notebooks: list[uuid.UUID]
+    only: bool
+
+
+class SourceOut(Out):
+    """A note revision an answer was made from (stored with the turn)."""
+
+    cite_as: str  # note:<uuid>@<version>
+    note_id: uuid.UUID
+    version: int
+    kind: str
+    notebook_id: uuid.UUID | None
+    label: str  # the note's first line, shortened
+
+
+class NotebookCoverage(Out):
+    id: uuid.UUID
+    name: str
+    notes: int  # live notes in the notebook
+    supplied: int  # of them, shown to the model
+    searched: bool  # too many to show all: the best matches for the question were picked
+
+
+class Coverage(Out):
+    """How much of a source selection the answer saw."""
+
+    notes_selected: int
+    notes_supplied: int
+    notebooks: list[NotebookCoverage]
+    supplied: int
+    truncated: int  # supplied notes cut to the per-note limit
+    complete: bool
+
+
+class TurnResult(Out):
+    status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled"]
+    blocks: list[AnswerBlock]
+    sources: list[SourceOut]
+    context_coverage: Coverage | None = None
+    # A follow-up resolved against the earlier turns, as used for retrieval.
+    resolved_question: str | None = None
+
+
+class TurnError(Out):
+    code: str
+    message: str
+
+
+class TurnOut(Out):
+    id: uuid.UUID
+    conversation_id: uuid.UUID
+    position: int
+    query: str
+    format: Literal["plain", "markdown"]
+    context: ContextOut | None
+    status: Literal["pending", "completed", "failed"]
+    result: TurnResult | None
+    error: TurnError | None
+    created_at: datetime
+    completed_at: datetime | None
+
+    @classmethod
+    def of(cls, turn: Turn) -> TurnOut:
+        return cls(
+            id=turn.client_id, conversation_id=turn.conversation.client_id,
+            position=turn.position,
+            query=turn.query, format=turn.format,  # type: ignore[arg-type]
+            context=ContextOut.model_validate(turn.context) if turn.context else None,
+            status=turn.status,  # type: ignore[arg-type]
+            result=TurnResult.model_validate(turn.result) if turn.result else None,
+            error=TurnError(code=turn.error_code, message=turn.error_message)
+            if turn.status == Turn.Status.FAILED else None,
+            created_at=turn.created_at, completed_at=turn.completed_at)
+
+
+class ConversationOut(Out):
+    id: uuid.UUID
+    title: str
+    notebook_id: uuid.UUID | None
+    # everywhere = every granted notebook (+ Personal when includePersonal); personal;
+    # notebook = the one named by notebookId.
+    scope: Literal["everywhere", "personal", "notebook"]
+    include_personal: bool
+    version: int
+    turn_count: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> ConversationOut:
+        return cls(id=conversation.client_id, title=conversation.title,
+                   notebook_id=conversation.notebook_id,
+                   scope=conversation.scope,  # type: ignore[arg-type]
+                   include_personal=conversation.include_personal,
+                   version=conversation.version, turn_count=conversation.version,
+                   created_at=conversation.created_at, updated_at=conversation.updated_at)
+
+
+class ConversationDetail(ConversationOut):
+    turns: list[TurnOut]
+
+
+class ConversationFound(Out):
+    """A history search hit: no assistant payloads, only what the user wrote."""
+
+    id: uuid.UUID
+    title: str
+    turn_count: int
+    created_at: datetime
+    updated_at: datetime
+    matched_question: str | None  # the first question that matched, if any
+
+
+class AskArgs(ToolArguments, AskIn):
+    pass
+
+
+class AskToolOut(Out):
+    status: str  # answered | insufficient_evidence | no_evidence | disabled | search
+    blocks: list[AnswerBlock]
+    sources: list[CompactNote]
+
+    def mcp_text(self) -> str:
+        lines = [f"status: {self.status}"]
+        for block in self.blocks:
+            cited = f" [{', '.join(block.citations)}]" if block.citations else ""
+            lines.append(("" if block.supported else "(unsupported) ") + block.text + cited)
+        if self.sources:
+            lines.append("Sources:\n\n" + "\n\n".join(s.mcp_line() for s in self.sources))
+        return "\n\n".join(lines)
+
+
+class ListFilters(Schema):
+    after: uuid.UUID | None = None

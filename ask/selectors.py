@@ -1,0 +1,241 @@
+"""Conversations (SPEC §8): durable Ask threads — the website's Ask mode and
+`/v1/conversations…`.
+
+* A conversation and each of its turns are created with the client's UUID. The same
+  UUID with the same payload replays (nothing new happens); with anything else it
+  conflicts (409), and nothing changes.
+* A turn names the conversation version it expects (`expectedVersion`); accepting it
+  advances the version. Refused turns — version conflict, the 100-turn limit, an
+  unavailable source selection — leave the conversation exactly as it was.
+* The answer is made by a background job (`ask.generation`), outside any transaction;
+  the turn is `pending` until then, `completed` with its result or `failed` with a code
+  (and can be retried).
+* A conversation is visible to whoever started it: the owner's website session sees
+  all of the account's; a connection only its own. Every turn is answered with the
+  starter's grant (the owner asking in an agent's conversation included).
+* History lists newest first in pages of 30 and searches titles and questions
+  (literal, case-insensitive) with a signed cursor that keeps the exact timestamp of
+  the last row, so deleting a row never shifts the next page. Deleting hides a
+  conversation; its rows are retained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from ask.models import Conversation, Turn
+from ask.rules import (
+    EVIDENCE_LIMIT,
+    EVIDENCE_MAX_CHARS,
+    PAGE,
+    SEARCH_MAX_CHARS,
+    context_unavailable,
+)
+from ask.schemas import ConversationDetail, ConversationFound, ConversationOut, Source, TurnOut
+from grove.kernel.actor import READ, Actor
+from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.tenancy import tenant
+from grove.kernel.validation import storable_text
+from notebooks.rules import EVERYWHERE, parse_uuid
+from notebooks.selectors import recall
+from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
+
+HISTORY_SALT = "grove.ask.history"
+
+# -- shapes ------------------------------------------------------------------------------------
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+# -- cleaning ----------------------------------------------------------------------------------
+
+
+
+
+
+
+
+
+def check_context(actor: Actor, context: dict[str, Any] | None) -> None:
+    """Every selected note and notebook exists and is reachable by the caller (caller
+    holds a tenant transaction); otherwise 409 context_unavailable."""
+    if not context:
+        return
+    notes = notes_visible_to(actor).filter(id__in=context["notes"]).count()
+    notebooks = notebooks_visible_to(actor).filter(id__in=context["notebooks"]).count()
+    if notes != len(context["notes"]) or notebooks != len(context["notebooks"]):
+        raise context_unavailable("A selected note or notebook does not exist or is not "
+                           "reachable.")
+
+
+
+
+
+
+# -- access ------------------------------------------------------------------------------------
+
+
+def conversations_visible_to(actor: Actor, *, hidden: bool = False) -> Any:
+    rows = Conversation.objects.all()
+    if not hidden:
+        rows = rows.filter(deleted_at__isnull=True)
+    if actor.connection_id is not None:
+        rows = rows.filter(connection_id=actor.connection_id)
+    return rows
+
+
+def access_conversation(actor: Actor, conversation_id: Any, *,
+                        for_update: bool = False) -> Conversation:
+    """The conversation if the actor may see it (caller holds a tenant transaction)."""
+    actor.require(READ)
+    key = parse_uuid(conversation_id, what="conversation id")
+    rows = conversations_visible_to(actor)
+    if for_update:
+        rows = rows.select_for_update()
+    conversation = rows.filter(client_id=key).first()
+    if conversation is None:
+        raise NotFound("No such conversation.", code="conversation_not_found")
+    return conversation
+
+
+# -- services ----------------------------------------------------------------------------------
+
+
+
+
+
+
+
+
+
+
+def conversation_get(*, actor: Actor, conversation_id: Any) -> ConversationDetail:
+    with tenant(actor):
+        conversation = access_conversation(actor, conversation_id)
+        turns = [TurnOut.of(t) for t in conversation.turns.order_by("position")]
+    return ConversationDetail(**ConversationOut.of(conversation).model_dump(), turns=turns)
+
+
+def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
+    key = parse_uuid(turn_id, what="turn id")
+    with tenant(actor):
+        conversation = access_conversation(actor, conversation_id)
+        turn = conversation.turns.filter(client_id=key).first()
+        if turn is None:
+            raise NotFound("No such turn.", code="turn_not_found")
+        return TurnOut.of(turn)
+
+
+
+
+def conversation_list(*, actor: Actor, after: Any = None
+                      ) -> tuple[list[ConversationOut], uuid.UUID | None, int]:
+    """Newest first, 30 per page; `after` is the last id of the previous page (it may
+    have been deleted since). Returns (page, the id to pass as `after` or None, how
+    many conversations there are in all)."""
+    with tenant(actor):
+        actor.require(READ)
+        rows = conversations_visible_to(actor).order_by("-created_at", "-id")
+        total = rows.count()
+        if after is not None:
+            key = parse_uuid(after, what="after")
+            mark = conversations_visible_to(actor, hidden=True).filter(client_id=key)\
+                .values_list("created_at", "id").first()
+            if mark is None:
+                raise Invalid("after names no conversation of yours.", code="invalid_after")
+            rows = rows.filter(Q(created_at__lt=mark[0]) | Q(created_at=mark[0], id__lt=mark[1]))
+        page = list(rows[:PAGE + 1])
+    more = len(page) > PAGE
+    page = page[:PAGE]
+    return [ConversationOut.of(c) for c in page], (page[-1].client_id if more else None), total
+
+
+def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
+                        ) -> tuple[list[ConversationFound], str | None, int]:
+    """History search: conversations whose title or any question contains `query`
+    (literal, case-insensitive; omitted = all), newest first, 30 per page. The cursor
+    is signed, bound to the account, the caller and the query, and keeps the last
+    row's exact timestamp. Returns (page, next cursor or None, matches in all)."""
+    text = ""
+    if query is not None:
+        if not isinstance(query, str):
+            raise Invalid("query must be text.", code="invalid_query")
+        text = storable_text(query, what="query", code="invalid_query").strip()
+        if len(text) > SEARCH_MAX_CHARS:
+            raise Invalid(f"A history search is at most {SEARCH_MAX_CHARS} characters.",
+                          code="invalid_query")
+    fingerprint = hashlib.sha256(f"history\n{text}".encode()).hexdigest()
+    ceiling, last = read_cursor(actor, cursor, fingerprint, salt=HISTORY_SALT)
+    with tenant(actor):
+        actor.require(READ)
+        now = timezone.now()
+        rows = conversations_visible_to(actor)
+        if text:
+            asked = Turn.objects.filter(query__icontains=text).values("conversation_id")
+            rows = rows.filter(Q(title__icontains=text) | Q(id__in=asked))
+        if ceiling is not None:
+            rows = rows.filter(created_at__lte=ceiling)
+        total = rows.count()
+        if last is not None:
+            at, key = parse_datetime(str(last[0])), uuid.UUID(str(last[1]))
+            rows = rows.filter(Q(created_at__lt=at) | Q(created_at=at, id__lt=key))
+        page = list(rows.order_by("-created_at", "-id")[:PAGE + 1])
+        matched: dict[uuid.UUID, str] = {}
+        if text and page:
+            for conversation_id, asked_text in Turn.objects.filter(
+                    conversation_id__in=[c.id for c in page[:PAGE]],
+                    query__icontains=text).order_by("-position")\
+                    .values_list("conversation_id", "query"):
+                matched[conversation_id] = asked_text[:SEARCH_MAX_CHARS]
+    more = len(page) > PAGE
+    page = page[:PAGE]
+    found = [ConversationFound(id=c.client_id, title=c.title, turn_count=c.version,
+                               created_at=c.created_at, updated_at=c.updated_at,
+                               matched_question=matched.get(c.id)) for c in page]
+    next_cursor = None
+    if more:
+        next_cursor = write_cursor(actor, fingerprint, ceiling or now,
+                                   [page[-1].created_at.isoformat(), str(page[-1].id)],
+                                   salt=HISTORY_SALT)
+    return found, next_cursor, total
+
+
+def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
+             include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> list[Source]:
+    """Recall's evidence for a question in a scope: `notebook_id` omitted (EVERYWHERE) =
+    every granted notebook, None = Personal only, else that one notebook."""
+    if notebook_id is EVERYWHERE:
+        scope: dict[str, Any] = {"notebook_ids": None, "include_personal": include_personal}
+    elif notebook_id is None:
+        scope = {"notebook_ids": [], "include_personal": True}
+    else:
+        scope = {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
+    found = recall.recall(actor=actor, query=question, limit=limit,
+                          max_chars=EVIDENCE_MAX_CHARS, **scope)
+    return [Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
+            for hit in found.data]
