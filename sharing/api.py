@@ -14,27 +14,22 @@ from grove.interfaces.rest import (
     KEY_OR_SESSION,
     WRITE_ERRORS,
     ApiRouter,
-    In,
     Ok,
     OkList,
     actor_of,
     listed,
     ok,
 )
-from sharing import services
+from sharing import selectors, services
+from sharing.schemas import ShareIn, ShareOut
 
 router = ApiRouter(tags=["shares"])
 
 
-class ShareIn(In):
-    note_id: uuid.UUID | None = None
-    notebook_id: uuid.UUID | None = None
-    include_subnotebooks: bool = False
-    allow_indexing: bool = False
 
 
 @router.post("/shares", auth=KEY_OR_SESSION,
-             response={201: Ok[services.ShareOut], 200: Ok[services.ShareOut], **WRITE_ERRORS},
+             response={201: Ok[ShareOut], 200: Ok[ShareOut], **WRITE_ERRORS},
              summary="Publish a note or notebook as a read-only link (201; an existing live "
                      "link → 200). Website session only")
 def share_create(request: HttpRequest, payload: ShareIn) -> Any:
@@ -45,10 +40,10 @@ def share_create(request: HttpRequest, payload: ShareIn) -> Any:
     return Status(201 if created else 200, ok(share))
 
 
-@router.get("/shares", auth=KEY_OR_SESSION, response={200: OkList[services.ShareOut], **ERRORS},
+@router.get("/shares", auth=KEY_OR_SESSION, response={200: OkList[ShareOut], **ERRORS},
             summary="The live share links with view counts. Website session only")
 def share_list(request: HttpRequest) -> Any:
-    return listed(services.share_list(actor=actor_of(request)))
+    return listed(selectors.share_list(actor=actor_of(request)))
 
 
 @router.post("/shares/{share_id}/revoke", auth=KEY_OR_SESSION,

@@ -2,7 +2,7 @@
 
 Public (no sign-in, SPEC §9): `/public/shares/<token>` (HTML), `….json`, a notebook
 share's pages of notes (`?cursor=`, `/notes.json`) and its notes one by one
-(`/notes/<id>`, `….json`). Every visitor request goes through `sharing.public` (the
+(`/notes/<id>`, `….json`). Every visitor request goes through `sharing.selectors` (the
 database's narrow read path), has its own per-address rate limit, and an unknown,
 forged or revoked token — or a note that is not (or no longer) in the share — gets the
 same 404. Pages may sit in shared caches for at most a minute (browsers revalidate each
@@ -34,7 +34,9 @@ from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import render_markdown, title_and_excerpt
 from grove.kernel import throttle
 from grove.kernel.errors import GroveError
-from sharing import public, services
+from sharing import selectors as public
+from sharing import services
+from sharing.schemas import PublicNote, PublicShare
 
 CACHE_SECONDS = 60
 NOT_FOUND = {"success": False, "error": {
@@ -42,7 +44,7 @@ NOT_FOUND = {"success": False, "error": {
     "message": "This link does not exist or was revoked by its owner."}}
 
 
-def _headers(response: HttpResponse, share: public.PublicShare | None) -> HttpResponse:
+def _headers(response: HttpResponse, share: PublicShare | None) -> HttpResponse:
     if share is None:
         response["Cache-Control"] = "no-store"
     else:
@@ -55,7 +57,7 @@ def _headers(response: HttpResponse, share: public.PublicShare | None) -> HttpRe
     return response
 
 
-def _json(data: Any, share: public.PublicShare | None, status: int = 200) -> HttpResponse:
+def _json(data: Any, share: PublicShare | None, status: int = 200) -> HttpResponse:
     return _headers(HttpResponse(json.dumps(data), status=status,
                                  content_type="application/json"), share)
 
@@ -88,26 +90,26 @@ def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     return wrapped
 
 
-def _note_json(note: public.PublicNote) -> dict[str, Any]:
+def _note_json(note: PublicNote) -> dict[str, Any]:
     """What the page shows of a note, and nothing more (SPEC §9)."""
     return {"id": str(note.id), "content": note.content, "kind": note.kind,
             "updated": note.updated_on.isoformat()}
 
 
-def _meta(share: public.PublicShare, **extra: Any) -> dict[str, Any]:
+def _meta(share: PublicShare, **extra: Any) -> dict[str, Any]:
     """Delivery metadata: what this is and how long it may be kept."""
     return {"share": share.kind, "title": share.title or None,
             "generatedAt": timezone.now().isoformat(), "maxAgeSeconds": CACHE_SECONDS,
             **extra}
 
 
-def _page_of(request: HttpRequest, share: public.PublicShare
-             ) -> tuple[list[public.PublicNote], str | None]:
+def _page_of(request: HttpRequest, share: PublicShare
+             ) -> tuple[list[PublicNote], str | None]:
     limit = public.clean_limit(request.GET.get("limit"))
     return public.page(share, cursor=request.GET.get("cursor") or None, limit=limit)
 
 
-def _bad_page(as_json: bool, share: public.PublicShare, error: public.InvalidPage
+def _bad_page(as_json: bool, share: PublicShare, error: public.InvalidPage
               ) -> HttpResponse:
     body = {"success": False, "error": {"code": "invalid_page", "message": str(error)}}
     if as_json:
@@ -130,7 +132,7 @@ def public_share(request: HttpRequest, token: str, as_json: bool = False) -> Htt
         notes, next_cursor = _page_of(request, share)
     except public.InvalidPage as error:
         return _bad_page(as_json, share, error)
-    public.count_view(share)
+    services.count_view(share)
     if as_json:
         return _json({"success": True, "data": {"notes": [_note_json(n) for n in notes]},
                       "meta": _meta(share, returned=len(notes), nextCursor=next_cursor)},
@@ -168,9 +170,9 @@ def public_share_note(request: HttpRequest, token: str, note_id: str,
                       back=reverse("public-share", args=[share.token]))
 
 
-def _show_note(request: HttpRequest, share: public.PublicShare, note: public.PublicNote,
+def _show_note(request: HttpRequest, share: PublicShare, note: PublicNote,
                as_json: bool, back: str | None = None) -> HttpResponse:
-    public.count_view(share)
+    services.count_view(share)
     if as_json:
         return _json({"success": True, "data": {"note": _note_json(note)},
                       "meta": _meta(share)}, share)
@@ -220,4 +222,4 @@ def share_revoke(request: HttpRequest, share_id: str) -> HttpResponse:
 @require_GET
 def share_list(request: HttpRequest) -> HttpResponse:
     return render(request, "sharing/shares.html", {
-        "section": "shares", "shares": services.share_list(actor=session_actor(request))})
+        "section": "shares", "shares": public.share_list(actor=session_actor(request))})

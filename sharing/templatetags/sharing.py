@@ -6,7 +6,7 @@ from typing import Any
 from django import template
 
 from grove.interfaces.middleware import session_actor
-from sharing import services
+from sharing import selectors
 
 register = template.Library()
 
@@ -15,7 +15,7 @@ register = template.Library()
 def share_box(context: dict[str, Any], note_id: Any = None,
               notebook_id: Any = None) -> dict[str, Any]:
     request = context["request"]
-    share = services.share_for(actor=session_actor(request), note_id=note_id,
+    share = selectors.share_for(actor=session_actor(request), note_id=note_id,
                                notebook_id=notebook_id)
     return {"share": share, "note_id": note_id, "notebook_id": notebook_id,
             "next": request.get_full_path(), "csrf_token": context.get("csrf_token")}

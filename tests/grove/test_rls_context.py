@@ -16,7 +16,7 @@ from grove.kernel import tenancy
 from grove.models import Account
 from grove.runtime import dbroles
 from grove.runtime.config import ConfigError
-from sharing import public
+from sharing import selectors as public
 from sharing import services as share_services
 from tests import factories
 from tests.grove.test_rls import account_tables, count, populate

@@ -23,7 +23,8 @@ from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from notebooks import services as notes
 from notebooks.models import Note
-from sharing import public, services, tokens
+from sharing import selectors as public
+from sharing import services, tokens
 from tests import factories
 from tests.api.conftest import Caller, new_key
 from tests.api.test_api_core import session_caller
@@ -73,7 +74,7 @@ def test_a_note_share_renders_read_only_and_counts_views(owner):
     assert data["data"]["note"]["content"].startswith("# Sourdough")
     assert set(data["data"]["note"]) == {"id", "content", "kind", "updated"}
     assert data["meta"]["share"] == "note" and data["meta"]["maxAgeSeconds"] == 60
-    [listed] = services.share_list(actor=owner)
+    [listed] = public.share_list(actor=owner)
     assert listed.view_count == 2 and listed.last_viewed_at is not None
 
 
@@ -159,7 +160,7 @@ def test_membership_is_live(owner):
     assert note_share.available
     notes.note_forget(actor=owner, operation_id=uuid.uuid4(), items=[{"id": first.id}])
     assert shared_ids(share) == []
-    listed = {s.id: s.available for s in services.share_list(actor=owner)}
+    listed = {s.id: s.available for s in public.share_list(actor=owner)}
     assert listed == {share.id: True, note_share.id: False}  # the Shares page says so
     web = Client()
     web.force_login(Account.objects.get(id=owner.account_id))

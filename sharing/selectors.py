@@ -1,5 +1,7 @@
-"""What a share link shows (SPEC §9): read only through the security-definer functions
-of migration sharing 0003, with no account context — so whatever a visitor sends (ids,
+"""Reads of share links: the owner's list, and what a link shows (SPEC §9).
+
+What a visitor sees is read only through the security-definer functions of migration
+sharing 0003, with no account context — so whatever a visitor sends (ids,
 cursors), nothing outside the share's target can come back. They take the link's token
 and check its MAC themselves: a share id alone opens nothing, even to SQL run as the
 runtime role."""
@@ -7,16 +9,22 @@ runtime role."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core import signing
-from django.db import connection, transaction
+from django.db import connection
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from sharing.tokens import share_id_of
+from grove.interfaces.rendering import first_line
+from grove.kernel.actor import Actor
+from grove.kernel.tenancy import tenant
+from sharing.models import Share
+from sharing.schemas import PublicNote, PublicShare, ShareOut
+from sharing.tokens import share_id_of, token_for
 
 PAGE_DEFAULT, PAGE_MAX = 20, 50
 CURSOR_SALT = "grove.sharing.page"
@@ -26,31 +34,8 @@ class InvalidPage(Exception):
     """A page cursor or size a visitor may not use."""
 
 
-@dataclass(frozen=True)
-class PublicShare:
-    id: uuid.UUID
-    token: str
-    kind: str  # note | notebook
-    title: str
-    subnotebooks: bool
-    allow_indexing: bool
 
 
-@dataclass(frozen=True)
-class PublicNote:
-    """A shared note as a visitor may see it: no version (an edit count), no provenance.
-    `created_at` only orders pages; what is shown of the note's times is `updated_on`."""
-
-    id: uuid.UUID
-    content: str
-    kind: str
-    created_at: datetime
-    updated_at: datetime
-
-    @property
-    def updated_on(self) -> date:
-        """The day of the last change — all the page and the JSON show of its times."""
-        return timezone.localtime(self.updated_at).date()
 
 
 def open_share(token: str) -> PublicShare | None:
@@ -137,6 +122,54 @@ def page(share: PublicShare, *, cursor: str | None = None,
     return notes, next_cursor
 
 
-def count_view(share: PublicShare) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT grove_share_viewed(%s)", [share.token])
+
+
+def share_url(token: str) -> str:
+    return settings.GROVE_BASE_URL.rstrip("/") + reverse("public-share", args=[token])
+
+
+def _title(share: Share) -> str:
+    if share.notebook_id is not None:
+        return share.notebook.name if share.notebook else ""
+    return first_line(share.note.content) if share.note else ""
+
+
+def _available(share: Share) -> bool:
+    if share.note is not None:
+        note = share.note
+        return note.status == "active" and (note.expires_at is None
+                                            or note.expires_at > timezone.now())
+    notebook = share.notebook
+    return notebook is not None and notebook.deleted_at is None \
+        and notebook.archived_at is None
+
+
+def share_out(share: Share) -> ShareOut:
+    token = token_for(share.id)
+    return ShareOut(
+        id=share.id, kind="note" if share.note_id else "notebook", note_id=share.note_id,
+        notebook_id=share.notebook_id, title=_title(share), token=token,
+        url=share_url(token), include_subnotebooks=share.include_subnotebooks,
+        allow_indexing=share.allow_indexing, view_count=share.view_count,
+        last_viewed_at=share.last_viewed_at, created_at=share.created_at,
+        available=_available(share))
+
+
+def share_list(*, actor: Actor) -> list[ShareOut]:
+    """The account's live share links, newest first, with their view counts."""
+    actor.require_session()
+    with tenant(actor):
+        shares = Share.objects.select_related("note", "notebook")\
+            .filter(revoked_at__isnull=True).order_by("-created_at", "-id")
+        return [share_out(s) for s in shares]
+
+
+def share_for(*, actor: Actor, note_id: Any = None,
+              notebook_id: Any = None) -> ShareOut | None:
+    """The live link of a note or notebook, if it has one (for its page)."""
+    actor.require_session()
+    with tenant(actor):
+        target = {"note_id": note_id} if note_id is not None else {"notebook_id": notebook_id}
+        share = Share.objects.select_related("note", "notebook")\
+            .filter(revoked_at__isnull=True, **target).first()
+        return share_out(share) if share else None

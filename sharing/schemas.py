@@ -1,0 +1,64 @@
+"""Shapes of share links: the owner's view of a link (REST and pages) and what a visitor
+may see of a shared note."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
+
+from django.utils import timezone
+
+from grove.kernel.schemas import In, Out
+
+
+class ShareOut(Out):
+    id: uuid.UUID
+    kind: Literal["note", "notebook"]
+    note_id: uuid.UUID | None
+    notebook_id: uuid.UUID | None
+    title: str  # the notebook's name, or the note's first line
+    token: str
+    url: str
+    include_subnotebooks: bool
+    allow_indexing: bool
+    view_count: int
+    last_viewed_at: datetime | None
+    created_at: datetime
+    # False while the target is archived, expired or deleted: the link shows a 404.
+    available: bool
+
+
+@dataclass(frozen=True)
+class PublicShare:
+    id: uuid.UUID
+    token: str
+    kind: str  # note | notebook
+    title: str
+    subnotebooks: bool
+    allow_indexing: bool
+
+
+@dataclass(frozen=True)
+class PublicNote:
+    """A shared note as a visitor may see it: no version (an edit count), no provenance.
+    `created_at` only orders pages; what is shown of the note's times is `updated_on`."""
+
+    id: uuid.UUID
+    content: str
+    kind: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def updated_on(self) -> date:
+        """The day of the last change — all the page and the JSON show of its times."""
+        return timezone.localtime(self.updated_at).date()
+
+
+class ShareIn(In):
+    note_id: uuid.UUID | None = None
+    notebook_id: uuid.UUID | None = None
+    include_subnotebooks: bool = False
+    allow_indexing: bool = False
