@@ -41,6 +41,7 @@ from grove.interfaces.rendering import shorten
 from grove.kernel import jobs
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound, Unavailable
+from grove.kernel.fences import expect_version
 from grove.kernel.operations import request_hash
 from grove.kernel.tenancy import tenant
 from notebooks.rules import EVERYWHERE, parse_uuid
@@ -204,10 +205,10 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
                 raise Conflict("This turn id was already used for a different question.",
                                code="turn_conflict")
             return TurnOut.of(existing), False
-        if expected_version != conversation.version:
-            raise Conflict(f"The conversation is at version {conversation.version}, not "
-                           f"{expected_version}: reload it and ask again.",
-                           code="version_conflict")
+        expect_version(what="conversation", actual=conversation.version,
+                       expected=expected_version, name_current=False,
+                       message=f"The conversation is at version {conversation.version}, not "
+                               f"{expected_version}: reload it and ask again.")
         if conversation.version >= TURN_LIMIT:
             raise Conflict(f"A conversation holds at most {TURN_LIMIT} turns; start a new "
                            "one.", code="turn_limit")

@@ -19,6 +19,7 @@ from grove.identity import selectors
 from grove.identity.schemas import ConnectionOut, NewKeyOut, connection_state
 from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
+from grove.kernel.fences import expect_version
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 
@@ -171,9 +172,12 @@ def connection_update(
                       code="expected_state_required")
     with tenant(actor):
         row = _access_connection(actor, connection_id)
-        if connection_state(row) != expected_state:
-            raise Conflict("The connection changed since you loaded it; reload and retry.",
-                           code="connection_conflict", current=ConnectionOut.of(row).to_json())
+        state = connection_state(row)
+        if state != expected_state:  # (only then is the current shape worth building)
+            expect_version(what="connection", actual=state, expected=expected_state,
+                           code="connection_conflict", name_current=False,
+                           message="The connection changed since you loaded it; reload and "
+                                   "retry.", current=ConnectionOut.of(row).to_json())
         if row.status == Connection.Status.REVOKED:
             raise Conflict("A revoked connection cannot be changed or reactivated.",
                            code="connection_revoked")

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from grove.kernel import operations
+from grove.kernel import fences, operations
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import NotFound
 from notebooks.models import (
@@ -49,7 +49,7 @@ def _batch(
             except NotFound:
                 results.append(ItemResult(id=note_uuid, status="not_found"))
                 continue
-            if expected is not None and note.version != expected:
+            if fences.is_stale(actual=note.version, expected=expected):
                 results.append(ItemResult(id=note_uuid, status="version_conflict",
                                           version=note.version))
                 continue

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection
 
-from grove.kernel import operations
+from grove.kernel import fences, operations
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Conflict, Gone
 from grove.kernel.tenancy import tenant
@@ -131,9 +131,5 @@ def tree_lock(actor: Actor) -> None:
 
 
 def expect_version(note: Note, expected_version: int | None) -> None:
-    if expected_version is not None and note.version != expected_version:
-        raise Conflict(
-            f"The note is at version {note.version}, not {expected_version}; "
-            "read it again and retry.",
-            code="version_conflict", current_version=note.version,
-        )
+    """The note's `expectedVersion` fence (`grove.kernel.fences`)."""
+    fences.expect_version(what="note", actual=note.version, expected=expected_version)
