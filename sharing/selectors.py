@@ -22,6 +22,7 @@ from django.utils.dateparse import parse_datetime
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
 from grove.kernel.tenancy import tenant
+from notebooks.selectors.access import note_is_live
 from sharing.models import Share
 from sharing.schemas import PublicNote, PublicShare, ShareOut
 from sharing.tokens import share_id_of, token_for
@@ -137,8 +138,7 @@ def _title(share: Share) -> str:
 def _available(share: Share) -> bool:
     if share.note is not None:
         note = share.note
-        return note.status == "active" and (note.expires_at is None
-                                            or note.expires_at > timezone.now())
+        return note_is_live(note, timezone.now())
     notebook = share.notebook
     return notebook is not None and notebook.deleted_at is None \
         and notebook.archived_at is None

@@ -35,15 +35,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.cache import caches
-from django.core.cache.backends.locmem import LocMemCache
 
 from grove.kernel import throttle
 
@@ -187,15 +184,8 @@ class Limits:
         limit = settings.GROVE_ADDRESS_RATE_LIMIT
         if not limit:
             return None
-        now = throttle.clock()
-        key = f"addr:{throttle.hashed(address)}:{int(now // WINDOW)}"
-        if isinstance(caches["default"], LocMemCache):  # process memory: no I/O to wait for
-            seen = throttle.count(key, WINDOW)
-        else:
-            seen = await sync_to_async(throttle.count, thread_sensitive=False)(key, WINDOW)
-        if seen <= limit:
-            return None
-        return max(1, math.ceil(WINDOW - now % WINDOW))
+        return await throttle.fixed_window_async(f"addr:{throttle.hashed(address)}",
+                                                 limit=limit, window=WINDOW)
 
     async def body_limit(self, path: str, headers: dict[str, str]) -> int:
         small: int = settings.GROVE_API_MAX_BODY

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import uuid
 from typing import Any, Literal
 
@@ -126,7 +125,7 @@ class ConnectionRateLimit(BaseThrottle):
     def wait(self) -> float | None:
         """Seconds until the current window ends (no per-request state on the shared
         instance)."""
-        return max(1, math.ceil(self.WINDOW - throttle.clock() % self.WINDOW))
+        return throttle.until_window_ends(self.WINDOW)
 
 
 KEY = [KeyAuth()]

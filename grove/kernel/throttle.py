@@ -38,7 +38,7 @@ def hashed(value: str) -> str:
 
 
 def _login_keys(username: str, address: str, window: int, now: float) -> dict[str, str]:
-    slot = int(now // window)
+    slot = int(now // window)  # (the same windows as `fixed_window`)
     account = hashed(username.strip().casefold())
     where = hashed(address)
     return {"pair": f"login:p:{account}:{where}:{slot}", "address": f"login:i:{where}:{slot}",
@@ -75,8 +75,42 @@ def count(key: str, window: int) -> int:
         return 1
 
 
-def _until_window_ends(window: int, now: float) -> int:
+def until_window_ends(window: int, now: float | None = None) -> int:
+    """Whole seconds (at least 1) until the current fixed window of `window` ends."""
+    now = clock() if now is None else now
     return max(1, math.ceil(window - now % window))
+
+
+def _window_key(name: str, window: int, now: float) -> str:
+    return f"{name}:{int(now // window)}"  # the key names its window
+
+
+def _over(seen: int, limit: int, window: int, now: float) -> int | None:
+    return None if seen <= limit else until_window_ends(window, now)
+
+
+def fixed_window(name: str, *, limit: int, window: int, now: float | None = None) -> int | None:
+    """The one fixed-window rate rule: count one event under `name` in the current
+    window of `window` seconds; when that puts it over `limit`, the seconds until the
+    window ends (Retry-After), else None."""
+    now = clock() if now is None else now
+    return _over(count(_window_key(name, window, now), window), limit, window, now)
+
+
+async def fixed_window_async(name: str, *, limit: int, window: int) -> int | None:
+    """`fixed_window` for the ASGI layer: with a shared cache (Redis) the count runs in a
+    worker thread; process memory needs no I/O, so it is counted in place."""
+    from asgiref.sync import sync_to_async
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    now = clock()
+    key = _window_key(name, window, now)
+    if isinstance(caches["default"], LocMemCache):
+        seen = count(key, window)
+    else:
+        seen = await sync_to_async(count, thread_sensitive=False)(key, window)
+    return _over(seen, limit, window, now)
 
 
 def connection_wait(connection_id: object, *, now: float | None = None) -> int | None:
@@ -86,10 +120,7 @@ def connection_wait(connection_id: object, *, now: float | None = None) -> int |
     limit = settings.GROVE_API_RATE_LIMIT
     if not limit or connection_id is None:
         return None
-    now = clock() if now is None else now
-    if count(f"rate:{connection_id}:{int(now // WINDOW)}", WINDOW) <= limit:
-        return None
-    return _until_window_ends(WINDOW, now)
+    return fixed_window(f"rate:{connection_id}", limit=limit, window=WINDOW, now=now)
 
 
 def login_blocked_for(username: str, address: str, *, now: float | None = None) -> int | None:
@@ -102,7 +133,7 @@ def login_blocked_for(username: str, address: str, *, now: float | None = None) 
     counts = cache.get_many([keys["pair"], keys["address"]])
     if counts.get(keys["pair"], 0) >= limits["pair"] \
             or counts.get(keys["address"], 0) >= limits["address"]:
-        return _until_window_ends(window, now)
+        return until_window_ends(window, now)
     return None
 
 
@@ -139,9 +170,5 @@ def registration_blocked_for(request: HttpRequest, *, now: float | None = None) 
     limits = settings.GROVE_REGISTRATION_LIMIT
     if not limits["count"]:
         return None
-    now = clock() if now is None else now
-    window = limits["window"]
-    if count(f"register:{address_key(request)}:{int(now // window)}", window) \
-            <= limits["count"]:
-        return None
-    return _until_window_ends(window, now)
+    return fixed_window(f"register:{address_key(request)}", limit=limits["count"],
+                        window=limits["window"], now=now)

@@ -44,14 +44,33 @@ def visible_filter(actor: Actor, *, prefix: str = "") -> Q:
     )
 
 
+def unexpired_filter(*, now: datetime, prefix: str = "") -> Q:
+    """A note's own liveness as SQL: active and not past its expiry (the expire job may
+    not have run yet). `note_is_live` says the same of a loaded note."""
+    return Q(**{f"{prefix}status": Status.ACTIVE}) & (
+        Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now}))
+
+
+def past_expiry_filter(*, now: datetime, prefix: str = "") -> Q:
+    """Expired notes: marked so by the expire job, or active but past their expiry."""
+    return Q(**{f"{prefix}status": Status.EXPIRED}) | (
+        Q(**{f"{prefix}status": Status.ACTIVE}) & Q(**{f"{prefix}expires_at__lte": now}))
+
+
+def note_is_live(note: Note, now: datetime) -> bool:
+    """`unexpired_filter` for one loaded note: active and not past its expiry."""
+    return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
+
+
 def live_filter(actor: Actor, *, now: datetime | None = None, prefix: str = "") -> Q:
     """What lists and recall show: visible, active, not past expiry, and not in an
-    archived or deleted notebook."""
+    archived or deleted notebook. (The security-definer functions of migrations
+    notebooks 0008 and sharing 0003 spell the same rule in SQL; a migration is a snapshot
+    of what it installs, so they stay as written.)"""
     now = now or timezone.now()
     return (
         visible_filter(actor, prefix=prefix)
-        & Q(**{f"{prefix}status": Status.ACTIVE})
-        & (Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now}))
+        & unexpired_filter(now=now, prefix=prefix)
         & (
             Q(**{f"{prefix}notebook__isnull": True})
             | Q(**{f"{prefix}notebook__{field}": value

@@ -43,7 +43,7 @@ from notebooks.rules import (
     parse_uuid,
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
-from notebooks.selectors.access import live_filter, notes_visible_to
+from notebooks.selectors.access import live_filter, notes_visible_to, past_expiry_filter
 
 
 def _clean(value: Any, allowed: tuple[str, ...], what: str) -> str:
@@ -68,8 +68,7 @@ def _scope(actor: Actor, *, status: str, now: datetime) -> QuerySet[Note]:
                                               archived_at__isnull=False).values("id")
         return visible.filter(Q(status=Status.ARCHIVED)
                               | Q(status=Status.ACTIVE, notebook_id__in=in_archived))
-    return visible.filter(Q(status=Status.EXPIRED)
-                          | Q(status=Status.ACTIVE, expires_at__lte=now))
+    return visible.filter(past_expiry_filter(now=now))
 
 
 def note_search(

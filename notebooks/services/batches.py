@@ -22,8 +22,9 @@ from notebooks.rules import clean_items
 from notebooks.schemas.notes import BatchOut, ItemResult, ItemStatus
 from notebooks.selectors.access import (
     access_note,
+    note_is_live,
 )
-from notebooks.services.frame import effectively_active, expiry, idempotent
+from notebooks.services.frame import expiry, idempotent
 from notebooks.services.revisions import save_new_version
 
 
@@ -71,7 +72,7 @@ def note_forget(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable[
     def apply(note: Note, now: datetime, op_id: uuid.UUID) -> ItemStatus:
         note.status, note.deleted_at = Status.DELETED, now
         save_new_version(note, reason=RevisionReason.DELETE, actor=actor,
-                          operation_id=op_id, now=now)
+                         operation_id=op_id, now=now)
         return "deleted"
 
     return _batch(actor=actor, operation_id=operation_id, items=items, action="note_forget",
@@ -87,7 +88,7 @@ def note_archive(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
             return "archived"
         note.status, note.archived_at = Status.ARCHIVED, now
         save_new_version(note, reason=RevisionReason.ARCHIVE, actor=actor,
-                          operation_id=op_id, now=now)
+                         operation_id=op_id, now=now)
         return "archived"
 
     return _batch(actor=actor, operation_id=operation_id, items=items, action="note_archive",
@@ -100,7 +101,7 @@ def note_restore(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
     restored | not_found | version_conflict | not_restorable."""
 
     def apply(note: Note, now: datetime, op_id: uuid.UUID) -> ItemStatus:
-        if effectively_active(note, now):
+        if note_is_live(note, now):
             return "restored"
         # Expired since: the job's record, or — if the job has not run yet — the expiry.
         expired_since = note.expired_at if note.status == Status.EXPIRED else (
@@ -111,7 +112,7 @@ def note_restore(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
         note.status, note.archived_at, note.expired_at = Status.ACTIVE, None, None
         note.expires_at = expiry(note.retention_days, now)
         save_new_version(note, reason=RevisionReason.RESTORE, actor=actor,
-                          operation_id=op_id, now=now)
+                         operation_id=op_id, now=now)
         return "restored"
 
     return _batch(actor=actor, operation_id=operation_id, items=items, action="note_restore",

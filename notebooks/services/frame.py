@@ -16,7 +16,7 @@ from grove.kernel.errors import Conflict, Gone
 from grove.kernel.tenancy import tenant
 from grove.models import Account
 from notebooks.models import Capture, Note, Notebook, Status
-from notebooks.selectors.access import access_note
+from notebooks.selectors.access import access_note, note_is_live
 
 HANDOFF_UNIQUE = "note_one_live_handoff_per_task"
 
@@ -113,12 +113,8 @@ def require_open_notebook(notebook: Notebook | None) -> None:
         raise Conflict("That notebook is archived; restore it first.", code="notebook_archived")
 
 
-def effectively_active(note: Note, now: datetime) -> bool:
-    return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
-
-
 def require_active(note: Note, now: datetime) -> None:
-    if not effectively_active(note, now):
+    if not note_is_live(note, now):
         status = Status.EXPIRED if note.status == Status.ACTIVE else note.status
         raise Conflict(f"The note is {status}; restore it first.", code="note_not_active")
 

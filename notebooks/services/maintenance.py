@@ -37,7 +37,7 @@ def note_expire_due(*, actor: Actor, now: datetime | None = None) -> ExpireOut:
         for note in due:
             note.status, note.expired_at = Status.EXPIRED, note.expires_at
             save_new_version(note, reason=RevisionReason.EXPIRE, actor=actor,
-                              operation_id=None, now=now)
+                             operation_id=None, now=now)
             expired += 1
         cutoff = now - timedelta(days=EXPIRED_RESTORE_WINDOW_DAYS)
         stale = (Note.objects.select_for_update(skip_locked=True)
@@ -46,7 +46,7 @@ def note_expire_due(*, actor: Actor, now: datetime | None = None) -> ExpireOut:
         for note in stale:
             note.status, note.deleted_at = Status.DELETED, now
             save_new_version(note, reason=RevisionReason.DELETE, actor=actor,
-                              operation_id=None, now=now)
+                             operation_id=None, now=now)
             deleted += 1
     return ExpireOut(expired=expired, deleted=deleted)
 

@@ -184,7 +184,7 @@ def notebook_delete(
         for note in notes:
             note.status, note.deleted_at = Status.DELETED, now
             save_new_version(note, reason=RevisionReason.DELETE, actor=actor,
-                              operation_id=op, now=now)
+                             operation_id=op, now=now)
         Notebook.objects.filter(id__in=ids).update(deleted_at=now, updated_at=now)
 
     return _subtree_action(actor=actor, operation_id=operation_id, notebook_id=notebook_id,

@@ -42,10 +42,10 @@ from notebooks.schemas.notes import NoteOut, RememberOut
 from notebooks.selectors.access import (
     access_destination,
     access_note,
+    note_is_live,
 )
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
-    effectively_active,
     expect_version,
     expiry,
     idempotent,
@@ -135,7 +135,7 @@ def note_remember(
                 mark_for_indexing(note)
         if not created:
             assert note is not None
-            reactivate = not effectively_active(note, now)
+            reactivate = not note_is_live(note, now)
             content_changed = note.content != content
             note.content = content
             for field in ("source_agent", "capture", "pinned", "importance"):

@@ -57,7 +57,7 @@ def save_new_version(
     except IntegrityError as exc:
         raise integrity_conflict(exc) from None
     write_revision(note, reason=reason, actor=actor, operation_id=operation_id,
-                    restored_from=restored_from)
+                   restored_from=restored_from)
 
 
 def note_restore_revision(
