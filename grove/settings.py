@@ -66,15 +66,16 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "grove.urls"
-# Modules whose TOOLS list is served over MCP and POST /v1/tools/<name> (grove/mcp.py).
+# Modules whose TOOLS list is served over MCP and POST /v1/tools/<name> (grove/interfaces/mcp.py).
 GROVE_MCP_TOOL_MODULES = ["notebooks.mcp", "ask.mcp"]
 # Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
-# characters and a batch at most 100 items, so 1 MiB is generous. Larger → 413.
+# characters and a batch at most 100 items, so 1 MiB is generous — a loose outer limit
+# (see notebooks/rules.py): it caps work, the services check the exact limits. Larger → 413.
 GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
-# Both are enforced before Django reads a byte (grove/limits.py): the import upload of a
+# Both are enforced before Django reads a byte (grove/interfaces/limits.py): the import upload of a
 # signed-in session may be larger.
 GROVE_IMPORT_MAX_BODY = 256 * 1024 * 1024
-# Before authentication (grove/limits.py): requests per minute per client address, and
+# Before authentication (grove/interfaces/limits.py): requests per minute per client address, and
 # how many requests run inside Django at once in this process.
 GROVE_ADDRESS_RATE_LIMIT = CONFIG.address_rate_limit
 GROVE_MAX_CONCURRENT_REQUESTS = CONFIG.max_concurrent_requests
@@ -239,7 +240,7 @@ OAUTH2_PROVIDER = {
     "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "grove.identity.oauth.audience_is_mcp",
 }
 
-# Sign-in throttling (grove/throttle.py), within a window: `pair` failures for one
+# Sign-in throttling (grove/kernel/throttle.py), within a window: `pair` failures for one
 # account name from one address, or `address` failures from one address, refuse further
 # tries from that address (the form says when to try again); from `account` failures of
 # a name from anywhere on, its sign-ins are held `step` seconds more per failure (at most

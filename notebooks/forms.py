@@ -3,14 +3,15 @@ from typing import cast
 
 from django import forms
 
-from notebooks.models import CONTENT_MAX_CHARS, NAME_MAX_CHARS, Kind
+from notebooks.models import NAME_MAX_CHARS, Kind
+from notebooks.rules import CONTENT_OUTER_MAX_CHARS
 
 
 class NoteForm(forms.Form):
     # The operation id travels with the form, so a double submit saves once.
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}),
-                              max_length=CONTENT_MAX_CHARS + 1000)
+                              max_length=CONTENT_OUTER_MAX_CHARS)
     kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.FACT)
     notebook = forms.ChoiceField(required=False)
     task_id = forms.CharField(required=False, label="Task id (handoffs)")
@@ -41,7 +42,7 @@ class NoteEditForm(forms.Form):
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     expected_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}),
-                              max_length=CONTENT_MAX_CHARS + 1000)
+                              max_length=CONTENT_OUTER_MAX_CHARS)
     kind = forms.ChoiceField(choices=Kind.choices)
 
 

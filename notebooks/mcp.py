@@ -1,8 +1,8 @@
 """Grove's notes and notebooks as MCP tools (SPEC §7). Each tool takes the same
-arguments model as its REST route (notebooks/arguments.py) — plus the id the route
+arguments model as its REST route (notebooks/schemas/arguments.py) — plus the id the route
 carries in its path, and with `null` meaning "left out" — calls the same service, and
 answers in the compact tool shapes of `notebooks.schemas` (the full record on request).
-`grove/mcp.py` serves them at `/mcp` and `POST /v1/tools/<name>`.
+`grove/interfaces/mcp.py` serves them at `/mcp` and `POST /v1/tools/<name>`.
 
 Hints are honest: `idempotentHint` is true only where repeating the call without an
 operation id changes nothing more (a second `remember` saves a second note).

@@ -63,6 +63,15 @@ RECALL_DEFAULT_MAX_CHARS, RECALL_MIN_MAX_CHARS, RECALL_MAX_MAX_CHARS = 6000, 500
 RECALL_QUERY_MAX_CHARS = 2000
 NOTEBOOK_PAGE_MAX = 200
 
+# Loose outer limits. Each exact limit (CONTENT_MAX_CHARS, …) is checked once, by its
+# cleaner here, on the trimmed text, with a stable error code, and the schemas state
+# the same number. Layers in front of the cleaners — a form field, the request body
+# (GROVE_API_MAX_BODY, 1 MiB: far above 6,000 characters of any script) — only cap how
+# much work one request can cause, so they are set looser on purpose: a value the
+# service accepts is never cut or refused before it gets there, and one that is too
+# long reaches its cleaner and gets its code rather than a generic one.
+CONTENT_OUTER_MAX_CHARS = CONTENT_MAX_CHARS + 1000  # surrounding whitespace is trimmed
+
 
 def clean_content(value: Any) -> str:
     if not isinstance(value, str):

@@ -53,7 +53,7 @@ def owner_setup(request: HttpRequest) -> HttpResponse:
 class GroveLoginView(LoginView):
     """Sign-in, refused per (account name, address) and per address after repeated
     failures, and slowed — never refused — for an account failing from everywhere
-    (grove/throttle.py).
+    (grove/kernel/throttle.py).
     Django's `login()` rotates the session key, so a session id planted before sign-in
     is worthless after it."""
 

@@ -1,6 +1,6 @@
 """Limits before work: one rate limit per connection across `/v1`, `/v1/tools` and `/mcp`
-(grove/throttle.py); and, against a real `grove serve --port N`, body size, requests per
-address and bounded concurrency in front of Django (grove/limits.py) with the database
+(grove/kernel/throttle.py); and, against a real `grove serve --port N`, body size, requests per
+address and bounded concurrency in front of Django (grove/interfaces/limits.py) with the database
 pool behind it — floods of bogus keys and oversize bodies, and a real user meanwhile."""
 
 from __future__ import annotations
