@@ -30,7 +30,10 @@ from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
 from notebooks.rules import (
+    clean_bool,
+    clean_capture,
     clean_content,
+    clean_importance,
     clean_kind,
     clean_name,
     clean_retention,
@@ -270,14 +273,17 @@ def _mapped(ids: dict[uuid.UUID, uuid.UUID], old: uuid.UUID | None, number: int,
 
 def _clean_fields(record: _NoteFields, notebook_ids: dict[uuid.UUID, uuid.UUID],
                   number: int) -> dict[str, Any]:
+    """A record's note fields through the same cleaners as `note_remember` (notebooks.rules),
+    so an import accepts and refuses exactly what a save does."""
     try:
         return {
             "notebook_id": _mapped(notebook_ids, record.notebook_id, number, "notebookId"),
             "content": clean_content(record.content), "kind": clean_kind(record.kind),
             "task_id": clean_task_id(record.task_id),
             "source_agent": clean_source_agent(record.source_agent),
-            "capture": record.capture, "pinned": record.pinned,
-            "importance": record.importance,
+            "capture": clean_capture(record.capture),
+            "pinned": clean_bool(record.pinned, what="pinned"),
+            "importance": clean_importance(record.importance),
             "retention_days": clean_retention(record.retention_days),
             "expires_at": record.expires_at, "status": record.status,
         }
