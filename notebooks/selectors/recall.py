@@ -28,7 +28,7 @@ from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import Cast, RowNumber
 from pgvector.django import CosineDistance, VectorField
 
-from grove.embeddings import Embedder, get_embedder
+from grove.embeddings import get_embedder
 from grove.embeddings.profile import active_profile_name
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
@@ -195,12 +195,11 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
     return [(row[0], float(row[1])) for row in rows], total
 
 
-def _semantic(embedder: Embedder, profile: str, query: str, scope: Scope,
+def _semantic(vector: list[float], dim: int, profile: str, scope: Scope,
               max_distance: float) -> list[tuple[uuid.UUID, float]]:
-    """Nearest vectors of the active profile among the notes in scope (HNSW with
-    iterative scan, so grant filters still fill the list), within `max_distance`."""
-    vector = embedder.embed([query])[0].tolist()
-    dim = int(embedder.dimension)
+    """Nearest vectors of the active profile to the query's `vector` among the notes in
+    scope (HNSW with iterative scan, so grant filters still fill the list), within
+    `max_distance`."""
     # Must be the HNSW index's expression: (embedding)::vector(dim).
     distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
     # The content-hash check (a vector for the note's *current* content) is done on the
@@ -287,7 +286,13 @@ def recall(
     if not 0 < max_distance <= 2:
         raise Invalid("maxDistance must be in (0, 2].", code="invalid_max_distance")
 
+    # The query's vector is made before the transaction opens (STYLE §4): with the
+    # `openai` provider it is an HTTP call. The active profile is global, not tenant data.
     embedder = get_embedder() if query else None
+    profile = active_profile_name() if embedder is not None else None
+    vector: list[float] | None = None
+    if query and embedder is not None and profile is not None:
+        vector = embedder.embed([query])[0].tolist()
     with tenant(actor):
         actor.require(READ)
         scope_ids = None
@@ -305,11 +310,10 @@ def recall(
         weights = term_weights(query)
         lexical, lexical_total = _lexical(weights, scope)
         semantic: list[tuple[uuid.UUID, float]] = []
-        profile = active_profile_name()
-        hybrid = embedder is not None and profile is not None
-        if hybrid:
+        hybrid = vector is not None
+        if vector is not None:
             assert embedder is not None and profile is not None
-            semantic = _semantic(embedder, profile, query, scope, max_distance)
+            semantic = _semantic(vector, int(embedder.dimension), profile, scope, max_distance)
         fused: dict[uuid.UUID, float] = {}
         matched: dict[uuid.UUID, list[str]] = {}
         for arm, hits in (("lexical", lexical), ("semantic", semantic)):
