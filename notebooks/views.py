@@ -201,12 +201,7 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
                diff: dict[str, Any] | None = None) -> HttpResponse:
     """One note with its metadata, history and actions. Missing, deleted and foreign
     notes are the same 404 (as over REST)."""
-    actor = session_actor(request)
-    try:
-        note = selectors.note_get(actor=actor, note_id=note_id)
-        revisions = selectors.note_revisions(actor=actor, note_id=note_id)
-    except NotFound:
-        raise Http404("No such note.") from None
+    note, revisions = selectors.note_page(actor=session_actor(request), note_id=note_id)
     notebooks = notebooks_for(request)
     place = notebooks.names.get(note.notebook_id, "") if note.notebook_id else "Personal"
     out = NoteOut.of(note)
@@ -326,9 +321,7 @@ def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
         services.note_move(actor=session_actor(request),
                            operation_id=form.cleaned_data["operation_id"], note_ids=[note_id],
                            notebook_id=form.cleaned_data["destination"] or None)
-    except GroveError as exc:
-        if isinstance(exc, NotFound) and exc.code == "not_found":
-            raise
+    except GroveError as exc:  # a missing note is still a 404: the page's read raises it
         return _note_page(request, note_id, status=exc.status, conflict=exc.message)
     messages.success(request, "Moved.")
     return redirect("note", note_id=note_id)
@@ -367,11 +360,8 @@ def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
     form = DiffForm(request.GET)
     if not form.is_valid():
         raise Invalid("Pick two versions to compare.", code="invalid_versions")
-    try:
-        revisions = {r.version: r for r in selectors.note_revisions(
-            actor=session_actor(request), note_id=note_id)}
-    except NotFound:
-        raise Http404("No such note.") from None
+    revisions = {r.version: r for r in selectors.note_revisions(
+        actor=session_actor(request), note_id=note_id)}
     a, b = form.cleaned_data["a"], form.cleaned_data["b"]
     if a not in revisions or b not in revisions:
         raise Invalid(f"This note has versions 1 to {max(revisions)}.",
@@ -390,12 +380,8 @@ def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
 def _notebook_page(request: HttpRequest, notebook_id: str, *,
                    form: NotebookEditForm | None = None, problem: str | None = None,
                    status: int = 200) -> HttpResponse:
-    actor = session_actor(request)
-    try:
-        notebook = selectors.notebook_get(actor=actor, notebook_id=notebook_id)
-        counts = selectors.notebook_subtree_counts(actor=actor, notebook_id=notebook_id)
-    except NotFound:
-        raise Http404("No such notebook.") from None
+    notebook, counts = selectors.notebook_page_of(actor=session_actor(request),
+                                                  notebook_id=notebook_id)
     notebooks = notebooks_for(request)
     # The parent picker offers every live notebook outside this one's subtree.
     inside = {notebook.id}
@@ -428,9 +414,7 @@ def notebook_manage(request: HttpRequest, notebook_id: str) -> HttpResponse:
         services.notebook_update(
             actor=session_actor(request), operation_id=data["operation_id"],
             notebook_id=notebook_id, name=data["name"], parent_id=data["parent"] or None)
-    except GroveError as exc:
-        if isinstance(exc, NotFound) and exc.code == "not_found":
-            raise
+    except GroveError as exc:  # a missing notebook is still a 404: the page's read raises it
         form.add_error(None, exc.message)
         return _notebook_page(request, notebook_id, form=form, status=exc.status)
     messages.success(request, "Notebook saved.")

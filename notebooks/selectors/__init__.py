@@ -14,23 +14,27 @@ through this package (`from notebooks import selectors`).
 from notebooks.selectors.library import (
     note_get,
     note_list,
+    note_page,
     note_revisions,
     notebook_get,
     notebook_list,
     notebook_names,
     notebook_out,
     notebook_page,
+    notebook_page_of,
     notebook_subtree_counts,
 )
 
 __all__ = [
     "note_get",
     "note_list",
+    "note_page",
     "note_revisions",
     "notebook_get",
     "notebook_list",
     "notebook_names",
     "notebook_out",
+    "notebook_page_of",
     "notebook_page",
     "notebook_subtree_counts",
 ]

@@ -132,9 +132,7 @@ def notebook_list(*, actor: Actor, include_archived: bool = False) -> list[Noteb
 
 
 def note_revisions(*, actor: Actor, note_id: uuid.UUID | str) -> list[Revision]:
-    with tenant(actor):
-        note = access_note(actor, note_id)
-        return list(Revision.objects.filter(note=note).order_by("-version"))
+    return note_page(actor=actor, note_id=note_id)[1]
 
 
 def notebook_subtree_counts(*, actor: Actor, notebook_id: uuid.UUID | str) -> SubtreeCounts:
@@ -142,5 +140,25 @@ def notebook_subtree_counts(*, actor: Actor, notebook_id: uuid.UUID | str) -> Su
     as far as the caller may see: a connection granted a notebook but not its children
     learns nothing about them (grants never inherit down the tree)."""
     with tenant(actor):
+        return _visible_subtree_counts(actor, access_notebook(actor, notebook_id))
+
+
+def _visible_subtree_counts(actor: Actor, notebook: Notebook) -> SubtreeCounts:
+    return count_subtree([i for i in subtree_ids(notebook.id) if actor.grant.allows(i)])
+
+
+def note_page(*, actor: Actor, note_id: uuid.UUID | str) -> tuple[Note, list[Revision]]:
+    """The note page's read, in one transaction: the note and its revisions, newest
+    first. Missing, deleted and foreign notes are the same NotFound."""
+    with tenant(actor):
+        note = access_note(actor, note_id)
+        return note, list(Revision.objects.filter(note=note).order_by("-version"))
+
+
+def notebook_page_of(*, actor: Actor,
+                     notebook_id: uuid.UUID | str) -> tuple[Notebook, SubtreeCounts]:
+    """The notebook page's read, in one transaction: the notebook and what its subtree
+    actions would act on (`notebook_subtree_counts`)."""
+    with tenant(actor):
         notebook = access_notebook(actor, notebook_id)
-        return count_subtree([i for i in subtree_ids(notebook.id) if actor.grant.allows(i)])
+        return notebook, _visible_subtree_counts(actor, notebook)

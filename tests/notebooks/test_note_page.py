@@ -86,3 +86,27 @@ def test_strangers_get_404_for_every_action(owner):
     row = factories.note_row(owner, note.id)
     assert (row.content, row.status, row.version) == ("mine", "active", 1)
     assert Client().get(f"/notes/{note.id}/").status_code == 302  # anonymous → sign in
+
+
+def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, web):
+    """Pinned: the page reads the note and its revisions in one selector call, so more
+    revisions (or notebooks in the sidebar) never mean more queries."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(url):
+        with CaptureQueriesContext(connection) as captured:
+            assert web.get(url).status_code == 200
+        return len(captured.captured_queries)
+
+    short = factories.note(owner, "short history")
+    long = factories.note(owner, "long history")
+    for n in range(5):
+        services.note_update(actor=owner, operation_id=op(), note_id=long.id,
+                             content=f"long history, take {n}")
+    factories.notebook(owner, "Work")
+    factories.notebook(owner, "Home")
+    queries(f"/notes/{short.id}/")  # warm: what a first request sets up is not counted
+    # Three tenant transactions of five statements (the note with its history, the
+    # sidebar's notebooks, the share box) and the session and account.
+    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 21
