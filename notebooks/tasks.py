@@ -2,8 +2,8 @@
 
 from celery import shared_task
 
-from grove.identity.selectors import active_account_ids
 from grove.kernel.actor import Actor
+from grove.kernel.tenancy import active_account_ids
 from notebooks.services.maintenance import note_expire_due
 
 

@@ -17,9 +17,6 @@ def account_exists() -> bool:
     return Account.objects.exists()
 
 
-def active_account_ids() -> list:
-    """Accounts background jobs act for (the account table is not tenant-scoped)."""
-    return list(Account.objects.filter(is_active=True).order_by("id").values_list("id", flat=True))
 
 
 def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:

@@ -48,7 +48,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from grove.kernel.tenancy import tenant
+from grove.kernel.tenancy import active_account_ids, tenant
 from grove.kernel.validation import storable
 from grove.models import Account, Job
 
@@ -362,8 +362,6 @@ def recover(*, now: datetime | None = None) -> dict[str, int]:
     wake-ups were lost — one `drain` chain per (account, kind), and none while that work
     is being claimed (it is making progress: its wake-ups are arriving) or was woken
     less than `RESEND_AFTER` ago. `resent` counts the chains started."""
-    from grove.identity.selectors import active_account_ids
-
     now = now or timezone.now()
     counts = {"expired": 0, "failed": 0, "resent": 0}
     for account_id in active_account_ids():

@@ -133,3 +133,10 @@ def context_works(using: str = "default") -> bool:
     with tenant(probe, using=using), connections[using].cursor() as cursor:
         cursor.execute("SELECT grove_current_account()")
         return bool(cursor.fetchone()[0] == probe)
+
+
+def active_account_ids() -> list:
+    """Accounts background jobs act for (the account table is not tenant-scoped)."""
+    from grove.models import Account
+
+    return list(Account.objects.filter(is_active=True).order_by("id").values_list("id", flat=True))

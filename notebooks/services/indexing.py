@@ -121,8 +121,7 @@ def _notes_without_vector(profile: str) -> Any:
 
 def reindex_progress(profile: str) -> tuple[int, int]:
     """(notes with a current vector for `profile`, all notes) over every account."""
-    from grove.identity.selectors import active_account_ids
-    from grove.kernel.tenancy import tenant
+    from grove.kernel.tenancy import active_account_ids, tenant
 
     done = total = 0
     for account_id in active_account_ids():
@@ -136,8 +135,7 @@ def reindex_progress(profile: str) -> tuple[int, int]:
 def reindex_start(profile: str, dimension: int) -> int:
     """Mark `profile` as being built and queue an embed job for every note that has no
     current vector for it. Returns how many were queued."""
-    from grove.identity.selectors import active_account_ids
-    from grove.kernel.tenancy import tenant
+    from grove.kernel.tenancy import active_account_ids, tenant
     from grove.models import EmbeddingProfile
 
     active = EmbeddingProfile.objects.filter(status=EmbeddingProfile.Status.ACTIVE).first()
@@ -161,8 +159,7 @@ def reindex_finish(profile: str) -> None:
     vectors of any other profile."""
     from django.db import transaction
 
-    from grove.identity.selectors import active_account_ids
-    from grove.kernel.tenancy import tenant
+    from grove.kernel.tenancy import active_account_ids, tenant
     from grove.models import EmbeddingProfile
 
     with transaction.atomic():

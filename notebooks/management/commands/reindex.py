@@ -14,8 +14,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from grove.embeddings import configured_profile
-from grove.identity.selectors import active_account_ids
 from grove.kernel import jobs
+from grove.kernel.tenancy import active_account_ids
 from notebooks.services import indexing
 
 STALL_SECONDS = 600.0

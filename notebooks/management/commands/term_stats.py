@@ -21,8 +21,8 @@ class Command(BaseCommand):
                             help="recount every account's statistics from its notes")
 
     def handle(self, *args: Any, recount: bool, **options: Any) -> None:
-        from grove.identity.selectors import active_account_ids
         from grove.kernel.actor import Actor
+        from grove.kernel.tenancy import active_account_ids
         from notebooks.services.term_stats import term_stats_refresh
         from notebooks.tasks import term_stats_compact_task
 
