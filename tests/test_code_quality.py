@@ -109,3 +109,14 @@ def test_reads_never_import_writes_and_shapes_import_neither():
         if bad := _in(_imports(path), prefixes):
             offenders[module] = bad
     assert not offenders, offenders
+
+
+def test_the_architecture_document_names_files_that_exist():
+    """docs/architecture.md follows the tree: every module path it names is there."""
+    import re
+
+    document = (REPO / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:grove|notebooks|ask|sharing|tests|bench)/[\w/*.]+\.py)`",
+                           document))
+    missing = sorted(p for p in named if not list(REPO.glob(p)))
+    assert named and not missing, missing

@@ -150,3 +150,20 @@ def test_runtime_role_is_unprivileged_and_owner_role_is_refused():
     assert dbroles.runtime_role_problems("default") == []
     problems = dbroles.runtime_role_problems("owner")
     assert problems and "owns" in problems[0]
+
+
+def test_the_architecture_document_names_every_table_with_row_level_security():
+    """docs/architecture.md lists the account-owned tables; it must be the database's list."""
+    import re
+    from pathlib import Path
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname FROM pg_class WHERE relkind = 'r' "
+                       "AND relrowsecurity AND relforcerowsecurity ORDER BY 1")
+        protected = {row[0] for row in cursor.fetchall()}
+    document = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    start = document.index("* Every account-owned table")
+    listed = set(re.findall(r"`((?:grove|notebooks|ask|sharing)_[a-z_]+)`",
+                            document[start:document.index("policy", start)]))
+    assert listed == protected
+    assert set(account_tables()) <= protected
