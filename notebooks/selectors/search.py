@@ -25,7 +25,7 @@ from django.utils.dateparse import parse_datetime
 
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
-from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.schemas import ListMeta
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
@@ -44,6 +44,13 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to, past_expiry_filter
+
+SEARCH_CURSOR_SALT = "grove.notes.search"
+
+# Each sort as a total order (the id breaks ties), and the paging key is its fields.
+_ORDERS: dict[str, tuple[str, str]] = {
+    "relevance": ("-rank", "-id"), "updated_desc": ("-updated_at", "-id"),
+    "updated_asc": ("updated_at", "id"), "created_desc": ("-created_at", "-id")}
 
 
 def _clean(value: Any, allowed: tuple[str, ...], what: str) -> str:
@@ -134,12 +141,13 @@ def note_search(
     spec = {"q": query, "place": place, "kinds": kinds, "agent": source_agent,
             "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
     fingerprint = _filters_fingerprint(spec)
-    ceiling, after_key = read_cursor(actor, cursor, fingerprint)
+    opened = cursor_read(cursor, salt=SEARCH_CURSOR_SALT, binding=caller_binding(actor),
+                         fingerprint=fingerprint)
 
     with tenant(actor):
         actor.require(READ)
         now = timezone.now()
-        ceiling = ceiling or now
+        ceiling = opened.ceiling or now
         notes = _scope(actor, status=status, now=now).filter(created_at__lte=ceiling)
         if place is None:
             from notebooks.selectors.access import require_personal
@@ -171,11 +179,15 @@ def note_search(
                 [SEARCH_CONFIG, query]))
         available = notes.count()
 
-        page = _order_and_seek(notes, sort, search_query, after_key)
+        if sort == "relevance":
+            assert search_query is not None
+            # float8, not ts_rank's float4: the cursor round-trips the value exactly.
+            notes = notes.annotate(rank=Cast(SearchRank(F("search"), search_query,
+                                                        cover_density=True), FloatField()))
         if matches and search_query is not None:
             # One passage of 15–35 words around the best match (fragment mode cut
             # short notes down to two words).
-            page = page.annotate(
+            notes = notes.annotate(
                 headline=SearchHeadline("content", search_query, config=SEARCH_CONFIG,
                                         start_sel="«", stop_sel="»", max_fragments=0,
                                         max_words=35, min_words=15),
@@ -187,8 +199,9 @@ def note_search(
             )
         # Nothing counted, nothing to page: skip the ordered scan (with a rare filter the
         # planner may walk the whole order index before finding that out).
-        rows = list(page[: limit + 1]) if available else []
-        more, rows = len(rows) > limit, rows[:limit]
+        page = keyset_page(notes if available else notes.none(), order=_ORDERS[sort],
+                           after=opened.key, limit=limit)
+        rows = page.rows
         items = []
         for note in rows:
             evidence = None
@@ -197,42 +210,10 @@ def note_search(
                                    terms=sorted(getattr(note, "matched_terms", None) or []),
                                    snippet=getattr(note, "headline", ""))
             items.append(SearchItem(note=NoteOut.of(note), matches=evidence))
-        next_cursor = None
-        if more and rows:
-            next_cursor = write_cursor(actor, fingerprint, ceiling, _key(rows[-1], sort))
+        next_cursor = cursor_after(opened, page, ceiling=ceiling, salt=SEARCH_CURSOR_SALT)
         # Counted before paging: notes before this page are included, so "truncated"
         # means "there is more than this page".
         return SearchPage(data=items, meta=ListMeta(
             returned=len(items), available=available, truncated=len(items) < available,
             limit=limit, next_cursor=next_cursor))
-
-
-def _order_and_seek(notes: QuerySet[Note], sort: str, search_query: SearchQuery | None,
-                    after: list[Any] | None) -> QuerySet[Note]:
-    if sort == "relevance":
-        assert search_query is not None
-        # float8, not ts_rank's float4: the cursor round-trips the value exactly.
-        notes = notes.annotate(rank=Cast(SearchRank(F("search"), search_query,
-                                                    cover_density=True), FloatField()))
-        if after:
-            rank, last_id = float(after[0]), uuid.UUID(after[1])
-            notes = notes.filter(Q(rank__lt=rank) | Q(rank=rank, id__lt=last_id))
-        return notes.order_by("-rank", "-id")
-    field, descending = {"updated_desc": ("updated_at", True), "updated_asc": ("updated_at", False),
-                         "created_desc": ("created_at", True)}[sort]
-    if after:
-        value, last_id = parse_datetime(after[0]), uuid.UUID(after[1])
-        op = "lt" if descending else "gt"
-        notes = notes.filter(Q(**{f"{field}__{op}": value})
-                             | Q(**{field: value, f"id__{op}": last_id}))
-    prefix = "-" if descending else ""
-    return notes.order_by(f"{prefix}{field}", f"{prefix}id")
-
-
-def _key(note: Note, sort: str) -> list[Any]:
-    if sort == "relevance":
-        return [note.rank, str(note.id)]  # type: ignore[attr-defined]
-    field = "created_at" if sort == "created_desc" else "updated_at"
-    return [getattr(note, field).isoformat(), str(note.id)]
-
 
