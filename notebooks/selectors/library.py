@@ -6,13 +6,11 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
-from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, Revision, Status
 from notebooks.rules import EVERYWHERE, NOTEBOOK_PAGE_MAX, _Everywhere, parse_uuid
@@ -100,25 +98,19 @@ def notebook_page(
         raise Invalid(f"limit must be a whole number from 1 to {NOTEBOOK_PAGE_MAX}.",
                       code="invalid_limit")
     fingerprint = "archived" if include_archived else "live"
-    ceiling, after = read_cursor(actor, cursor, fingerprint, salt=NOTEBOOK_CURSOR_SALT)
+    opened = cursor_read(cursor, salt=NOTEBOOK_CURSOR_SALT, binding=caller_binding(actor),
+                         fingerprint=fingerprint)
     with tenant(actor):
         actor.require(READ)
-        ceiling = ceiling or timezone.now()
+        ceiling = opened.ceiling or timezone.now()
         notebooks = notebooks_visible_to(actor).filter(created_at__lte=ceiling)
         if not include_archived:
             notebooks = notebooks.filter(archived_at__isnull=True)
         available = notebooks.count()
-        if after is not None:
-            created = parse_datetime(str(after[0]))
-            notebooks = notebooks.filter(Q(created_at__gt=created)
-                                         | Q(created_at=created, id__gt=uuid.UUID(after[1])))
-        rows = list(notebooks.order_by("created_at", "id")[: limit + 1])
-        more = len(rows) > limit
-        rows = rows[:limit]
-        out = notebooks_as_seen(actor, rows)
-    next_cursor = write_cursor(actor, fingerprint, ceiling,
-                               [rows[-1].created_at.isoformat(), str(rows[-1].id)],
-                               salt=NOTEBOOK_CURSOR_SALT) if more else None
+        page = keyset_page(notebooks, order=("created_at", "id"), after=opened.key,
+                           limit=limit)
+        out = notebooks_as_seen(actor, page.rows)
+    next_cursor = cursor_after(opened, page, ceiling=ceiling, salt=NOTEBOOK_CURSOR_SALT)
     return out, available, next_cursor
 
 
