@@ -27,7 +27,6 @@ from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from ask.models import Conversation, Turn
 from ask.rules import (
@@ -40,7 +39,7 @@ from ask.rules import (
 from ask.schemas import ConversationDetail, ConversationFound, ConversationOut, Source, TurnOut
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, NotFound
-from grove.kernel.paging import read_cursor, write_cursor
+from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
 from notebooks.rules import EVERYWHERE, parse_uuid
@@ -160,19 +159,18 @@ def conversation_list(*, actor: Actor, after: Any = None
     many conversations there are in all)."""
     with tenant(actor):
         actor.require(READ)
-        rows = conversations_visible_to(actor).order_by("-created_at", "-id")
+        rows = conversations_visible_to(actor)
         total = rows.count()
+        mark = None
         if after is not None:
             key = parse_uuid(after, what="after")
             mark = conversations_visible_to(actor, hidden=True).filter(client_id=key)\
                 .values_list("created_at", "id").first()
             if mark is None:
                 raise Invalid("after names no conversation of yours.", code="invalid_after")
-            rows = rows.filter(Q(created_at__lt=mark[0]) | Q(created_at=mark[0], id__lt=mark[1]))
-        page = list(rows[:PAGE + 1])
-    more = len(page) > PAGE
-    page = page[:PAGE]
-    return [ConversationOut.of(c) for c in page], (page[-1].client_id if more else None), total
+        page = keyset_page(rows, order=("-created_at", "-id"), after=mark, limit=PAGE)
+    last = page.rows[-1].client_id if page.next_key else None
+    return [ConversationOut.of(c) for c in page.rows], last, total
 
 
 def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
@@ -190,7 +188,8 @@ def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
             raise Invalid(f"A history search is at most {SEARCH_MAX_CHARS} characters.",
                           code="invalid_query")
     fingerprint = hashlib.sha256(f"history\n{text}".encode()).hexdigest()
-    ceiling, last = read_cursor(actor, cursor, fingerprint, salt=HISTORY_SALT)
+    opened = cursor_read(cursor, salt=HISTORY_SALT, binding=caller_binding(actor),
+                         fingerprint=fingerprint)
     with tenant(actor):
         actor.require(READ)
         now = timezone.now()
@@ -198,30 +197,21 @@ def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
         if text:
             asked = Turn.objects.filter(query__icontains=text).values("conversation_id")
             rows = rows.filter(Q(title__icontains=text) | Q(id__in=asked))
-        if ceiling is not None:
-            rows = rows.filter(created_at__lte=ceiling)
+        if opened.ceiling is not None:
+            rows = rows.filter(created_at__lte=opened.ceiling)
         total = rows.count()
-        if last is not None:
-            at, key = parse_datetime(str(last[0])), uuid.UUID(str(last[1]))
-            rows = rows.filter(Q(created_at__lt=at) | Q(created_at=at, id__lt=key))
-        page = list(rows.order_by("-created_at", "-id")[:PAGE + 1])
+        page = keyset_page(rows, order=("-created_at", "-id"), after=opened.key, limit=PAGE)
         matched: dict[uuid.UUID, str] = {}
-        if text and page:
+        if text and page.rows:
             for conversation_id, asked_text in Turn.objects.filter(
-                    conversation_id__in=[c.id for c in page[:PAGE]],
+                    conversation_id__in=[c.id for c in page.rows],
                     query__icontains=text).order_by("-position")\
                     .values_list("conversation_id", "query"):
                 matched[conversation_id] = asked_text[:SEARCH_MAX_CHARS]
-    more = len(page) > PAGE
-    page = page[:PAGE]
     found = [ConversationFound(id=c.client_id, title=c.title, turn_count=c.version,
                                created_at=c.created_at, updated_at=c.updated_at,
-                               matched_question=matched.get(c.id)) for c in page]
-    next_cursor = None
-    if more:
-        next_cursor = write_cursor(actor, fingerprint, ceiling or now,
-                                   [page[-1].created_at.isoformat(), str(page[-1].id)],
-                                   salt=HISTORY_SALT)
+                               matched_question=matched.get(c.id)) for c in page.rows]
+    next_cursor = cursor_after(opened, page, ceiling=opened.ceiling or now, salt=HISTORY_SALT)
     return found, next_cursor, total
 
 
