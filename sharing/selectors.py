@@ -13,14 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.core import signing
 from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
+from grove.kernel.errors import Invalid
+from grove.kernel.paging import cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.selectors.access import note_is_live
 from sharing.models import Share
@@ -97,32 +97,17 @@ def clean_limit(value: Any) -> int:
 def page(share: PublicShare, *, cursor: str | None = None,
          limit: int = PAGE_DEFAULT) -> tuple[list[PublicNote], str | None]:
     """A page of a notebook share's live notes, newest first, and the next cursor (signed,
-    bound to this share)."""
-    after = None
-    if cursor:
-        if len(cursor) > 500:
-            raise InvalidPage("The cursor is not valid.")
-        try:
-            data = signing.loads(cursor, salt=CURSOR_SALT)
-            if data["s"] != str(share.id):
-                raise InvalidPage("The cursor is not valid.")
-            when = parse_datetime(data["t"])
-            if when is None:
-                raise InvalidPage("The cursor is not valid.")
-            after = (when, uuid.UUID(data["i"]))
-        except (signing.BadSignature, KeyError, TypeError, ValueError):
-            raise InvalidPage("The cursor is not valid.") from None
-    notes = _notes(share, after=after, limit=limit + 1)
-    more = len(notes) > limit
-    notes = notes[:limit]
-    next_cursor = None
-    if more:
-        last = notes[-1]
-        next_cursor = signing.dumps({"s": str(share.id), "t": last.created_at.isoformat(),
-                                     "i": str(last.id)}, salt=CURSOR_SALT)
-    return notes, next_cursor
-
-
+    bound to this share; a visitor has no account to bind it to). The seek runs in
+    `grove_share_notes`; membership is live, so there is no ceiling."""
+    try:
+        opened = cursor_read(cursor or None, salt=CURSOR_SALT,
+                             binding=("share", str(share.id)), fingerprint="notes")
+        found = keyset_page(
+            lambda after, count: _notes(share, after=after, limit=count),
+            order=("-created_at", "-id"), after=opened.key, limit=limit)
+    except Invalid:
+        raise InvalidPage("The cursor is not valid.") from None
+    return found.rows, cursor_after(opened, found, ceiling=None, salt=CURSOR_SALT)
 
 
 def share_url(token: str) -> str:
