@@ -17,16 +17,15 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 from pydantic import ValidationError as SchemaError
 
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
+from grove.kernel.paging import Key, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
 from notebooks.rules import (
@@ -104,20 +103,16 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
                                    archived_at=notebook.archived_at,
                                    created_at=notebook.created_at,
                                    updated_at=notebook.updated_at))
-    after: tuple[datetime, uuid.UUID] | None = None
+    after: Key | None = None
     while True:
         with tenant(actor):
-            notes = notes_visible_to(actor).order_by("created_at", "id")
-            if after is not None:
-                notes = notes.filter(Q(created_at__gt=after[0])
-                                     | Q(created_at=after[0], id__gt=after[1]))
-            page = list(notes[:PAGE])
+            page = keyset_page(notes_visible_to(actor), order=("created_at", "id"),
+                               after=after, limit=PAGE)
             revisions: dict[uuid.UUID, list[Revision]] = {}
-            for revision in Revision.objects.filter(note__in=page).order_by("note", "version"):
+            for revision in Revision.objects.filter(note__in=page.rows)\
+                    .order_by("note", "version"):
                 revisions.setdefault(revision.note_id, []).append(revision)
-        if not page:
-            return
-        for note in page:
+        for note in page.rows:
             yield _dump(NoteRecord(
                 type="note", id=note.id, version=note.version, archived_at=note.archived_at,
                 expired_at=note.expired_at, created_at=note.created_at,
@@ -128,7 +123,9 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
                     reason=revision.reason, restored_from=revision.restored_from,
                     operation_id=revision.operation_id, created_at=revision.created_at,
                     **_snapshot(revision)))
-        after = (page[-1].created_at, page[-1].id)
+        if page.next_key is None:
+            return
+        after = page.next_key
 
 
 def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
