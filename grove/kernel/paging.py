@@ -196,39 +196,3 @@ def keyset_page(source: Any, *, order: Sequence[str], after: Sequence[Any] | Non
     if more and found:
         next_key = tuple(getattr(found[-1], name) for name, _ in _fields(order))
     return Page(rows=found, next_key=next_key)
-
-
-# -- the format before keyset_page and Cursor (until every list is ported) ----------------------
-
-CURSOR_SALT = "grove.notes.search"
-
-
-def write_cursor(actor: Actor, fingerprint: str, ceiling: datetime, key: list[Any], *,
-                 salt: str = CURSOR_SALT) -> str:
-    """An opaque, signed cursor bound to the caller, a fingerprint of what is being
-    paged (filters, sort) and the creation-time ceiling fixed by the first page."""
-    payload = {"a": str(actor.account_id), "c": str(actor.connection_id or ""),
-               "f": fingerprint, "t": ceiling.isoformat(), "k": key}
-    return signing.dumps(payload, salt=salt, compress=True)
-
-
-def read_cursor(actor: Actor, cursor: str | None, fingerprint: str, *,
-                salt: str = CURSOR_SALT) -> tuple[datetime | None, list[Any] | None]:
-    """(ceiling, last key) from a cursor of `write_cursor`; tampered, foreign (another
-    account or connection) or mismatched cursors → Invalid."""
-    if cursor is None:
-        return None, None
-    if not isinstance(cursor, str) or len(cursor) > 2000:
-        raise Invalid("The cursor is not valid.", code="invalid_cursor")
-    try:
-        payload = signing.loads(cursor, salt=salt)
-    except signing.BadSignature:
-        raise Invalid("The cursor is not valid.", code="invalid_cursor") from None
-    if payload.get("a") != str(actor.account_id) or \
-            payload.get("c") != str(actor.connection_id or ""):
-        raise Invalid("The cursor is not valid.", code="invalid_cursor")
-    if payload.get("f") != fingerprint:
-        raise Invalid("The cursor belongs to a search with other filters.",
-                      code="cursor_mismatch")
-    ceiling = parse_datetime(payload["t"])
-    return ceiling, list(payload["k"])
