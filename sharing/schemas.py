@@ -57,6 +57,39 @@ class PublicNote:
         return timezone.localtime(self.updated_at).date()
 
 
+class PublicNoteOut(Out):
+    """A shared note on the wire: what the page shows of it, and nothing more (SPEC §9)."""
+
+    id: uuid.UUID
+    content: str
+    kind: str
+    updated: date  # the day of the last change
+
+    @classmethod
+    def of(cls, note: PublicNote) -> PublicNoteOut:
+        return cls(id=note.id, content=note.content, kind=note.kind, updated=note.updated_on)
+
+
+class ShareMeta(Out):
+    """Delivery metadata of a public answer: what it is and how long it may be kept."""
+
+    share: str  # note | notebook
+    title: str | None
+    generated_at: datetime
+    max_age_seconds: int
+
+
+class SharePageMeta(ShareMeta):
+    """A page of a notebook share's notes: the list fields of every list's meta
+    (`ListMeta`) but `available` — the public read path pages, it does not count (its
+    functions return at most a page), so there is no real count to give."""
+
+    returned: int
+    limit: int
+    truncated: bool  # a next page exists
+    next_cursor: str | None = None
+
+
 class ShareIn(In):
     note_id: uuid.UUID | None = None
     notebook_id: uuid.UUID | None = None

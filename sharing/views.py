@@ -7,14 +7,14 @@ database's narrow read path), has its own per-address rate limit, and an unknown
 forged or revoked token — or a note that is not (or no longer) in the share — gets the
 same 404. Pages may sit in shared caches for at most a minute (browsers revalidate each
 time), are `noindex` unless the owner allowed indexing, and send no referrer (the link
-is the capability).
+is the capability). The JSON is REST's envelope, errors included (`grove.interfaces.rest`):
+one note is an object in `data`, a page of notes a list.
 
 Owner (website session): the share box on note and notebook pages, and the Shares page.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
@@ -32,16 +32,15 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import render_markdown, title_and_excerpt
+from grove.interfaces.rest import envelope_response, error_response, ok
 from grove.kernel import throttle
 from grove.kernel.errors import GroveError
 from sharing import selectors as public
 from sharing import services
-from sharing.schemas import PublicNote, PublicShare
+from sharing.schemas import PublicNote, PublicNoteOut, PublicShare, ShareMeta, SharePageMeta
 
 CACHE_SECONDS = 60
-NOT_FOUND = {"success": False, "error": {
-    "code": "share_not_found",
-    "message": "This link does not exist or was revoked by its owner."}}
+NOT_FOUND = ("share_not_found", "This link does not exist or was revoked by its owner.")
 
 
 def _headers(response: HttpResponse, share: PublicShare | None) -> HttpResponse:
@@ -57,15 +56,16 @@ def _headers(response: HttpResponse, share: PublicShare | None) -> HttpResponse:
     return response
 
 
-def _json(data: Any, share: PublicShare | None, status: int = 200) -> HttpResponse:
-    return _headers(HttpResponse(json.dumps(data), status=status,
-                                 content_type="application/json"), share)
+def _json(request: HttpRequest, share: PublicShare, data: Any, meta: ShareMeta
+          ) -> HttpResponse:
+    """A visitor's JSON: REST's envelope (`grove.interfaces.rest`), delivery meta."""
+    return _headers(envelope_response(request, 200, ok(data, meta=meta)), share)
 
 
 def _not_found(request: HttpRequest, as_json: bool) -> HttpResponse:
     """One answer for every link that opens nothing."""
     if as_json:
-        return _json(NOT_FOUND, None, status=404)
+        return _headers(error_response(request, 404, *NOT_FOUND), None)
     return _headers(render(request, "sharing/not_found.html", status=404), None)
 
 
@@ -79,10 +79,9 @@ def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             now = time.time()
             key = f"public:{throttle.address_key(request)}:{int(now // 60)}"
             if throttle.count(key, 60) > limit:
-                response = _json({"success": False, "error": {
-                    "code": "rate_limited",
-                    "message": "Too many requests for shared pages; try again soon."}},
-                    None, status=429)
+                response = _headers(error_response(
+                    request, 429, "rate_limited",
+                    "Too many requests for shared pages; try again soon."), None)
                 response["Retry-After"] = str(max(1, math.ceil(60 - now % 60)))
                 return response
         return view(request, *args, **kwargs)
@@ -90,31 +89,38 @@ def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     return wrapped
 
 
-def _note_json(note: PublicNote) -> dict[str, Any]:
-    """What the page shows of a note, and nothing more (SPEC §9)."""
-    return {"id": str(note.id), "content": note.content, "kind": note.kind,
-            "updated": note.updated_on.isoformat()}
-
-
-def _meta(share: PublicShare, **extra: Any) -> dict[str, Any]:
+def _meta(share: PublicShare) -> ShareMeta:
     """Delivery metadata: what this is and how long it may be kept."""
-    return {"share": share.kind, "title": share.title or None,
-            "generatedAt": timezone.now().isoformat(), "maxAgeSeconds": CACHE_SECONDS,
-            **extra}
+    return ShareMeta(share=share.kind, title=share.title or None,
+                     generated_at=timezone.now(), max_age_seconds=CACHE_SECONDS)
+
+
+def _page_meta(share: PublicShare, notes: list[PublicNote], limit: int,
+               next_cursor: str | None) -> SharePageMeta:
+    return SharePageMeta(**_meta(share).model_dump(), returned=len(notes), limit=limit,
+                         truncated=next_cursor is not None, next_cursor=next_cursor)
 
 
 def _page_of(request: HttpRequest, share: PublicShare
-             ) -> tuple[list[PublicNote], str | None]:
+             ) -> tuple[list[PublicNote], str | None, int]:
     limit = public.clean_limit(request.GET.get("limit"))
-    return public.page(share, cursor=request.GET.get("cursor") or None, limit=limit)
+    notes, next_cursor = public.page(share, cursor=request.GET.get("cursor") or None,
+                                     limit=limit)
+    return notes, next_cursor, limit
 
 
-def _bad_page(as_json: bool, share: PublicShare, error: public.InvalidPage
-              ) -> HttpResponse:
-    body = {"success": False, "error": {"code": "invalid_page", "message": str(error)}}
+def _bad_page(request: HttpRequest, as_json: bool, share: PublicShare,
+              error: public.InvalidPage) -> HttpResponse:
     if as_json:
-        return _json(body, share, status=400)
+        return _headers(error_response(request, 400, "invalid_page", str(error)), share)
     return _headers(HttpResponse(str(error), status=400, content_type="text/plain"), share)
+
+
+def _notes_json(request: HttpRequest, share: PublicShare, notes: list[PublicNote],
+                next_cursor: str | None, limit: int) -> HttpResponse:
+    """A page of notes: a list, like every list's `data`."""
+    return _json(request, share, [PublicNoteOut.of(n) for n in notes],
+                 _page_meta(share, notes, limit, next_cursor))
 
 
 @require_safe
@@ -129,14 +135,12 @@ def public_share(request: HttpRequest, token: str, as_json: bool = False) -> Htt
             return _not_found(request, as_json)
         return _show_note(request, share, note, as_json)
     try:
-        notes, next_cursor = _page_of(request, share)
+        notes, next_cursor, limit = _page_of(request, share)
     except public.InvalidPage as error:
-        return _bad_page(as_json, share, error)
+        return _bad_page(request, as_json, share, error)
     services.count_view(share)
     if as_json:
-        return _json({"success": True, "data": {"notes": [_note_json(n) for n in notes]},
-                      "meta": _meta(share, returned=len(notes), nextCursor=next_cursor)},
-                     share)
+        return _notes_json(request, share, notes, next_cursor, limit)
     rows = [(n, *title_and_excerpt(n.content)) for n in notes]
     return _headers(render(request, "sharing/notebook.html", {
         "share": share, "rows": rows, "next_cursor": next_cursor}), share)
@@ -150,11 +154,10 @@ def public_share_notes(request: HttpRequest, token: str) -> HttpResponse:
     if share is None or share.kind != "notebook":
         return _not_found(request, True)
     try:
-        notes, next_cursor = _page_of(request, share)
+        notes, next_cursor, limit = _page_of(request, share)
     except public.InvalidPage as error:
-        return _bad_page(True, share, error)
-    return _json({"success": True, "data": [_note_json(n) for n in notes],
-                  "meta": _meta(share, returned=len(notes), nextCursor=next_cursor)}, share)
+        return _bad_page(request, True, share, error)
+    return _notes_json(request, share, notes, next_cursor, limit)
 
 
 @require_safe
@@ -174,8 +177,7 @@ def _show_note(request: HttpRequest, share: PublicShare, note: PublicNote,
                as_json: bool, back: str | None = None) -> HttpResponse:
     services.count_view(share)
     if as_json:
-        return _json({"success": True, "data": {"note": _note_json(note)},
-                      "meta": _meta(share)}, share)
+        return _json(request, share, PublicNoteOut.of(note), _meta(share))
     return _headers(render(request, "sharing/note.html", {
         "share": share, "note": note, "html": render_markdown(note.content),
         "title": title_and_excerpt(note.content)[0], "back": back}), share)

@@ -27,6 +27,7 @@ from ninja import NinjaAPI, Router, Swagger
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
+from pydantic import BaseModel
 
 from grove.identity import services
 from grove.kernel import throttle
@@ -233,12 +234,36 @@ def request_id(request: HttpRequest) -> str:
     return value
 
 
-def error_response(request: HttpRequest, status: int, code: str, message: str,
-                   details: dict[str, Any] | None = None) -> HttpResponse:
+def error_body(request: HttpRequest, code: str, message: str,
+               details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The failure envelope, with the request's id: every JSON answer's error shape."""
     body = ErrorOut(error=ErrorBody(code=code, message=message, request_id=request_id(request),
                                     details=details or None))
-    response = api.create_response(request, body.model_dump(mode="json", by_alias=True,
-                                                             exclude_none=True), status=status)
+    return body.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _wire(value: Any) -> Any:
+    """Shapes inside an envelope as clients read them (camelCase, JSON types); ninja's
+    encoder alone would dump a model by its Python names."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, dict):
+        return {key: _wire(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_wire(item) for item in value]
+    return value
+
+
+def envelope_response(request: HttpRequest, status: int, body: dict[str, Any]) -> HttpResponse:
+    """An envelope (`ok`, `listed`, `error_body`) as the API renders it, for answers made
+    outside a ninja route too — `/v1`'s fallbacks and the public share JSON — so that
+    every JSON interface speaks one envelope."""
+    return api.create_response(request, _wire(body), status=status)
+
+
+def error_response(request: HttpRequest, status: int, code: str, message: str,
+                   details: dict[str, Any] | None = None) -> HttpResponse:
+    response = envelope_response(request, status, error_body(request, code, message, details))
     if status == 401:
         challenge = 'Bearer realm="grove"'
         if getattr(request, "bearer_sent", False):

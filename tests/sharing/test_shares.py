@@ -54,7 +54,7 @@ def share_notebook(owner, notebook, **options):
 
 def shared_ids(share) -> list[str]:
     body = visit(f"/public/shares/{share.token}.json").json()
-    return [n["id"] for n in body["data"]["notes"]]
+    return [n["id"] for n in body["data"]]
 
 
 def test_a_note_share_renders_read_only_and_counts_views(owner):
@@ -71,8 +71,8 @@ def test_a_note_share_renders_read_only_and_counts_views(owner):
     assert page["Cache-Control"] == "public, max-age=0, s-maxage=60"
     assert page["Referrer-Policy"] == "no-referrer" and "Set-Cookie" not in page
     data = visit(f"/public/shares/{share.token}.json").json()
-    assert data["data"]["note"]["content"].startswith("# Sourdough")
-    assert set(data["data"]["note"]) == {"id", "content", "kind", "updated"}
+    assert data["data"]["content"].startswith("# Sourdough")
+    assert set(data["data"]) == {"id", "content", "kind", "updated"}
     assert data["meta"]["share"] == "note" and data["meta"]["maxAgeSeconds"] == 60
     [listed] = public.share_list(actor=owner)
     assert listed.view_count == 2 and listed.last_viewed_at is not None
@@ -99,7 +99,7 @@ def test_the_json_carries_only_what_the_page_shows(owner):
         html = visit(page_path).content.decode()
         for suffix in json_suffixes:
             data = visit(page_path + suffix).json()["data"]
-            found = data if isinstance(data, list) else data.get("notes") or [data["note"]]
+            found = data if isinstance(data, list) else [data]
             assert [n["id"] for n in found] == [str(note.id)]
             for shown in found:
                 assert set(shown) == {"id", "content", "kind", "updated"}, page_path + suffix
@@ -120,7 +120,8 @@ def test_unknown_forged_and_revoked_links_are_the_same_404(owner):
     answers = []
     for token in (share.token, unknown, forged, "nope", "x" * 43, share.token.lower()):
         for suffix in ("", ".json"):
-            response = visit(f"/public/shares/{token}{suffix}")
+            response = Client().get(f"/public/shares/{token}{suffix}",
+                                    headers={"X-Request-Id": "same-request-id"})
             answers.append((suffix, response.status_code, response.content,
                             response["Cache-Control"], response["X-Robots-Tag"]))
     for suffix in ("", ".json"):
@@ -345,3 +346,34 @@ def test_the_database_read_path_reaches_only_the_share():
     notes_seen, _ = public.page(opened, limit=50)
     assert [n.id for n in notes_seen] == [mine.id]
     assert public.member(opened, uuid.uuid4()) is None
+
+
+def test_the_public_json_speaks_the_rest_envelope(owner):
+    """The same envelope and error shape as `/v1` (with the request id), and sibling
+    routes agree: a page of notes is a list in `data` with list meta, one note an object."""
+    book = factories.notebook(owner, "Shared")
+    note = factories.note(owner, "Only note.", notebook_id=book.id)
+    share = share_notebook(owner, book)
+    missing = visit(f"/public/shares/{tokens.token_for(uuid.uuid4())}.json")
+    assert missing.json() == {"success": False, "error": {
+        "code": "share_not_found", "message": "This link does not exist or was revoked by "
+        "its owner.", "requestId": missing["X-Request-Id"]}}
+    refused = visit(f"/public/shares/{share.token}/notes.json", limit=0)
+    assert refused.json()["error"]["requestId"] == refused["X-Request-Id"]
+    whole = visit(f"/public/shares/{share.token}.json", limit=5).json()
+    paged = visit(f"/public/shares/{share.token}/notes.json", limit=5).json()
+    for body in (whole, paged):
+        assert body["success"] is True and [n["id"] for n in body["data"]] == [str(note.id)]
+        assert {k: v for k, v in body["meta"].items() if k != "generatedAt"} == {
+            "share": "notebook", "title": "Shared", "maxAgeSeconds": 60, "returned": 1,
+            "limit": 5, "truncated": False, "nextCursor": None}
+    one = visit(f"/public/shares/{share.token}/notes/{note.id}.json").json()
+    assert one["data"] == whole["data"][0] and one["meta"]["share"] == "notebook"
+    with override_settings(GROVE_PUBLIC_RATE_LIMIT=1):
+        cache.clear()
+        visit(f"/public/shares/{share.token}.json")
+        limited = visit(f"/public/shares/{share.token}.json")
+        assert limited.status_code == 429
+        assert limited.json()["error"] == {
+            "code": "rate_limited", "message": "Too many requests for shared pages; try "
+            "again soon.", "requestId": limited["X-Request-Id"]}
