@@ -57,6 +57,18 @@ class PublicNote:
         return timezone.localtime(self.updated_at).date()
 
 
+@dataclass(frozen=True)
+class ShareVisit:
+    """What one visitor request opened: the share and either one note (`note`) or a page
+    of a notebook share's notes (`notes`, the `limit` it was cut at, `next_cursor`)."""
+
+    share: PublicShare
+    note: PublicNote | None = None
+    notes: tuple[PublicNote, ...] = ()
+    limit: int = 0
+    next_cursor: str | None = None
+
+
 class PublicNoteOut(Out):
     """A shared note on the wire: what the page shows of it, and nothing more (SPEC §9)."""
 

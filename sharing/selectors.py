@@ -19,12 +19,12 @@ from django.utils import timezone
 
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
-from grove.kernel.errors import Invalid
+from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.selectors.access import note_is_live
 from sharing.models import Share
-from sharing.schemas import PublicNote, PublicShare, ShareOut
+from sharing.schemas import PublicNote, PublicShare, ShareOut, ShareVisit
 from sharing.tokens import share_id_of, token_for
 
 PAGE_DEFAULT, PAGE_MAX = 20, 50
@@ -158,3 +158,60 @@ def share_for(*, actor: Actor, note_id: Any = None,
         share = Share.objects.select_related("note", "notebook")\
             .filter(revoked_at__isnull=True, **target).first()
         return share_out(share) if share else None
+
+
+# -- what a visitor asked for (one call per public view) -----------------------------------
+
+SHARE_NOT_FOUND = "This link does not exist or was revoked by its owner."
+
+
+class PageRefused(Invalid):
+    """`invalid_page`: a cursor or page size a visitor may not use, on a share that
+    exists — its answer keeps that share's cache and robots headers (`share`)."""
+
+    def __init__(self, message: str, *, share: PublicShare):
+        super().__init__(message, code="invalid_page")
+        self.share = share
+
+
+def _opened(token: str) -> PublicShare:
+    share = open_share(token)
+    if share is None:
+        raise NotFound(SHARE_NOT_FOUND, code="share_not_found")
+    return share
+
+
+def _page_visit(share: PublicShare, cursor: str | None, limit: Any) -> ShareVisit:
+    try:
+        size = clean_limit(limit)
+        notes, next_cursor = page(share, cursor=cursor or None, limit=size)
+    except InvalidPage as error:
+        raise PageRefused(str(error), share=share) from None
+    return ShareVisit(share=share, notes=tuple(notes), limit=size, next_cursor=next_cursor)
+
+
+def share_content(*, token: str, note_id: Any = None, cursor: str | None = None,
+                  limit: Any = None) -> ShareVisit:
+    """What a link shows: with `note_id`, that note of the share; else a note share's
+    note, or a page of a notebook share's notes (`cursor`, `limit` as the visitor sent
+    them). Unknown, forged and revoked links and notes not (or no longer) in the share
+    are the same NotFound (`share_not_found`); a bad cursor or limit is PageRefused."""
+    share = _opened(token)
+    if note_id is not None:
+        note = member(share, note_id)
+    elif share.kind == "note":
+        note = the_note(share)
+    else:
+        return _page_visit(share, cursor, limit)
+    if note is None:
+        raise NotFound(SHARE_NOT_FOUND, code="share_not_found")
+    return ShareVisit(share=share, note=note)
+
+
+def share_notes_page(*, token: str, cursor: str | None = None,
+                     limit: Any = None) -> ShareVisit:
+    """A page of a notebook share's notes (a note share has none: NotFound)."""
+    share = _opened(token)
+    if share.kind != "notebook":
+        raise NotFound(SHARE_NOT_FOUND, code="share_not_found")
+    return _page_visit(share, cursor, limit)

@@ -15,8 +15,8 @@ from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from notebooks.selectors.access import access_note, access_notebook
 from sharing.models import Share
-from sharing.schemas import PublicShare, ShareOut
-from sharing.selectors import share_out
+from sharing.schemas import PublicShare, ShareOut, ShareVisit
+from sharing.selectors import share_content, share_out
 
 
 def share_create(*, actor: Actor, note_id: Any = None, notebook_id: Any = None,
@@ -82,3 +82,14 @@ def share_revoke(*, actor: Actor, share_id: Any) -> None:
 def count_view(share: PublicShare) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT grove_share_viewed(%s)", [share.token])
+
+
+def share_visit(*, token: str, note_id: Any = None, cursor: str | None = None,
+                limit: Any = None) -> ShareVisit:
+    """A visitor opens a link (or, with `note_id`, one of its notes): what it shows
+    (`selectors.share_content`), and the view counted. Refusals (NotFound
+    `share_not_found`, PageRefused `invalid_page`) count nothing. No account context:
+    everything goes through the share's security-definer functions."""
+    visit = share_content(token=token, note_id=note_id, cursor=cursor, limit=limit)
+    count_view(visit.share)
+    return visit

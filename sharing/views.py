@@ -37,10 +37,9 @@ from grove.kernel import throttle
 from grove.kernel.errors import GroveError
 from sharing import selectors as public
 from sharing import services
-from sharing.schemas import PublicNote, PublicNoteOut, PublicShare, ShareMeta, SharePageMeta
+from sharing.schemas import PublicNoteOut, PublicShare, ShareMeta, SharePageMeta, ShareVisit
 
 CACHE_SECONDS = 60
-NOT_FOUND = ("share_not_found", "This link does not exist or was revoked by its owner.")
 
 
 def _headers(response: HttpResponse, share: PublicShare | None) -> HttpResponse:
@@ -62,11 +61,18 @@ def _json(request: HttpRequest, share: PublicShare, data: Any, meta: ShareMeta
     return _headers(envelope_response(request, 200, ok(data, meta=meta)), share)
 
 
-def _not_found(request: HttpRequest, as_json: bool) -> HttpResponse:
-    """One answer for every link that opens nothing."""
+def _refused(request: HttpRequest, error: GroveError, as_json: bool) -> HttpResponse:
+    """The visitor side's one mapping of domain errors (STYLE §6): every link that opens
+    nothing is the same 404 (page or envelope, uncacheable); a page a visitor may not
+    ask for is a 400 with its share's headers."""
+    share = error.share if isinstance(error, public.PageRefused) else None
     if as_json:
-        return _headers(error_response(request, 404, *NOT_FOUND), None)
-    return _headers(render(request, "sharing/not_found.html", status=404), None)
+        return _headers(error_response(request, error.status, error.code, error.message,
+                                       error.wire_details()), share)
+    if error.status == 404:
+        return _headers(render(request, "sharing/not_found.html", status=404), None)
+    return _headers(HttpResponse(error.message, status=error.status,
+                                 content_type="text/plain"), share)
 
 
 def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -95,69 +101,42 @@ def _meta(share: PublicShare) -> ShareMeta:
                      generated_at=timezone.now(), max_age_seconds=CACHE_SECONDS)
 
 
-def _page_meta(share: PublicShare, notes: list[PublicNote], limit: int,
-               next_cursor: str | None) -> SharePageMeta:
-    return SharePageMeta(**_meta(share).model_dump(), returned=len(notes), limit=limit,
-                         truncated=next_cursor is not None, next_cursor=next_cursor)
-
-
-def _page_of(request: HttpRequest, share: PublicShare
-             ) -> tuple[list[PublicNote], str | None, int]:
-    limit = public.clean_limit(request.GET.get("limit"))
-    notes, next_cursor = public.page(share, cursor=request.GET.get("cursor") or None,
-                                     limit=limit)
-    return notes, next_cursor, limit
-
-
-def _bad_page(request: HttpRequest, as_json: bool, share: PublicShare,
-              error: public.InvalidPage) -> HttpResponse:
-    if as_json:
-        return _headers(error_response(request, 400, "invalid_page", str(error)), share)
-    return _headers(HttpResponse(str(error), status=400, content_type="text/plain"), share)
-
-
-def _notes_json(request: HttpRequest, share: PublicShare, notes: list[PublicNote],
-                next_cursor: str | None, limit: int) -> HttpResponse:
+def _notes_json(request: HttpRequest, visit: ShareVisit) -> HttpResponse:
     """A page of notes: a list, like every list's `data`."""
-    return _json(request, share, [PublicNoteOut.of(n) for n in notes],
-                 _page_meta(share, notes, limit, next_cursor))
+    meta = SharePageMeta(**_meta(visit.share).model_dump(), returned=len(visit.notes),
+                         limit=visit.limit, truncated=visit.next_cursor is not None,
+                         next_cursor=visit.next_cursor)
+    return _json(request, visit.share, [PublicNoteOut.of(n) for n in visit.notes], meta)
 
 
 @require_safe
 @_limited
 def public_share(request: HttpRequest, token: str, as_json: bool = False) -> HttpResponse:
-    share = public.open_share(token)
-    if share is None:
-        return _not_found(request, as_json)
-    if share.kind == "note":
-        note = public.the_note(share)
-        if note is None:
-            return _not_found(request, as_json)
-        return _show_note(request, share, note, as_json)
     try:
-        notes, next_cursor, limit = _page_of(request, share)
-    except public.InvalidPage as error:
-        return _bad_page(request, as_json, share, error)
-    services.count_view(share)
+        visit = services.share_visit(token=token, cursor=request.GET.get("cursor"),
+                                     limit=request.GET.get("limit"))
+    except GroveError as error:
+        return _refused(request, error, as_json)
+    if visit.note is not None:
+        return _show_note(request, visit, as_json)
     if as_json:
-        return _notes_json(request, share, notes, next_cursor, limit)
-    rows = [(n, *title_and_excerpt(n.content)) for n in notes]
+        return _notes_json(request, visit)
+    rows = [(n, *title_and_excerpt(n.content)) for n in visit.notes]
     return _headers(render(request, "sharing/notebook.html", {
-        "share": share, "rows": rows, "next_cursor": next_cursor}), share)
+        "share": visit.share, "rows": rows, "next_cursor": visit.next_cursor}), visit.share)
 
 
 @require_safe
 @_limited
 def public_share_notes(request: HttpRequest, token: str) -> HttpResponse:
-    """A notebook share's notes as JSON, paginated (`cursor`, `limit` ≤ 50)."""
-    share = public.open_share(token)
-    if share is None or share.kind != "notebook":
-        return _not_found(request, True)
+    """A notebook share's notes as JSON, paginated (`cursor`, `limit` ≤ 50). A read
+    only: paging through the JSON counts no views."""
     try:
-        notes, next_cursor, limit = _page_of(request, share)
-    except public.InvalidPage as error:
-        return _bad_page(request, True, share, error)
-    return _notes_json(request, share, notes, next_cursor, limit)
+        visit = public.share_notes_page(token=token, cursor=request.GET.get("cursor"),
+                                        limit=request.GET.get("limit"))
+    except GroveError as error:
+        return _refused(request, error, True)
+    return _notes_json(request, visit)
 
 
 @require_safe
@@ -165,17 +144,18 @@ def public_share_notes(request: HttpRequest, token: str) -> HttpResponse:
 def public_share_note(request: HttpRequest, token: str, note_id: str,
                       as_json: bool = False) -> HttpResponse:
     """One note of a shared notebook (or the shared note itself)."""
-    share = public.open_share(token)
-    note = public.member(share, note_id) if share is not None else None
-    if share is None or note is None:
-        return _not_found(request, as_json)
-    return _show_note(request, share, note, as_json,
-                      back=reverse("public-share", args=[share.token]))
+    try:
+        visit = services.share_visit(token=token, note_id=note_id)
+    except GroveError as error:
+        return _refused(request, error, as_json)
+    return _show_note(request, visit, as_json,
+                      back=reverse("public-share", args=[visit.share.token]))
 
 
-def _show_note(request: HttpRequest, share: PublicShare, note: PublicNote,
-               as_json: bool, back: str | None = None) -> HttpResponse:
-    services.count_view(share)
+def _show_note(request: HttpRequest, visit: ShareVisit, as_json: bool,
+               back: str | None = None) -> HttpResponse:
+    share, note = visit.share, visit.note
+    assert note is not None
     if as_json:
         return _json(request, share, PublicNoteOut.of(note), _meta(share))
     return _headers(render(request, "sharing/note.html", {

@@ -377,3 +377,35 @@ def test_the_public_json_speaks_the_rest_envelope(owner):
         assert limited.json()["error"] == {
             "code": "rate_limited", "message": "Too many requests for shared pages; try "
             "again soon.", "requestId": limited["X-Request-Id"]}
+
+
+def test_a_visit_opens_reads_and_counts_in_one_call(owner):
+    """`share_visit`: what the link shows and one view counted; refusals count nothing,
+    and paging through `/notes.json` is a read (no views)."""
+    book = factories.notebook(owner, "Log")
+    first = factories.note(owner, "First.", notebook_id=book.id)
+    factories.note(owner, "Second.", notebook_id=book.id)
+    share = share_notebook(owner, book)
+
+    def views() -> int:
+        return {s.id: s.view_count for s in public.share_list(actor=owner)}[share.id]
+
+    opened = services.share_visit(token=share.token, limit="1")
+    assert len(opened.notes) == 1 and opened.next_cursor and opened.note is None
+    assert views() == 1
+    more = services.share_visit(token=share.token, cursor=opened.next_cursor, limit="1")
+    assert [n.id for n in more.notes] == [first.id] and more.next_cursor is None
+    one = services.share_visit(token=share.token, note_id=str(first.id))
+    assert one.note is not None and one.note.id == first.id and views() == 3
+    with pytest.raises(public.PageRefused) as refused:
+        services.share_visit(token=share.token, limit="51")
+    assert refused.value.code == "invalid_page" and refused.value.share.id == share.id
+    for bad in ({"token": "nope"}, {"token": share.token, "note_id": str(uuid.uuid4())}):
+        with pytest.raises(NotFound) as missing:
+            services.share_visit(**bad)
+        assert missing.value.code == "share_not_found"
+    assert views() == 3
+    assert visit(f"/public/shares/{share.token}/notes.json").status_code == 200
+    assert views() == 3
+    page = visit(f"/public/shares/{share.token}", limit=0)  # a 400 keeps the share's headers
+    assert page.status_code == 400 and page["Cache-Control"] == "public, max-age=0, s-maxage=60"
