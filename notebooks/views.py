@@ -45,6 +45,7 @@ from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import search
 from notebooks.services import portability
+from sharing.selectors import share_for
 
 PAGE_SIZE = 25
 LIBRARY_FORM_ID = "library"
@@ -226,6 +227,9 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
         "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
         "diff": diff,
         "delete_form": ConfirmForm(),
+        # The share box's read (it renders only what it is given).
+        "share": share_for(actor=session_actor(request), note_id=note.id)
+        if note.status == "active" else None,
     }, status=status)
 
 
@@ -396,6 +400,8 @@ def _notebook_page(request: HttpRequest, notebook_id: str, *,
             "name": notebook.name, "parent": str(notebook.parent_id or "")}),
         "confirm": {action: NotebookConfirmForm(auto_id=f"{action}-%s")
                     for action in NOTEBOOK_ACTIONS},
+        "share": None if notebook.archived_at else share_for(actor=session_actor(request),
+                                                             notebook_id=notebook.id),
     }, status=status)
 
 

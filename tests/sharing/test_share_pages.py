@@ -1,0 +1,45 @@
+"""The owner's share pages: the Share box on note and notebook pages renders only what
+the page's view gave it, and the Shares page's queries do not grow with its links."""
+
+from __future__ import annotations
+
+import pytest
+from django.template import Context, Template
+from django.test import Client, RequestFactory
+
+from grove.models import Account
+from sharing import services
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def signed_in(owner) -> Client:
+    client = Client()
+    client.force_login(Account.objects.get(id=owner.account_id))
+    return client
+
+
+def test_the_share_box_renders_what_it_is_given(django_assert_num_queries):
+    owner = factories.owner()
+    note = factories.note(owner, "Shared.")
+    share, _ = services.share_create(actor=owner, note_id=note.id)
+    box = Template("{% load sharing %}{% share_box share note_id=note_id %}")
+    request = RequestFactory().get(f"/notes/{note.id}/")
+    with django_assert_num_queries(0):
+        live = box.render(Context({"request": request, "share": share, "note_id": note.id}))
+        none = box.render(Context({"request": request, "share": None, "note_id": note.id}))
+    assert f'value="{share.url}"' in live and "Revoke link" in live
+    assert "Create public link" in none and share.url not in none
+
+
+def test_note_and_notebook_pages_show_their_live_link():
+    owner = factories.owner()
+    book = factories.notebook(owner, "Recipes")
+    note = factories.note(owner, "Pancakes.", notebook_id=book.id)
+    web = signed_in(owner)
+    assert "Create public link" in web.get(f"/notes/{note.id}/").content.decode()
+    note_share, _ = services.share_create(actor=owner, note_id=note.id)
+    book_share, _ = services.share_create(actor=owner, notebook_id=book.id)
+    assert f'value="{note_share.url}"' in web.get(f"/notes/{note.id}/").content.decode()
+    assert f'value="{book_share.url}"' in web.get(f"/notebooks/{book.id}/").content.decode()
