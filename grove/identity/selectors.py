@@ -1,13 +1,17 @@
 """Reads of core data."""
 
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.apps import apps
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from grove.identity.schemas import AccountSettingsOut, ConnectionOut
 from grove.kernel.actor import Actor
+from grove.kernel.errors import NotFound
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 
@@ -22,8 +26,6 @@ def account_exists() -> bool:
 def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:
     """Every connection of the account (or just `connection_id`), newest first, OAuth
     clients with the hosts they send the owner back to (website owner only)."""
-    from grove.identity.oauth import redirect_hosts
-
     actor.require_session()
     with tenant(actor):
         found = Connection.objects.filter(account_id=actor.account_id)
@@ -33,14 +35,20 @@ def connection_list(*, actor: Actor, connection_id: Any = None) -> list[Connecti
             except ValueError:
                 return []
         rows = list(found.order_by("-created_at", "id"))
+    return _described(rows)
+
+
+def _described(rows: list[Connection]) -> list[ConnectionOut]:
+    """Connections as the owner sees them: OAuth clients with the hosts they send the
+    owner back to."""
+    from grove.identity.oauth import redirect_hosts
+
     hosts = redirect_hosts({row.oauth_client_id for row in rows if row.oauth_client_id})
     return [ConnectionOut.of(row, hosts.get(row.oauth_client_id or "")) for row in rows]
 
 
 def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
     """One connection of the account (website owner only); NotFound otherwise."""
-    from grove.kernel.errors import NotFound
-
     found = connection_list(actor=actor, connection_id=connection_id)
     if not found:
         raise NotFound("No such connection.", code="not_found")
@@ -61,3 +69,70 @@ def grantable_notebooks(actor: Actor) -> QuerySet[Any]:
     Caller holds a tenant transaction."""
     notebook_model = apps.get_model("notebooks", "Notebook")
     return notebook_model.objects.filter(account_id=actor.account_id, deleted_at__isnull=True)
+
+
+def notebook_choices(*, actor: Actor) -> list[tuple[str, str]]:
+    """The notebooks a grant may name, as form choices (id, name) by name — the key,
+    approve and grant forms (website owner only)."""
+    actor.require_session()
+    with tenant(actor):
+        rows = grantable_notebooks(actor).order_by("name", "id")
+        return [(str(nb.id), nb.name) for nb in rows]
+
+
+@dataclass(frozen=True)
+class ConnectionsOverview:
+    """The Connections page: every connection, and the notebooks a new key may name."""
+
+    connections: list[ConnectionOut]
+    notebooks: list[tuple[str, str]]
+
+
+def connection_overview(*, actor: Actor) -> ConnectionsOverview:
+    """Every connection of the account and the notebook choices (website owner only)."""
+    return ConnectionsOverview(connections=connection_list(actor=actor),
+                               notebooks=notebook_choices(actor=actor))
+
+
+def approval_request_open(pending: dict[str, Any] | None, request_id: Any = None) -> bool:
+    """Is this stored approval request still usable (and, if given, the one named)?
+    (A rule of the stored request that the approval page and the approving services
+    both apply; here, below both, since selectors do not import services.)"""
+    pending = pending or {}
+    expires = pending.get("expiresAt")
+    if not pending.get("id") or not expires:
+        return False
+    if request_id is not None and pending["id"] != str(request_id):
+        return False
+    return datetime.fromisoformat(expires) > timezone.now()
+
+
+@dataclass(frozen=True)
+class ApprovalReview:
+    """What the owner reviews before approving an OAuth client: the connection (with
+    where it sends the owner back), its outstanding request, whether the request the
+    link names is that one and still open, and the notebooks a grant may name."""
+
+    connection: ConnectionOut
+    pending: dict[str, Any]
+    fresh: bool
+    notebooks: list[tuple[str, str]]
+
+
+def connection_approval(*, actor: Actor, connection_id: Any,
+                        request_id: Any = None) -> ApprovalReview:
+    """An OAuth connection of the account under review (website owner only); any other
+    id — another kind, another account's, none — is NotFound."""
+    actor.require_session()
+    try:
+        wanted = uuid.UUID(str(connection_id))
+    except ValueError:
+        raise NotFound("No such connection.", code="not_found") from None
+    with tenant(actor):
+        row = Connection.objects.filter(id=wanted, account_id=actor.account_id,
+                                        kind=Connection.Kind.OAUTH).first()
+    if row is None:
+        raise NotFound("No such connection.", code="not_found")
+    return ApprovalReview(connection=_described([row])[0], pending=row.pending_request or {},
+                          fresh=approval_request_open(row.pending_request, request_id),
+                          notebooks=notebook_choices(actor=actor))

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from grove.identity import selectors
 from grove.identity.schemas import ConnectionOut, NewKeyOut, connection_state
+from grove.identity.selectors import approval_request_open
 from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.fences import expect_version
@@ -250,17 +251,6 @@ def connection_authenticate(key: str) -> Actor | None:
 APPROVAL_REQUEST_TTL = timedelta(minutes=10)
 
 
-def approval_request_open(pending: dict[str, Any] | None, request_id: Any = None) -> bool:
-    """Is this stored approval request still usable (and, if given, the one named)?"""
-    pending = pending or {}
-    expires = pending.get("expiresAt")
-    if not pending.get("id") or not expires:
-        return False
-    if request_id is not None and pending["id"] != str(request_id):
-        return False
-    return datetime.fromisoformat(expires) > timezone.now()
-
-
 def connection_for_oauth_token(
     *, account_id: uuid.UUID, client_id: str, client_name: str, token_issued_at: datetime,
 ) -> Connection | None:
@@ -359,3 +349,19 @@ def connection_approve(
         row.save()
         return ConnectionOut.of(row)
 
+
+def connection_deny(*, actor: Actor, connection_id: uuid.UUID | str,
+                    request_id: Any) -> tuple[ConnectionOut, bool]:
+    """The owner denies a pending OAuth client's request (website owner only): revoked,
+    as by `connection_revoke`, only while `request_id` is its open request. Returns
+    (connection, denied); a request no longer open changes nothing. Any connection but
+    an OAuth one of the account is NotFound."""
+    actor.require_session()
+    with tenant(actor):
+        row = _access_connection(actor, connection_id)  # locked: one answer wins
+        if row.kind != Connection.Kind.OAUTH:
+            raise NotFound("No such connection.", code="not_found")
+        if row.status != Connection.Status.PENDING \
+                or not approval_request_open(row.pending_request, request_id):
+            return ConnectionOut.of(row), False
+        return connection_revoke(actor=actor, connection_id=row.id), True

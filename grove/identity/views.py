@@ -23,8 +23,7 @@ from grove.identity.schemas import ConnectionOut
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
-from grove.kernel.errors import GroveError
-from grove.kernel.tenancy import tenant
+from grove.kernel.errors import GroveError, NotFound
 from grove.models import Connection
 
 
@@ -123,24 +122,17 @@ def _grant(data: dict[str, Any]) -> dict[str, Any]:
             "notebooks": data["notebooks"] if data["scope"] == "some" else []}
 
 
-def _notebook_choices(actor: Actor) -> list[tuple[str, str]]:
-    with tenant(actor):
-        rows = selectors.grantable_notebooks(actor).order_by("name", "id")
-        return [(str(nb.id), nb.name) for nb in rows]
-
-
 def _connections_page(request: HttpRequest, *, form: KeyForm | None = None,
                       new_key: str | None = None, status: int = 200) -> HttpResponse:
-    actor = session_actor(request)
-    choices = _notebook_choices(actor)
-    names = dict(choices)
+    overview = selectors.connection_overview(actor=session_actor(request))
+    names = dict(overview.notebooks)
     connections = [
         (c, [names.get(str(n), "(deleted notebook)") for n in c.grant.notebooks])
-        for c in selectors.connection_list(actor=actor)
+        for c in overview.connections
     ]
     response = render(request, "grove/connections.html", {
         "section": "connections",
-        "connections": connections, "form": form or KeyForm(notebooks=choices),
+        "connections": connections, "form": form or KeyForm(notebooks=overview.notebooks),
         "new_key": new_key,
     }, status=status)
     if new_key:
@@ -158,7 +150,7 @@ def connections(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _connections_page(request)
     actor = session_actor(request)
-    form = KeyForm(request.POST, notebooks=_notebook_choices(actor))
+    form = KeyForm(request.POST, notebooks=selectors.notebook_choices(actor=actor))
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -176,33 +168,26 @@ def connections(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse:
     """The owner approves — or denies — an OAuth client that asked through an approval
-    link: capabilities and grant, as for an API key, starting from read only."""
+    link: capabilities and grant, as for an API key, starting from read only. (Approving
+    reads the review first: the form's notebook choices, and whether it was approved
+    already, come from it.)"""
     actor = session_actor(request)
-    with tenant(actor):
-        row = Connection.objects.filter(id=connection_id, account_id=actor.account_id,
-                                        kind=Connection.Kind.OAUTH).first()
-    if row is None:
-        raise Http404("No such connection.")
-    choices = _notebook_choices(actor)
     asked = request.GET.get("request") or request.POST.get("request") or ""
     if request.method == "POST" and request.POST.get("decision") == "deny":
-        if row.status == Connection.Status.PENDING \
-                and services.approval_request_open(row.pending_request, asked):
-            services.connection_revoke(actor=actor, connection_id=row.id)
-            messages.success(request, f"Denied {row.name}. It cannot reach your notes; if "
-                                      "it signs in again it has to ask anew.")
-        else:
-            messages.info(request, f"Nothing changed: this request of {row.name} is no "
-                                   "longer open. Revoke it on this page if you want it gone.")
-        return redirect("connections")
+        return _deny(request, actor, connection_id, asked)
+    try:
+        review = selectors.connection_approval(actor=actor, connection_id=connection_id,
+                                               request_id=asked)
+    except NotFound:
+        raise Http404("No such connection.") from None
+    row = review.connection
     if request.method == "POST":
-        form = ApproveForm(request.POST, notebooks=choices)
+        form = ApproveForm(request.POST, notebooks=review.notebooks)
         if form.is_valid():
             data = form.cleaned_data
-            was_active = row.status == Connection.Status.ACTIVE
             services.connection_approve(actor=actor, connection_id=row.id,
                                         request_id=data["request"], **_grant(data))
-            if was_active:  # approved already (another tab): the first answer stands
+            if row.status == Connection.Status.ACTIVE:  # approved already (another tab)
                 messages.info(request, f"{row.name} was approved already; nothing changed. "
                                        "Use Change to alter what it may do.")
             else:
@@ -210,13 +195,27 @@ def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse
             return redirect("connections")
         status = 400
     else:
-        form = ApproveForm(notebooks=choices, initial={"request": request.GET.get("request")})
+        form = ApproveForm(notebooks=review.notebooks,
+                           initial={"request": request.GET.get("request")})
         status = 200
     return render(request, "grove/approve.html", {
         "section": "connections", "connection": row, "form": form,
-        "about": selectors.connection_get(actor=actor, connection_id=row.id),
-        "fresh": services.approval_request_open(row.pending_request, asked),
-        "pending": row.pending_request or {}}, status=status)
+        "fresh": review.fresh, "pending": review.pending}, status=status)
+
+
+def _deny(request: HttpRequest, actor: Actor, connection_id: str, asked: str) -> HttpResponse:
+    try:
+        connection, denied = services.connection_deny(actor=actor, connection_id=connection_id,
+                                                      request_id=asked)
+    except NotFound:
+        raise Http404("No such connection.") from None
+    if denied:
+        messages.success(request, f"Denied {connection.name}. It cannot reach your notes; if "
+                                  "it signs in again it has to ask anew.")
+    else:
+        messages.info(request, f"Nothing changed: this request of {connection.name} is no "
+                               "longer open. Revoke it on this page if you want it gone.")
+    return redirect("connections")
 
 
 @login_required
@@ -230,7 +229,7 @@ def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
         messages.info(request, f"{current.name} waits for your approval: review its "
                                "request to choose what it may do.")
         return redirect("connections")
-    choices = _notebook_choices(actor)
+    choices = selectors.notebook_choices(actor=actor)
     form = GrantForm.of(current, choices)
     status = 200
     if request.method == "POST":

@@ -369,3 +369,42 @@ def test_every_registered_host_is_shown(owner_account, owner_web):
     page = owner_web.get(urlsplit(url).path + "?" + urlsplit(url).query).content.decode()
     assert '<dd class="redirect-host">claude.ai, evil.example</dd>' in page
 
+
+
+def test_the_review_and_the_denial_are_one_call_each(owner_account, owner_web):
+    """`selectors.connection_approval` (what the page shows) and `services.connection_deny`
+    (revokes only the open request) — an API key or another account's client is the same
+    NotFound as no connection at all."""
+    from grove.kernel.errors import NotFound
+
+    actor = factories.Actor.for_session(owner_account.id)
+    garden = factories.notebook(actor, "Garden")
+    client_id = register(name="Claude")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    request_id = parse_qs(urlsplit(url).query)["request"][0]
+    row = connection_of(owner_account)
+    review = selectors.connection_approval(actor=actor, connection_id=row.id,
+                                           request_id=request_id)
+    assert review.fresh and review.pending["id"] == request_id
+    assert (review.connection.client_id, review.connection.redirect_host) == (
+        client_id, "client.example")
+    assert review.notebooks == [(str(garden.id), "Garden")]
+    assert not selectors.connection_approval(actor=actor, connection_id=row.id,
+                                             request_id="another").fresh
+    key = services.connection_create_key(actor=actor, name="laptop").connection
+    stranger = factories.owner()
+    for actor_, connection_id in ((actor, key.id), (stranger, row.id), (actor, "nope")):
+        with pytest.raises(NotFound):
+            selectors.connection_approval(actor=actor_, connection_id=connection_id)
+        with pytest.raises(NotFound):
+            services.connection_deny(actor=actor_, connection_id=connection_id,
+                                     request_id=request_id)
+    kept, denied = services.connection_deny(actor=actor, connection_id=row.id,
+                                            request_id="another")
+    assert not denied and kept.status == "pending"  # not the open request: nothing changes
+    gone, denied = services.connection_deny(actor=actor, connection_id=row.id,
+                                            request_id=request_id)
+    assert denied and gone.status == "revoked"
+    assert services.connection_deny(actor=actor, connection_id=row.id,
+                                    request_id=request_id)[1] is False
