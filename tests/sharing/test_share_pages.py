@@ -4,8 +4,10 @@ the page's view gave it, and the Shares page's queries do not grow with its link
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.template import Context, Template
 from django.test import Client, RequestFactory
+from django.test.utils import CaptureQueriesContext
 
 from grove.models import Account
 from sharing import services
@@ -43,3 +45,25 @@ def test_note_and_notebook_pages_show_their_live_link():
     book_share, _ = services.share_create(actor=owner, notebook_id=book.id)
     assert f'value="{note_share.url}"' in web.get(f"/notes/{note.id}/").content.decode()
     assert f'value="{book_share.url}"' in web.get(f"/notebooks/{book.id}/").content.decode()
+
+
+def test_the_shares_page_makes_as_many_queries_for_five_links_as_for_one(
+        django_assert_num_queries):
+    """No query per link: each row's title and availability come with the list."""
+    owner = factories.owner()
+    web = signed_in(owner)
+    book = factories.notebook(owner, "Book 0")
+    services.share_create(actor=owner, notebook_id=book.id)
+    web.get("/shares/")  # warm: the session and anything cached once per process
+    with CaptureQueriesContext(connection) as one:
+        page = web.get("/shares/")
+    assert page.content.decode().count("<tr data-share=") == 1
+    for i in range(1, 5):  # notes and notebooks: both of a row's joins
+        if i % 2:
+            services.share_create(actor=owner, note_id=factories.note(owner, f"Note {i}").id)
+        else:
+            services.share_create(actor=owner,
+                                  notebook_id=factories.notebook(owner, f"Book {i}").id)
+    with django_assert_num_queries(len(one.captured_queries)):
+        page = web.get("/shares/")
+    assert page.content.decode().count("<tr data-share=") == 5
