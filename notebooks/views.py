@@ -45,7 +45,6 @@ from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import search
 from notebooks.services import portability
-from sharing.selectors import share_for
 
 PAGE_SIZE = 25
 LIBRARY_FORM_ID = "library"
@@ -202,7 +201,8 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
                diff: dict[str, Any] | None = None) -> HttpResponse:
     """One note with its metadata, history and actions. Missing, deleted and foreign
     notes are the same 404 (as over REST)."""
-    note, revisions = selectors.note_page(actor=session_actor(request), note_id=note_id)
+    page = selectors.note_page(actor=session_actor(request), note_id=note_id)
+    note, revisions = page.note, page.revisions
     notebooks = notebooks_for(request)
     place = notebooks.names.get(note.notebook_id, "") if note.notebook_id else "Personal"
     out = NoteOut.of(note)
@@ -227,9 +227,7 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
         "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
         "diff": diff,
         "delete_form": ConfirmForm(),
-        # The share box's read (it renders only what it is given).
-        "share": share_for(actor=session_actor(request), note_id=note.id)
-        if note.status == "active" else None,
+        **page.extras,  # the share box's link (sharing), read with the page
     }, status=status)
 
 
@@ -384,8 +382,8 @@ def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
 def _notebook_page(request: HttpRequest, notebook_id: str, *,
                    form: NotebookEditForm | None = None, problem: str | None = None,
                    status: int = 200) -> HttpResponse:
-    notebook, counts = selectors.notebook_page_of(actor=session_actor(request),
-                                                  notebook_id=notebook_id)
+    page = selectors.notebook_page_of(actor=session_actor(request), notebook_id=notebook_id)
+    notebook, counts = page.notebook, page.counts
     notebooks = notebooks_for(request)
     # The parent picker offers every live notebook outside this one's subtree.
     inside = {notebook.id}
@@ -400,8 +398,7 @@ def _notebook_page(request: HttpRequest, notebook_id: str, *,
             "name": notebook.name, "parent": str(notebook.parent_id or "")}),
         "confirm": {action: NotebookConfirmForm(auto_id=f"{action}-%s")
                     for action in NOTEBOOK_ACTIONS},
-        "share": None if notebook.archived_at else share_for(actor=session_actor(request),
-                                                             notebook_id=notebook.id),
+        **page.extras,  # the share box's link (sharing), read with the page
     }, status=status)
 
 

@@ -9,7 +9,11 @@ class SharingConfig(AppConfig):
 
     def ready(self) -> None:
         from grove.kernel.tenancy import DATABASE_KEYS
+        from notebooks.selectors.library import register_page_extra
+        from sharing.selectors import page_share
         from sharing.tokens import SALT
 
         # The share functions check a link's MAC in the database (sharing 0003).
         DATABASE_KEYS["share"] = SALT
+        # The share box on note and notebook pages is read with the page.
+        register_page_extra(page_share)

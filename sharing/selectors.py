@@ -149,15 +149,25 @@ def share_list(*, actor: Actor) -> list[ShareOut]:
         return [share_out(s) for s in shares]
 
 
-def share_for(*, actor: Actor, note_id: Any = None,
-              notebook_id: Any = None) -> ShareOut | None:
-    """The live link of a note or notebook, if it has one (for its page)."""
-    actor.require_session()
-    with tenant(actor):
-        target = {"note_id": note_id} if note_id is not None else {"notebook_id": notebook_id}
-        share = Share.objects.select_related("note", "notebook")\
-            .filter(revoked_at__isnull=True, **target).first()
-        return share_out(share) if share else None
+def _live_share(*, note_id: Any = None, notebook_id: Any = None) -> ShareOut | None:
+    target = {"note_id": note_id} if note_id is not None else {"notebook_id": notebook_id}
+    share = Share.objects.select_related("note", "notebook")\
+        .filter(revoked_at__isnull=True, **target).first()
+    return share_out(share) if share else None
+
+
+def page_share(actor: Actor, target: Any) -> dict[str, Any]:
+    """The share box of a note or notebook page (registered with notebooks' page reads in
+    `sharing.apps`; runs in the page's transaction): the live link, for the owner's
+    session, of an active note or a notebook that is not archived — else none."""
+    from notebooks.models import Note
+
+    if not actor.is_session:
+        return {}
+    if isinstance(target, Note):
+        live = target.status == "active"
+        return {"share": _live_share(note_id=target.id) if live else None}
+    return {"share": None if target.archived_at else _live_share(notebook_id=target.id)}
 
 
 # -- what a visitor asked for (one call per public view) -----------------------------------

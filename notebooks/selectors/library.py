@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
@@ -124,7 +125,12 @@ def notebook_list(*, actor: Actor, include_archived: bool = False) -> list[Noteb
 
 
 def note_revisions(*, actor: Actor, note_id: uuid.UUID | str) -> list[Revision]:
-    return note_page(actor=actor, note_id=note_id)[1]
+    with tenant(actor):
+        return _revisions(access_note(actor, note_id))
+
+
+def _revisions(note: Note) -> list[Revision]:
+    return list(Revision.objects.filter(note=note).order_by("-version"))
 
 
 def notebook_subtree_counts(*, actor: Actor, notebook_id: uuid.UUID | str) -> SubtreeCounts:
@@ -139,18 +145,51 @@ def _visible_subtree_counts(actor: Actor, notebook: Notebook) -> SubtreeCounts:
     return count_subtree([i for i in subtree_ids(notebook.id) if actor.grant.allows(i)])
 
 
-def note_page(*, actor: Actor, note_id: uuid.UUID | str) -> tuple[Note, list[Revision]]:
-    """The note page's read, in one transaction: the note and its revisions, newest
-    first. Missing, deleted and foreign notes are the same NotFound."""
+# What other apps add to the note and notebook pages, read in the page's own transaction
+# (sharing: the page's live link — `sharing.apps`). Registered at start-up, so notebooks
+# never imports the apps that build on it.
+PageExtra = Callable[[Actor, "Note | Notebook"], dict[str, Any]]
+PAGE_EXTRAS: list[PageExtra] = []
+
+
+def register_page_extra(extra: PageExtra) -> None:
+    if extra not in PAGE_EXTRAS:
+        PAGE_EXTRAS.append(extra)
+
+
+def _extras(actor: Actor, target: Note | Notebook) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for extra in PAGE_EXTRAS:
+        found.update(extra(actor, target))
+    return found
+
+
+@dataclass(frozen=True)
+class NotePage:
+    note: Note
+    revisions: list[Revision]  # newest first
+    extras: dict[str, Any]  # from other apps (PAGE_EXTRAS)
+
+
+@dataclass(frozen=True)
+class NotebookPage:
+    notebook: Notebook
+    counts: SubtreeCounts  # what its subtree actions would act on
+    extras: dict[str, Any]
+
+
+def note_page(*, actor: Actor, note_id: uuid.UUID | str) -> NotePage:
+    """The note page's read, in one transaction: the note, its revisions and what other
+    apps add (`PAGE_EXTRAS`). Missing, deleted and foreign notes are the same NotFound."""
     with tenant(actor):
         note = access_note(actor, note_id)
-        return note, list(Revision.objects.filter(note=note).order_by("-version"))
+        return NotePage(note=note, revisions=_revisions(note), extras=_extras(actor, note))
 
 
-def notebook_page_of(*, actor: Actor,
-                     notebook_id: uuid.UUID | str) -> tuple[Notebook, SubtreeCounts]:
-    """The notebook page's read, in one transaction: the notebook and what its subtree
-    actions would act on (`notebook_subtree_counts`)."""
+def notebook_page_of(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookPage:
+    """The notebook page's read, in one transaction: the notebook, what its subtree
+    actions would act on (`notebook_subtree_counts`) and what other apps add."""
     with tenant(actor):
         notebook = access_notebook(actor, notebook_id)
-        return notebook, _visible_subtree_counts(actor, notebook)
+        return NotebookPage(notebook=notebook, counts=_visible_subtree_counts(actor, notebook),
+                            extras=_extras(actor, notebook))

@@ -1,7 +1,8 @@
 """`{% share_box share note_id=… %}` / `{% share_box share notebook_id=… %}`: the Share card
 on a note or notebook page — the live link (copy, views, revoke) or a button to create
 one. It renders only what it is given: the page's view reads the share
-(`sharing.selectors.share_for`), so rendering makes no query."""
+(`sharing.selectors.page_share`, added to the page's read), so rendering makes no
+query."""
 
 from typing import Any
 

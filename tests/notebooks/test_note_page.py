@@ -89,8 +89,8 @@ def test_strangers_get_404_for_every_action(owner):
 
 
 def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, web):
-    """Pinned: the page reads the note and its revisions in one selector call, so more
-    revisions (or notebooks in the sidebar) never mean more queries."""
+    """Pinned: the page reads the note, its revisions and its share link in one selector
+    call, so more revisions (or notebooks in the sidebar) never mean more queries."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -107,6 +107,6 @@ def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, we
     factories.notebook(owner, "Work")
     factories.notebook(owner, "Home")
     queries(f"/notes/{short.id}/")  # warm: what a first request sets up is not counted
-    # Three tenant transactions of five statements (the note with its history, the
-    # sidebar's notebooks, the share box) and the session and account.
-    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 21
+    # The session and the account, then two tenant transactions: the page's one read
+    # (the note, its history and its share link) and the sidebar's notebooks.
+    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 16
