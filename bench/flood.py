@@ -13,7 +13,7 @@ reads notebooks and recalls in a loop:
         [--clients 230] [--seconds 20]
 
 The test suite runs the same functions against a real `grove serve`
-(tests/grove/test_limits.py); docs/benchmarks.md quotes a run of this script.
+(tests/grove/interfaces/test_limits.py); docs/benchmarks.md quotes a run of this script.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def _fresh_cache():
 @pytest.fixture
 def home():
     """A fresh, empty Grove data folder (removed afterwards, its server stopped)."""
-    from tests.grove.processes import make_home, remove_home
+    from tests.grove.runtime.processes import make_home, remove_home
 
     path = make_home()
     yield path

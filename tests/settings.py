@@ -39,6 +39,6 @@ from grove.settings import *  # noqa: E402, F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405
 
-# Most tests use the deterministic fake embedder; tests/grove/test_local_model.py loads
-# the real one.
+# Most tests use the deterministic fake embedder;
+# tests/grove/embeddings/test_local_model.py loads the real one.
 GROVE_EMBEDDER_FACTORY = "tests.fake_embedder.FakeEmbedder"

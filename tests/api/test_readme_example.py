@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.grove.processes import Serve, grove_env, run_grove
+from tests.grove.runtime.processes import Serve, grove_env, run_grove
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from playwright.sync_api import Page, expect
 from tests import factories
 from tests.ask.conftest import fake_provider
 from tests.ask.test_ask import answer, index_all
+from tests.browser import PASSWORD, sign_in, watch_console
 from tests.conftest import redis_url_or_skip
-from tests.grove.test_browser import PASSWORD, _sign_in, _watch_console
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +31,8 @@ def test_ask_click_a_citation_edit_and_see_the_change(browser_site: str, page: P
     index_all(me)
     cite_v1, cite_v2 = f"note:{note.id}@1", f"note:{note.id}@2"
     with fake_provider(timeout=5.0) as provider, celery_worker_on(broker, {}):
-        errors = _watch_console(page)
-        _sign_in(page, browser_site, "asker")
+        errors = watch_console(page)
+        sign_in(page, browser_site, "asker")
         page.locator("nav.menu").get_by_role("link", name="Ask").click()
         expect(page.get_by_role("heading", name="Ask your notes")).to_be_visible()
 

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from tests import factories
 from tests.ask.conftest import fake_provider
 from tests.ask.test_ask import answer, index_all
-from tests.grove.test_browser import PASSWORD, _sign_in, _watch_console
+from tests.browser import PASSWORD, sign_in, watch_console
 
 pytestmark = pytest.mark.slow
 
@@ -72,9 +72,9 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
     note_share, _ = sharing.share_create(actor=me, note_id=note.id)
     book_share, _ = sharing.share_create(actor=me, notebook_id=book.id)
 
-    errors = _watch_console(page)
+    errors = watch_console(page)
     leaks = _off_site(page, browser_site)
-    _sign_in(page, browser_site, "no-callout")
+    sign_in(page, browser_site, "no-callout")
 
     _open(page, f"{browser_site}/ask/{conversation.id}/")
     turn = page.locator("li.turn").first
@@ -98,7 +98,7 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
 
     visitor = browser.new_context()  # a stranger with the links: no session
     stranger = visitor.new_page()
-    stranger_errors = _watch_console(stranger)
+    stranger_errors = watch_console(stranger)
     stranger_leaks = _off_site(stranger, browser_site)
     _open(stranger, note_share.url)
     expect(stranger.locator(".markdown h1")).to_have_text("Boiler")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from tests.grove.processes import (
+from tests.grove.runtime.processes import (
     CSRF,
     OWNER_PASSWORD,
     Serve,
@@ -73,7 +73,7 @@ def pending_client_token(served: Served, name: str = "Inspector test") -> str:
     Chromium, tests/mcp/test_oauth_browser.py)."""
     from urllib.parse import parse_qs, urlencode, urlsplit
 
-    from tests.grove.oauth_helpers import pkce
+    from tests.grove.identity.oauth_helpers import pkce
 
     redirect = "http://127.0.0.1:9/callback"
     client_id = httpx.post(f"{served.url}/o/register/", timeout=30, json={

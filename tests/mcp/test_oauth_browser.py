@@ -40,7 +40,7 @@ from mcp.shared.auth import (
 from playwright.async_api import Page, async_playwright
 from playwright.async_api import expect as async_expect
 
-from tests.grove.oauth_helpers import pkce
+from tests.grove.identity.oauth_helpers import pkce
 from tests.mcp.conftest import PASSWORD, Served, sign_in
 from tests.mcp.helpers import error_of
 

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests import factories
-from tests.grove.test_browser import PASSWORD, _sign_in, _watch_console
+from tests.browser import PASSWORD, sign_in, watch_console
 
 pytestmark = pytest.mark.slow
 
@@ -22,8 +22,8 @@ def test_share_open_logged_out_and_revoke(browser_site: str, page: Page, browser
     note = factories.note(me, "# Pancakes\n\nTwo eggs, **one cup** of flour.",
                           notebook_id=book.id)
     factories.note(me, "Private diary entry.")
-    errors = _watch_console(page)
-    _sign_in(page, browser_site, "sharer")
+    errors = watch_console(page)
+    sign_in(page, browser_site, "sharer")
     page.goto(f"{browser_site}/notes/{note.id}/")
     page.get_by_role("button", name="Create public link").click()
     link = page.get_by_label("Public link").input_value()
@@ -32,7 +32,7 @@ def test_share_open_logged_out_and_revoke(browser_site: str, page: Page, browser
 
     visitor = browser.new_context()  # no session cookie: a stranger with the link
     stranger = visitor.new_page()
-    stranger_errors = _watch_console(stranger)
+    stranger_errors = watch_console(stranger)
     shown = stranger.goto(link)
     assert shown.status == 200 and shown.headers["x-robots-tag"] == "noindex, nofollow"
     expect(stranger.locator(".markdown strong")).to_have_text("one cup")

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from grove.runtime.embedded import EmbeddedPostgres
-from tests.grove.processes import Serve, alive, children, owner_and_key
+from tests.grove.runtime.processes import Serve, alive, children, owner_and_key
 
 pytestmark = pytest.mark.slow
 
@@ -204,7 +204,7 @@ def test_stop_after_activity_and_idle_leaves_nothing_even_with_a_dead_clients_qu
 
     import psycopg
 
-    from tests.grove.processes import GROVE, grove_env
+    from tests.grove.runtime.processes import GROVE, grove_env
 
     serve = Serve(home)
     try:

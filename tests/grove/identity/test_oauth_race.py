@@ -8,7 +8,7 @@ from django.test import Client
 from oauth2_provider.models import AccessToken, RefreshToken
 
 from grove.models import Account
-from tests.grove.oauth_helpers import REDIRECT, consent, new_flow, register
+from tests.grove.identity.oauth_helpers import REDIRECT, consent, new_flow, register
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from oauth2_provider.models import AccessToken, Application, RefreshToken
 from grove.identity import services
 from grove.models import Account
 from grove.tasks import oauth_tokens_clear_task
-from tests.grove.oauth_helpers import REDIRECT, consent, exchange, new_flow, register
+from tests.grove.identity.oauth_helpers import REDIRECT, consent, exchange, new_flow, register
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from grove.identity import selectors, services
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from tests import factories
-from tests.grove.oauth_helpers import REDIRECT, consent, exchange, new_flow, register
+from tests.grove.identity.oauth_helpers import REDIRECT, consent, exchange, new_flow, register
 from tests.mcp.helpers import error_of
 
 pytestmark = pytest.mark.django_db

@@ -19,7 +19,7 @@ from grove.runtime.config import ConfigError
 from sharing import selectors as public
 from sharing import services as share_services
 from tests import factories
-from tests.grove.test_rls import account_tables, count, populate
+from tests.grove.kernel.test_rls import account_tables, count, populate
 
 pytestmark = pytest.mark.django_db
 

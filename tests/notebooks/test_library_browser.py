@@ -9,22 +9,14 @@ from playwright.sync_api import Page, expect
 
 from notebooks import selectors
 from tests import factories
+from tests.browser import PASSWORD, sign_in, watch_console
 
 pytestmark = pytest.mark.slow
 
-PASSWORD = "a long enough passphrase 42"
 
 
 FLOW_NOTE = ("## Oven calibration\n\n| setting | real |\n|:--|--:|\n| 200 °C | 212 °C |\n"
              "| 240 °C | 251 °C |\n\nSet the dial 10 °C low.")
-
-
-def _watch_console(page: Page) -> list[str]:
-    """Console errors, which include every Content-Security-Policy violation."""
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
 
 
 def test_the_whole_library_flow(browser_site: str, page: Page):
@@ -33,7 +25,7 @@ def test_the_whole_library_flow(browser_site: str, page: Page):
     filter shows it → an API key — with no console error (CSP violations included)."""
     from grove.models import Account
 
-    errors = _watch_console(page)
+    errors = watch_console(page)
     first = page.goto(browser_site + "/")
     expect(page).to_have_url(re.compile(r"/setup/$"))
     assert "script-src 'self'" in first.all_headers()["content-security-policy"]
@@ -77,7 +69,7 @@ def test_the_whole_library_flow(browser_site: str, page: Page):
 
     # Two tabs: the second, stale edit is a conflict that keeps its draft.
     other = page.context.new_page()
-    other_errors = _watch_console(other)
+    other_errors = watch_console(other)
     other.goto(note_url)
     page.get_by_label("Content").fill(FLOW_NOTE.replace("10 °C low", "11 °C low"))
     page.get_by_role("button", name="Save changes").click()
@@ -135,19 +127,11 @@ def test_phone_width_keeps_the_pages_usable(browser_site: str, page: Page):
                           "| a | very | wide | table | with | many | columns |\n"
                           "|---|---|---|---|---|---|---|\n| 1 | 2 | 3 | 4 | 5 | 6 | 7 |")
     page.set_viewport_size({"width": 375, "height": 740})
-    _sign_in(page, browser_site, "phone")
+    sign_in(page, browser_site, "phone")
     for path in ("/", f"/notes/{note.id}/", "/connections/", "/settings/", "/notes/new"):
         page.goto(browser_site + path)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, path
-
-
-def _sign_in(page: Page, site: str, username: str) -> None:
-    page.goto(site + "/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="All notes")).to_be_visible()
 
 
 def test_keyboard_shortcuts_and_infinite_scroll(browser_site: str, page: Page):
@@ -157,7 +141,7 @@ def test_keyboard_shortcuts_and_infinite_scroll(browser_site: str, page: Page):
     actor = factories.Actor.for_session(account.id)
     for number in range(1, 31):
         factories.note(actor, f"Note number {number:02d}")
-    _sign_in(page, browser_site, "keys-nav")
+    sign_in(page, browser_site, "keys-nav")
     expect(page.locator("#count")).to_have_text(re.compile(r"Showing 25 of 30 notes"))
     page.locator("li.more").scroll_into_view_if_needed()
     expect(page.locator("#count")).to_have_text(re.compile(r"Showing 30 of 30 notes"))
@@ -191,7 +175,7 @@ def test_notebooks_are_renamed_moved_archived_restored_and_deleted(browser_site:
     trips = factories.notebook(actor, "Trips")
     for text in ("Flight at 9.", "Hotel booked."):
         factories.note(actor, text, notebook_id=trips.id)
-    _sign_in(page, browser_site, "shelves")
+    sign_in(page, browser_site, "shelves")
     page.goto(f"{browser_site}/notebooks/{trips.id}/")
     page.get_by_label("Name").fill("Travel")
     page.get_by_label("Inside").select_option(label="Work")
@@ -227,7 +211,7 @@ def test_markdown_renders_and_stored_scripts_never_run(browser_site: str, page: 
     note = factories.note(owner, content + '\n\n<img src=x onerror="window.pwned=1">')
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    _sign_in(page, browser_site, "md")
+    sign_in(page, browser_site, "md")
     page.goto(f"{browser_site}/notes/{note.id}/")
     expect(page.locator(".markdown table")).to_contain_text("bake")
     expect(page.locator(".markdown s")).to_have_text("no")
@@ -246,7 +230,7 @@ def test_an_api_key_is_made_on_the_connections_page(browser_site: str, page: Pag
     from tests.api.conftest import Caller, data
 
     Account.objects.create_user(username="keys", password=PASSWORD)
-    _sign_in(page, browser_site, "keys")
+    sign_in(page, browser_site, "keys")
     page.get_by_role("link", name="Connections").click()
     page.get_by_label("Name").fill("laptop agent")
     page.get_by_label("Every notebook, current and future").check()
@@ -271,7 +255,7 @@ def test_without_javascript_reading_searching_paging_and_editing_work(browser_si
         factories.note(actor, f"Plain note {number:02d} about walnuts")
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    _sign_in(page, browser_site, "nojs")
+    sign_in(page, browser_site, "nojs")
     page.locator("#q").fill("walnuts")
     page.locator("#q").press("Enter")
     expect(page).to_have_url(re.compile(r"q=walnuts"))

@@ -2,7 +2,7 @@
 outside the per-test transaction)."""
 
 from tests import factories
-from tests.grove.test_rls import account_tables, populate
+from tests.grove.kernel.test_rls import account_tables, populate
 
 
 def test_a_session_that_never_set_the_context_sees_nothing(committed):

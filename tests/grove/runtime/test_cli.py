@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 
 from tests.conftest import IN_CI
-from tests.grove.processes import run_grove
+from tests.grove.runtime.processes import run_grove
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from django.test import Client
 from bench.flood import BODY_ADDRESS, USER_ADDRESS, big_body, bogus_key_flood
 from tests import factories
 from tests.api.conftest import Caller, new_key
-from tests.grove.processes import (
+from tests.grove.runtime.processes import (
     CSRF,
     OWNER_PASSWORD,
     Serve,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.grove.processes import Serve
+from tests.grove.runtime.processes import Serve
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_installed_wheel_serves_pages_and_static_files(home, tmp_path):
@@ -29,7 +29,7 @@ def test_installed_wheel_serves_pages_and_static_files(home, tmp_path):
     assert (target / "grove" / "embedding_model" / "LICENSE").is_file()
 
     # Run from an unrelated folder with the installed copy first on the path.
-    from tests.grove.processes import grove_env
+    from tests.grove.runtime.processes import grove_env
 
     where = subprocess.run(
         [sys.executable, "-c", "from django.conf import settings; print(settings.SITE_DIR)"],

@@ -161,7 +161,7 @@ def test_the_architecture_document_names_every_table_with_row_level_security():
         cursor.execute("SELECT relname FROM pg_class WHERE relkind = 'r' "
                        "AND relrowsecurity AND relforcerowsecurity ORDER BY 1")
         protected = {row[0] for row in cursor.fetchall()}
-    document = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    document = (Path(__file__).resolve().parents[3] / "docs" / "architecture.md").read_text()
     start = document.index("* Every account-owned table")
     listed = set(re.findall(r"`((?:grove|notebooks|ask|sharing)_[a-z_]+)`",
                             document[start:document.index("policy", start)]))

@@ -1,8 +1,10 @@
-"""Website security: sign-in throttling per account and per address, session rotation
-on sign-in, secure cookies behind HTTPS, and `grove check --deploy` clean for the
-production configuration the README documents."""
+"""Website security: CSRF on every post, the security headers, sign-in throttling per
+account and per address, session rotation on sign-in, secure cookies behind HTTPS, and
+`grove check --deploy` clean for the production configuration the README documents."""
 
 from __future__ import annotations
+
+import uuid
 
 import pytest
 from django.conf import settings
@@ -10,7 +12,9 @@ from django.test import Client, override_settings
 
 from grove.kernel import throttle
 from grove.models import Account
-from tests.grove.processes import run_grove
+from notebooks import selectors
+from tests import factories
+from tests.grove.runtime.processes import run_grove
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a long enough passphrase 42"  # noqa: S105
@@ -147,3 +151,19 @@ def test_check_deploy_passes_for_the_documented_production_configuration(tmp_pat
                       DATABASE_URL=url, GROVE_BASE_URL="http://notes.example.org",
                       GROVE_SECRET_KEY=secret)
     assert plain.returncode != 0 and "SESSION_COOKIE_SECURE" in plain.stderr + plain.stdout
+
+
+def test_posts_need_csrf():
+    account = factories.account()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(account)
+    response = client.post("/notebooks/new", {"operation_id": uuid.uuid4(), "name": "x"})
+    assert response.status_code == 403
+    assert selectors.notebook_list(actor=factories.Actor.for_session(account.id)) == []
+
+
+def test_security_headers(client):
+    response = client.get("/login/", follow=True)
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"

@@ -10,7 +10,14 @@ from django.test import Client
 from oauth2_provider.models import AccessToken, RefreshToken
 
 from grove.models import Account
-from tests.grove.oauth_helpers import REDIRECT, consent, exchange, new_flow, refresh, register
+from tests.grove.identity.oauth_helpers import (
+    REDIRECT,
+    consent,
+    exchange,
+    new_flow,
+    refresh,
+    register,
+)
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a long enough passphrase 42"  # noqa: S105
@@ -236,11 +243,11 @@ def test_a_code_used_twice_revokes_what_it_bought(owner_web):
 def test_a_client_id_metadata_document_names_the_client(owner_web):
     from django.test import override_settings
 
-    from tests.grove.oauth_helpers import CIMD_CLIENT
+    from tests.grove.identity.oauth_helpers import CIMD_CLIENT
 
     assert Client().get("/.well-known/oauth-authorization-server").json()[
         "client_id_metadata_document_supported"] is True
-    fetcher = "tests.grove.oauth_helpers.FakeMetadataFetcher"
+    fetcher = "tests.grove.identity.oauth_helpers.FakeMetadataFetcher"
     with override_settings(OAUTH2_PROVIDER={**settings.OAUTH2_PROVIDER,
                                             "CIMD_METADATA_FETCHER": fetcher}):
         flow = new_flow(CIMD_CLIENT)

@@ -11,7 +11,7 @@ from grove.kernel import tenancy
 from grove.runtime import dbroles
 from grove.runtime.config import ConfigError
 from tests import factories
-from tests.grove.test_rls import account_tables, populate
+from tests.grove.kernel.test_rls import account_tables, populate
 
 
 def runtime_connection() -> psycopg.Connection:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grove.runtime.embedded import EmbeddedPostgres
-from tests.grove.processes import Serve, alive, children, run_grove
+from tests.grove.runtime.processes import Serve, alive, children, run_grove
 
 pytestmark = pytest.mark.slow
 
