@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
@@ -24,6 +25,18 @@ class OwnerSetupForm(forms.Form):
         return data
 
 
+class _NotebookIds(forms.MultipleChoiceField):
+    """Posted notebook ids, taken as ids: the service checks them against what may be
+    granted (`invalid_grant`), so a post needs no read of the choices first."""
+
+    def valid_value(self, value: str) -> bool:
+        try:
+            uuid.UUID(str(value))
+        except ValueError:
+            return False
+        return True
+
+
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="What the key is for, e.g. “laptop”.")
     can_write = forms.BooleanField(required=False, initial=True, label="May save and change notes",
@@ -34,8 +47,14 @@ class KeyForm(forms.Form):
                               initial="some", widget=forms.RadioSelect)
     notebooks = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, *args: object, notebooks: list[tuple[str, str]], **kwargs: object):
+    def __init__(self, *args: object, notebooks: list[tuple[str, str]] | None,
+                 **kwargs: object):
+        """`notebooks`: the choices to offer; None for a post the service will check."""
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if notebooks is None:
+            self.fields["notebooks"] = _NotebookIds(
+                required=False, widget=forms.CheckboxSelectMultiple)
+            return
         field = self.fields["notebooks"]
         assert isinstance(field, forms.MultipleChoiceField)
         field.choices = notebooks

@@ -136,3 +136,20 @@ def connection_approval(*, actor: Actor, connection_id: Any,
     return ApprovalReview(connection=_described([row])[0], pending=row.pending_request or {},
                           fresh=approval_request_open(row.pending_request, request_id),
                           notebooks=notebook_choices(actor=actor))
+
+
+@dataclass(frozen=True)
+class ConnectionEditing:
+    """A connection's grant page: the connection as it is now, and the notebooks a
+    grant may name."""
+
+    connection: ConnectionOut
+    notebooks: list[tuple[str, str]]
+
+
+def connection_editing(*, actor: Actor, connection_id: Any) -> ConnectionEditing:
+    """What the grant page shows, read in one transaction (website owner only)."""
+    with tenant(actor):
+        return ConnectionEditing(
+            connection=connection_get(actor=actor, connection_id=connection_id),
+            notebooks=notebook_choices(actor=actor))

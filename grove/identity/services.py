@@ -311,11 +311,12 @@ def connection_approve(
     *, actor: Actor, connection_id: uuid.UUID | str, request_id: uuid.UUID | str,
     capabilities: Sequence[str], personal: bool, all_notebooks: bool,
     notebooks: Sequence[Any] = (),
-) -> ConnectionOut:
+) -> tuple[ConnectionOut, bool]:
     """The owner approves a pending OAuth client's request with capabilities and a
-    grant (website owner only). Approving the same request again returns the existing
-    result. Refused: a revoked connection (`connection_revoked`), an unknown, replaced or
-    expired request (`approval_request_expired`)."""
+    grant (website owner only). Returns the connection and whether this call approved it:
+    approving the same request again changes nothing and returns it as it is. Refused: a
+    revoked connection (`connection_revoked`), an unknown, replaced or expired request
+    (`approval_request_expired`), notebooks that cannot be granted (`invalid_grant`)."""
     actor.require_session()
     try:
         wanted = uuid.UUID(str(request_id))
@@ -330,7 +331,7 @@ def connection_approve(
             raise Conflict("This connection was revoked; the app must sign in again.",
                            code="connection_revoked")
         if row.status == Connection.Status.ACTIVE and row.approved_request_id == wanted:
-            return ConnectionOut.of(row)  # approved already: the same answer
+            return ConnectionOut.of(row), False  # approved already: the same answer
         if not approval_request_open(row.pending_request, wanted):
             raise Conflict("This approval request has expired or was replaced. Ask the app "
                            "to try again; it will show a new link.",
@@ -347,7 +348,7 @@ def connection_approve(
         row.pending_request = None
         row.approved_request_id = wanted
         row.save()
-        return ConnectionOut.of(row)
+        return ConnectionOut.of(row), True
 
 
 def connection_deny(*, actor: Actor, connection_id: uuid.UUID | str,

@@ -19,11 +19,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity import selectors, services
 from grove.identity.forms import ApproveForm, GrantForm, KeyForm, OwnerSetupForm
-from grove.identity.schemas import ConnectionOut
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
-from grove.kernel.errors import GroveError, NotFound
+from grove.kernel.errors import Conflict, GroveError, Invalid
 from grove.models import Connection
 
 
@@ -125,6 +124,12 @@ def _grant(data: dict[str, Any]) -> dict[str, Any]:
 def _connections_page(request: HttpRequest, *, form: KeyForm | None = None,
                       new_key: str | None = None, status: int = 200) -> HttpResponse:
     overview = selectors.connection_overview(actor=session_actor(request))
+    if form is not None and form.is_bound:  # a refused post, shown with the choices
+        shown = KeyForm(form.data, notebooks=overview.notebooks)
+        shown.is_valid()
+        for error in form.non_field_errors():
+            shown.add_error(None, error)
+        form = shown
     names = dict(overview.notebooks)
     connections = [
         (c, [names.get(str(n), "(deleted notebook)") for n in c.grant.notebooks])
@@ -150,7 +155,7 @@ def connections(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _connections_page(request)
     actor = session_actor(request)
-    form = KeyForm(request.POST, notebooks=selectors.notebook_choices(actor=actor))
+    form = KeyForm(request.POST, notebooks=None)  # the service checks the notebooks
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -175,40 +180,36 @@ def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse
     asked = request.GET.get("request") or request.POST.get("request") or ""
     if request.method == "POST" and request.POST.get("decision") == "deny":
         return _deny(request, actor, connection_id, asked)
-    try:
-        review = selectors.connection_approval(actor=actor, connection_id=connection_id,
-                                               request_id=asked)
-    except NotFound:
-        raise Http404("No such connection.") from None
-    row = review.connection
+    form = None
     if request.method == "POST":
-        form = ApproveForm(request.POST, notebooks=review.notebooks)
+        form = ApproveForm(request.POST, notebooks=None)
         if form.is_valid():
             data = form.cleaned_data
-            services.connection_approve(actor=actor, connection_id=row.id,
-                                        request_id=data["request"], **_grant(data))
-            if row.status == Connection.Status.ACTIVE:  # approved already (another tab)
-                messages.info(request, f"{row.name} was approved already; nothing changed. "
-                                       "Use Change to alter what it may do.")
-            else:
-                messages.success(request, f"Approved {row.name}. It can use Grove now.")
+            connection, approved = services.connection_approve(
+                actor=actor, connection_id=connection_id, request_id=data["request"],
+                **_grant(data))
+            if approved:
+                messages.success(request, f"Approved {connection.name}. It can use Grove now.")
+            else:  # approved already (another tab)
+                messages.info(request, f"{connection.name} was approved already; nothing "
+                                       "changed. Use Change to alter what it may do.")
             return redirect("connections")
-        status = 400
-    else:
-        form = ApproveForm(notebooks=review.notebooks,
-                           initial={"request": request.GET.get("request")})
-        status = 200
+    review = selectors.connection_approval(actor=actor, connection_id=connection_id,
+                                           request_id=asked)
+    if form is not None:  # an invalid post, shown again with the choices
+        form = ApproveForm(request.POST, notebooks=review.notebooks)
+        form.is_valid()
     return render(request, "grove/approve.html", {
-        "section": "connections", "connection": row, "form": form,
-        "fresh": review.fresh, "pending": review.pending}, status=status)
+        "section": "connections", "connection": review.connection,
+        "form": form or ApproveForm(notebooks=review.notebooks,
+                                    initial={"request": request.GET.get("request")}),
+        "fresh": review.fresh, "pending": review.pending},
+        status=400 if form is not None else 200)
 
 
 def _deny(request: HttpRequest, actor: Actor, connection_id: str, asked: str) -> HttpResponse:
-    try:
-        connection, denied = services.connection_deny(actor=actor, connection_id=connection_id,
-                                                      request_id=asked)
-    except NotFound:
-        raise Http404("No such connection.") from None
+    connection, denied = services.connection_deny(actor=actor, connection_id=connection_id,
+                                                  request_id=asked)
     if denied:
         messages.success(request, f"Denied {connection.name}. It cannot reach your notes; if "
                                   "it signs in again it has to ask anew.")
@@ -224,40 +225,44 @@ def _deny(request: HttpRequest, actor: Actor, connection_id: str, asked: str) ->
 def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
     """Change what a connection may do and see (SPEC §5: `expectedState` fences it)."""
     actor = session_actor(request)
-    current = _connection_or_404(actor, connection_id)
+    if request.method == "POST":
+        # No read first: the form's expectedState fences the change to the state the page
+        # showed — never a pending one (those get their grant by approval).
+        form = GrantForm(request.POST, notebooks=None)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                services.connection_update(actor=actor, connection_id=connection_id,
+                                           expected_state=data["expected_state"],
+                                           name=data["name"], **_grant(data))
+            except GroveError as exc:
+                if not isinstance(exc, Conflict | Invalid):
+                    raise
+                problem: GroveError | None = exc
+            else:
+                messages.success(request, f"Saved what {data['name']} may do.")
+                return redirect("connections")
+        else:
+            problem = None
+    page = selectors.connection_editing(actor=actor, connection_id=connection_id)
+    current = page.connection
     if current.status == Connection.Status.PENDING:  # approving is how it gets a grant
         messages.info(request, f"{current.name} waits for your approval: review its "
                                "request to choose what it may do.")
         return redirect("connections")
-    choices = selectors.notebook_choices(actor=actor)
-    form = GrantForm.of(current, choices)
-    status = 200
-    if request.method == "POST":
-        form = GrantForm(request.POST, notebooks=choices)
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                services.connection_update(actor=actor, connection_id=current.id,
-                                           expected_state=data["expected_state"],
-                                           name=data["name"], **_grant(data))
-            except GroveError as exc:
-                if exc.code == "connection_conflict":  # show what it is now
-                    current = _connection_or_404(actor, connection_id)
-                    form = GrantForm.of(current, choices, bound=True)
-                form.add_error(None, exc.message)
-            else:
-                messages.success(request, f"Saved what {data['name']} may do.")
-                return redirect("connections")
-        status = 400
+    if request.method != "POST":
+        form = GrantForm.of(current, page.notebooks)
+        return render(request, "grove/connection_edit.html", {
+            "section": "connections", "connection": current, "form": form})
+    if problem is not None and problem.code == "connection_conflict":  # show what it is now
+        form = GrantForm.of(current, page.notebooks, bound=True)
+    else:
+        form = GrantForm(request.POST, notebooks=page.notebooks)
+    form.is_valid()
+    if problem is not None:
+        form.add_error(None, problem.message)
     return render(request, "grove/connection_edit.html", {
-        "section": "connections", "connection": current, "form": form}, status=status)
-
-
-def _connection_or_404(actor: Actor, connection_id: str) -> ConnectionOut:
-    try:
-        return selectors.connection_get(actor=actor, connection_id=connection_id)
-    except GroveError as exc:
-        raise Http404(exc.message) from None
+        "section": "connections", "connection": current, "form": form}, status=400)
 
 
 @login_required
@@ -266,7 +271,7 @@ def _connection_or_404(actor: Actor, connection_id: str) -> ConnectionOut:
 def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
     """Asks first (GET: what revoking means), then revokes for good (POST)."""
     actor = session_actor(request)
-    current = _connection_or_404(actor, connection_id)
+    current = selectors.connection_get(actor=actor, connection_id=connection_id)
     if request.method == "GET":
         return render(request, "grove/connection_revoke.html", {
             "section": "connections", "connection": current})
