@@ -144,47 +144,76 @@ def _scope_of(actor: Actor, notebook_id: Any) -> tuple[str, uuid.UUID | None]:
     return Conversation.Scope.NOTEBOOK, access_notebook(actor, notebook_id).id
 
 
+@dataclass(frozen=True)
+class _NewConversation:
+    key: uuid.UUID
+    title: str
+    include_personal: bool
+
+
+def _conversation_args(conversation_id: Any, include_personal: Any,
+                       title: Any) -> _NewConversation:
+    key = parse_uuid(conversation_id, what="id")
+    clean = clean_title(title)
+    if not isinstance(include_personal, bool):
+        raise Invalid("includePersonal is true or false.", code="invalid_include_personal")
+    return _NewConversation(key=key, title=clean, include_personal=include_personal)
+
+
+def _conversation_open(actor: Actor, args: _NewConversation, notebook_id: Any, *,
+                       for_update: bool = False) -> tuple[Conversation, bool]:
+    """Create the conversation, or replay it (caller holds a tenant transaction;
+    `for_update`: a replayed one is locked)."""
+    actor.require(READ)
+    scope, notebook = _scope_of(actor, notebook_id)
+    digest = request_hash("conversation.create", {
+        "scope": scope, "notebook": notebook, "personal": args.include_personal,
+        "title": args.title}, actor.connection_id)
+    rows = conversations_visible_to(actor, hidden=True)
+    if for_update:
+        rows = rows.select_for_update()
+    existing = rows.filter(client_id=args.key).first()
+    if existing is not None:
+        if existing.request_hash != digest or existing.deleted_at is not None:
+            raise Conflict("This conversation id was already used for a different "
+                           "conversation.", code="conversation_conflict")
+        return existing, False
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            conversation = Conversation.objects.create(
+                client_id=args.key, account_id=actor.account_id,
+                connection_id=actor.connection_id, title=args.title, scope=scope,
+                notebook_id=notebook, include_personal=args.include_personal,
+                request_hash=digest, created_at=now, updated_at=now)
+    except IntegrityError:  # a concurrent create took this id a moment ago
+        raise Conflict("This conversation id is already in use.",
+                       code="conversation_conflict") from None
+    return conversation, True
+
+
 def conversation_create(*, actor: Actor, conversation_id: Any, notebook_id: Any = EVERYWHERE,
                         include_personal: bool = True,
                         title: Any = None) -> tuple[ConversationOut, bool]:
     """Start a conversation under the client's UUID. Returns (conversation, created);
     the same UUID and payload again replays, anything else → 409."""
-    key = parse_uuid(conversation_id, what="id")
-    clean = clean_title(title)
-    if not isinstance(include_personal, bool):
-        raise Invalid("includePersonal is true or false.", code="invalid_include_personal")
+    args = _conversation_args(conversation_id, include_personal, title)
     with tenant(actor):
-        actor.require(READ)
-        scope, notebook = _scope_of(actor, notebook_id)
-        digest = request_hash("conversation.create", {
-            "scope": scope, "notebook": notebook, "personal": include_personal,
-            "title": clean}, actor.connection_id)
-        existing = conversations_visible_to(actor, hidden=True).filter(client_id=key).first()
-        if existing is not None:
-            if existing.request_hash != digest or existing.deleted_at is not None:
-                raise Conflict("This conversation id was already used for a different "
-                               "conversation.", code="conversation_conflict")
-            return ConversationOut.of(existing), False
-        now = timezone.now()
-        try:
-            with transaction.atomic():
-                conversation = Conversation.objects.create(
-                    client_id=key, account_id=actor.account_id, connection_id=actor.connection_id,
-                    title=clean, scope=scope, notebook_id=notebook,
-                    include_personal=include_personal, request_hash=digest, created_at=now,
-                    updated_at=now)
-        except IntegrityError:  # a concurrent create took this id a moment ago
-            raise Conflict("This conversation id is already in use.",
-                           code="conversation_conflict") from None
-        return ConversationOut.of(conversation), True
+        conversation, created = _conversation_open(actor, args, notebook_id)
+        return ConversationOut.of(conversation), created
 
 
-def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
-                expected_version: Any, format: Any = "plain",
-                context: Any = None) -> tuple[TurnOut, bool]:
-    """Ask the next question of a conversation. Returns (turn, created): a new turn is
-    `pending` and its answer is generated in the background; the same turn UUID and
-    payload again replays the turn as it is now."""
+@dataclass(frozen=True)
+class _NewTurn:
+    key: uuid.UUID
+    question: str
+    format: str
+    expected_version: int
+    context: dict[str, Any] | None
+
+
+def _turn_args(turn_id: Any, query: Any, format: Any, expected_version: Any,
+               context: Any) -> _NewTurn:
     key = parse_uuid(turn_id, what="id")
     question = clean_query(query)
     if format not in Turn.Format.values:
@@ -193,47 +222,84 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
             or expected_version < 0:
         raise Invalid("expectedVersion is the conversation version you last saw (a whole "
                       "number).", code="invalid_expected_version")
-    selection = clean_context(context)
+    return _NewTurn(key=key, question=question, format=format,
+                    expected_version=expected_version, context=clean_context(context))
+
+
+def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple[Turn, bool]:
+    """Add the next turn to `conversation`, or replay it (caller holds a tenant
+    transaction and the conversation's row lock). Enqueues its generation."""
+    digest = request_hash("turn.submit", {
+        "conversation": conversation.id, "query": args.question, "format": args.format,
+        "expected": args.expected_version, "context": args.context}, actor.connection_id)
+    existing = Turn.objects.filter(client_id=args.key).first()
+    if existing is not None:
+        if existing.request_hash != digest:
+            raise Conflict("This turn id was already used for a different question.",
+                           code="turn_conflict")
+        return existing, False
+    expect_version(what="conversation", actual=conversation.version,
+                   expected=args.expected_version, name_current=False,
+                   message=f"The conversation is at version {conversation.version}, not "
+                           f"{args.expected_version}: reload it and ask again.")
+    if conversation.version >= TURN_LIMIT:
+        raise Conflict(f"A conversation holds at most {TURN_LIMIT} turns; start a new "
+                       "one.", code="turn_limit")
+    check_context(actor, args.context)
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            # Answered with the grant of whoever started the conversation, so
+            # that a client never reads (or builds on) answers from notes outside
+            # its grant, even when the owner asks in its conversation.
+            turn = Turn.objects.create(
+                client_id=args.key, account_id=actor.account_id, conversation=conversation,
+                connection_id=conversation.connection_id,
+                position=conversation.version + 1,
+                query=args.question, format=args.format, context=args.context,
+                request_hash=digest, provider=providers.fingerprint(), created_at=now)
+    except IntegrityError:
+        raise Conflict("This turn id is already in use.", code="turn_conflict") from None
+    conversation.version += 1
+    conversation.updated_at = now
+    if not conversation.title:
+        conversation.title = shorten(" ".join(args.question.split()), 80)
+    conversation.save(update_fields=["version", "updated_at", "title"])
+    jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
+    return turn, True
+
+
+def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
+                expected_version: Any, format: Any = "plain",
+                context: Any = None) -> tuple[TurnOut, bool]:
+    """Ask the next question of a conversation. Returns (turn, created): a new turn is
+    `pending` and its answer is generated in the background; the same turn UUID and
+    payload again replays the turn as it is now."""
+    args = _turn_args(turn_id, query, format, expected_version, context)
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id, for_update=True)
-        digest = request_hash("turn.submit", {
-            "conversation": conversation.id, "query": question, "format": format,
-            "expected": expected_version, "context": selection}, actor.connection_id)
-        existing = Turn.objects.filter(client_id=key).first()
-        if existing is not None:
-            if existing.request_hash != digest:
-                raise Conflict("This turn id was already used for a different question.",
-                               code="turn_conflict")
-            return TurnOut.of(existing), False
-        expect_version(what="conversation", actual=conversation.version,
-                       expected=expected_version, name_current=False,
-                       message=f"The conversation is at version {conversation.version}, not "
-                               f"{expected_version}: reload it and ask again.")
-        if conversation.version >= TURN_LIMIT:
-            raise Conflict(f"A conversation holds at most {TURN_LIMIT} turns; start a new "
-                           "one.", code="turn_limit")
-        check_context(actor, selection)
-        now = timezone.now()
-        try:
-            with transaction.atomic():
-                # Answered with the grant of whoever started the conversation, so
-                # that a client never reads (or builds on) answers from notes outside
-                # its grant, even when the owner asks in its conversation.
-                turn = Turn.objects.create(
-                    client_id=key, account_id=actor.account_id, conversation=conversation,
-                    connection_id=conversation.connection_id,
-                    position=conversation.version + 1,
-                    query=question, format=format, context=selection, request_hash=digest,
-                    provider=providers.fingerprint(), created_at=now)
-        except IntegrityError:
-            raise Conflict("This turn id is already in use.", code="turn_conflict") from None
-        conversation.version += 1
-        conversation.updated_at = now
-        if not conversation.title:
-            conversation.title = shorten(" ".join(question.split()), 80)
-        conversation.save(update_fields=["version", "updated_at", "title"])
-        jobs.enqueue(account_id=actor.account_id, kind=GENERATE, target_id=turn.id)
-        return TurnOut.of(turn), True
+        turn, created = _turn_add(actor, conversation, args)
+        return TurnOut.of(turn), created
+
+
+def conversation_start(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
+                       notebook_id: Any = EVERYWHERE, include_personal: bool = True,
+                       title: Any = None, format: Any = "plain", expected_version: Any = 0,
+                       context: Any = None) -> tuple[ConversationOut, TurnOut | None]:
+    """A new conversation with its first question, in one transaction: the website's
+    Start. The same ids and payload again replay (a double submit asks once); a
+    conversation that already has turns is returned as it is (turn None). A refused
+    first question (invalid, `context_unavailable`, a version conflict …) raises and
+    stores nothing — no conversation is left behind. Enqueues the turn's generation."""
+    conversation_args = _conversation_args(conversation_id, include_personal, title)
+    turn_args = _turn_args(turn_id, query, format, expected_version, context)
+    with tenant(actor):
+        conversation, created = _conversation_open(actor, conversation_args, notebook_id,
+                                                   for_update=True)
+        turn = None
+        if created or conversation.version == 0:
+            turn, _ = _turn_add(actor, conversation, turn_args)
+        return ConversationOut.of(conversation), TurnOut.of(turn) if turn else None
 
 
 def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:

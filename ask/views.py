@@ -29,8 +29,8 @@ from ask.schemas import TurnOut
 from ask.selectors import conversation_get, conversation_search, turn_get
 from ask.services import (
     EVERYWHERE,
-    conversation_create,
     conversation_delete,
+    conversation_start,
     turn_retry,
     turn_submit,
 )
@@ -221,21 +221,19 @@ def ask_start(request: HttpRequest) -> HttpResponse:
     form = _ask_form(request, data=request.POST, note_ids=request.POST.getlist("notes"))
     if not form.is_valid():
         return _page(request, "ask/home.html", {"form": form}, status=400)
-    scope = form.cleaned_data["scope"]
+    data = form.cleaned_data
+    scope = data["scope"]
     notebook: Any = EVERYWHERE if not scope else (None if scope == "personal" else scope)
-    actor = session_actor(request)
-    conversation_id = form.cleaned_data["conversation_id"]
-    created = False
     try:
-        made, created = conversation_create(
-            actor=actor, conversation_id=conversation_id, notebook_id=notebook)
-        if created or made.version == 0:
-            _submit(request, conversation_id, form)
+        # A refused first question stores nothing: no empty conversation is left behind.
+        conversation_start(
+            actor=session_actor(request), conversation_id=data["conversation_id"],
+            turn_id=data["turn_id"], notebook_id=notebook, query=data["query"],
+            format=data["format"], expected_version=data["expected_version"],
+            context=form.context())
     except GroveError as error:
-        if created:  # the first question was refused: no empty conversation left behind
-            conversation_delete(actor=actor, conversation_id=conversation_id)
         return _refused(request, form, error)
-    return redirect("ask-conversation", conversation_id=conversation_id)
+    return redirect("ask-conversation", conversation_id=data["conversation_id"])
 
 
 def _conversation_page(request: HttpRequest, conversation_id: uuid.UUID, *,
