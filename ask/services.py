@@ -302,6 +302,33 @@ def conversation_start(*, actor: Actor, conversation_id: Any, turn_id: Any, quer
         return ConversationOut.of(conversation), TurnOut.of(turn) if turn else None
 
 
+def turn_reask(*, actor: Actor, conversation_id: Any, turn_id: Any, new_turn_id: Any,
+               expected_version: int | None = None) -> TurnOut:
+    """Ask turn `turn_id`'s question again, with its format and source selection, as the
+    next turn under `new_turn_id` (the notes it cited have changed). `expected_version`:
+    the conversation version the caller saw (a stale one → 409 version_conflict), None =
+    as it is now. A repeat with the same `new_turn_id` returns the turn it made.
+    Enqueues the new turn's generation."""
+    key = parse_uuid(turn_id, what="turn id")
+    with tenant(actor):
+        conversation = access_conversation(actor, conversation_id, for_update=True)
+        asked = conversation.turns.filter(client_id=key).first()
+        if asked is None:
+            raise NotFound("No such turn.", code="turn_not_found")
+        try:
+            new_key = uuid.UUID(str(new_turn_id))
+        except ValueError:
+            raise Invalid("The re-ask form is not valid; reload the page.",
+                          code="invalid_id") from None
+        # A repeated click carries the same id: the turn it made is already there.
+        made = conversation.turns.filter(client_id=new_key).first()
+        if made is None:
+            expected = conversation.version if expected_version is None else expected_version
+            made, _ = _turn_add(actor, conversation, _turn_args(
+                new_key, asked.query, asked.format, expected, asked.context))
+        return TurnOut.of(made)
+
+
 def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
     """Generate a failed turn's answer again (with the provider configured now)."""
     key = parse_uuid(turn_id, what="turn id")

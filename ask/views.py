@@ -26,17 +26,18 @@ from ask import providers
 from ask.forms import AskForm, HistoryForm
 from ask.rules import CONTEXT_NOTES_MAX, TURN_LIMIT
 from ask.schemas import TurnOut
-from ask.selectors import conversation_get, conversation_search, turn_get
+from ask.selectors import conversation_get, conversation_search
 from ask.services import (
     EVERYWHERE,
     conversation_delete,
     conversation_start,
+    turn_reask,
     turn_retry,
     turn_submit,
 )
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import first_line, render_markdown
-from grove.kernel.errors import GroveError, Invalid, NotFound
+from grove.kernel.errors import GroveError, NotFound
 from grove.kernel.tenancy import tenant
 from notebooks.context import notebooks_for
 from notebooks.selectors import search
@@ -315,30 +316,12 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
               turn_id: uuid.UUID) -> HttpResponse:
     """Ask a turn's question again, with its source selection, as the next turn (the
     notes it cited have changed)."""
-    actor = session_actor(request)
-    turn = turn_get(actor=actor, conversation_id=conversation_id,
-                                  turn_id=turn_id)
-    try:
-        new_id = uuid.UUID(request.POST.get("turn_id", ""))
-    except ValueError:
-        raise Invalid("The re-ask form is not valid; reload the page.",
-                      code="invalid_id") from None
-    # A repeated click carries the same id: the turn it made is already there.
-    try:
-        existing = turn_get(actor=actor, conversation_id=conversation_id,
-                                          turn_id=new_id)
-    except NotFound:
-        existing = None
-    if existing is None:
-        version = request.POST.get("expected_version", "")
-        if not version.isdigit():  # the page's version; a stale one is a 409 as usual
-            version = str(conversation_get(
-                actor=actor, conversation_id=conversation_id).version)
-        turn_submit(
-            actor=actor, conversation_id=conversation_id, turn_id=new_id, query=turn.query,
-            format=turn.format, expected_version=int(version),
-            context=turn.context.model_dump(mode="json") if turn.context else None)
-    return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{new_id}")
+    version = request.POST.get("expected_version", "")
+    # The page's version (a stale one is a 409 as usual); without one, as it is now.
+    made = turn_reask(actor=session_actor(request), conversation_id=conversation_id,
+                      turn_id=turn_id, new_turn_id=request.POST.get("turn_id", ""),
+                      expected_version=int(version) if version.isdigit() else None)
+    return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{made.id}")
 
 
 @login_required
