@@ -4,6 +4,7 @@ REST, MCP and the pages. JSON is camelCase (SPEC §3)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -234,6 +235,15 @@ class ConversationOut(Out):
 
 class ConversationDetail(ConversationOut):
     turns: list[TurnOut]
+
+
+@dataclass(frozen=True)
+class ConversationPage:
+    """What a conversation's web page shows (`selectors.conversation_page`)."""
+
+    detail: ConversationDetail
+    versions: dict[uuid.UUID, int]  # each cited note's version now; absent: out of reach
+    picked: list[NoteOut]  # the last turn's picked notes, for the follow-up's form
 
 
 class ConversationFound(Out):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Q
@@ -30,20 +31,29 @@ from django.utils import timezone
 
 from ask.models import Conversation, Turn
 from ask.rules import (
+    CONTEXT_NOTES_MAX,
     EVIDENCE_LIMIT,
     EVIDENCE_MAX_CHARS,
     PAGE,
     SEARCH_MAX_CHARS,
     context_unavailable,
 )
-from ask.schemas import ConversationDetail, ConversationFound, ConversationOut, Source, TurnOut
+from ask.schemas import (
+    ConversationDetail,
+    ConversationFound,
+    ConversationOut,
+    ConversationPage,
+    Source,
+    TurnOut,
+)
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
 from notebooks.rules import EVERYWHERE, parse_uuid
-from notebooks.selectors import recall
+from notebooks.schemas.notes import NoteOut
+from notebooks.selectors import recall, search
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 
 HISTORY_SALT = "grove.ask.history"
@@ -133,11 +143,16 @@ def access_conversation(actor: Actor, conversation_id: Any, *,
 
 
 
+def _detail(actor: Actor, conversation_id: Any) -> ConversationDetail:
+    """The conversation with its turns (caller holds a tenant transaction)."""
+    conversation = access_conversation(actor, conversation_id)
+    turns = [TurnOut.of(t) for t in conversation.turns.order_by("position")]
+    return ConversationDetail(**ConversationOut.of(conversation).model_dump(), turns=turns)
+
+
 def conversation_get(*, actor: Actor, conversation_id: Any) -> ConversationDetail:
     with tenant(actor):
-        conversation = access_conversation(actor, conversation_id)
-        turns = [TurnOut.of(t) for t in conversation.turns.order_by("position")]
-    return ConversationDetail(**ConversationOut.of(conversation).model_dump(), turns=turns)
+        return _detail(actor, conversation_id)
 
 
 def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
@@ -229,3 +244,77 @@ def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
                           max_chars=EVIDENCE_MAX_CHARS, **scope)
     return [Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
             for hit in found.data]
+
+
+# -- the Ask pages -----------------------------------------------------------------------------
+
+
+def _note_ids(values: Iterable[Any]) -> list[uuid.UUID]:
+    """The first CONTEXT_NOTES_MAX values, as note ids; malformed ones dropped."""
+    wanted = []
+    for raw in list(values)[:CONTEXT_NOTES_MAX]:
+        try:
+            wanted.append(raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)))
+        except ValueError:
+            continue
+    return wanted
+
+
+def _picked(actor: Actor, wanted: list[uuid.UUID]) -> list[NoteOut]:
+    """(caller holds a tenant transaction)"""
+    found = {n.id: n for n in notes_visible_to(actor).filter(id__in=wanted)}
+    return [NoteOut.of(found[i]) for i in wanted if i in found]
+
+
+def _versions(actor: Actor, ids: set[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """(caller holds a tenant transaction)"""
+    return dict(notes_visible_to(actor).filter(id__in=ids).values_list("id", "version"))
+
+
+def notes_picked(*, actor: Actor, note_ids: Iterable[Any]) -> list[NoteOut]:
+    """The notes a source selection names that the caller can reach, in the order given
+    (the first CONTEXT_NOTES_MAX ids; malformed, unknown and unreachable ones dropped) —
+    what the source picker shows as picked."""
+    wanted = _note_ids(note_ids)
+    if not wanted:
+        return []
+    with tenant(actor):
+        actor.require(READ)
+        return _picked(actor, wanted)
+
+
+def note_versions(*, actor: Actor, note_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """Each note's version now, for the notes the caller can still reach (a deleted or
+    unreachable note is absent)."""
+    ids = set(note_ids)
+    if not ids:
+        return {}
+    with tenant(actor):
+        actor.require(READ)
+        return _versions(actor, ids)
+
+
+def source_choices(*, actor: Actor, note_ids: Iterable[Any], find: str,
+                   limit: int) -> tuple[list[NoteOut], list[NoteOut]]:
+    """The source picker's list: (the picked notes, as `notes_picked`; the best `limit`
+    matches for `find` among the rest — none when `find` is empty)."""
+    picked = notes_picked(actor=actor, note_ids=note_ids)
+    if not find:
+        return picked, []
+    have = {n.id for n in picked}
+    page = search.note_search(actor=actor, query=find, limit=limit)
+    return picked, [hit.note for hit in page.data if hit.note.id not in have]
+
+
+def conversation_page(*, actor: Actor, conversation_id: Any) -> ConversationPage:
+    """What a conversation's page shows, read in one transaction: the conversation with
+    its turns, the version now of every note its answers were made from (to mark
+    "changed since") and the notes the last turn picked (the follow-up keeps them)."""
+    with tenant(actor):
+        detail = _detail(actor, conversation_id)
+        used = {s.note_id for t in detail.turns if t.result for s in t.result.sources}
+        last = detail.turns[-1] if detail.turns else None
+        picked = _note_ids(last.context.notes) if last and last.context else []
+        return ConversationPage(detail=detail,
+                                versions=_versions(actor, used) if used else {},
+                                picked=_picked(actor, picked) if picked else [])

@@ -3,13 +3,15 @@ answers whose numbered chips link to the exact note revision, a source picker wi
 "only these sources", coverage, and — when a cited note has changed since — a marker
 "note changed since (v3 → v5)" with a one-click re-ask.
 
-Each view parses its input, calls one service in `ask.conversations` and renders; a
-pending turn polls its own partial until the answer is stored.
+Each view parses its input, calls one service (`ask.services`) or selector
+(`ask.selectors`) and renders; the Ask shell around every page — the history panel
+(`_page`) and the notebook tree (`notebooks_for`, shared with the sidebar) — is read
+once per page beside it. A pending turn polls its own partial until the answer is
+stored.
 """
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +26,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ask import providers
 from ask.forms import AskForm, HistoryForm
-from ask.rules import CONTEXT_NOTES_MAX, TURN_LIMIT
-from ask.schemas import TurnOut
-from ask.selectors import conversation_get, conversation_search
+from ask.rules import TURN_LIMIT
+from ask.schemas import ConversationPage, TurnOut
+from ask.selectors import conversation_page, conversation_search, notes_picked, source_choices
 from ask.services import (
     EVERYWHERE,
     conversation_delete,
@@ -38,10 +40,8 @@ from ask.services import (
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import first_line, render_markdown
 from grove.kernel.errors import GroveError, NotFound
-from grove.kernel.tenancy import tenant
 from notebooks.context import notebooks_for
-from notebooks.selectors import search
-from notebooks.selectors.access import notes_visible_to
+from notebooks.schemas.notes import NoteOut
 
 PICKER_RESULTS = 10
 
@@ -89,17 +89,9 @@ def _render_text(text: str, format: str) -> SafeString:
     return mark_safe(linebreaks(escape(text)))  # noqa: S308 - escaped just before
 
 
-def _current_versions(request: HttpRequest, turns: list[TurnOut]) -> dict[uuid.UUID, int]:
-    ids = {s.note_id for t in turns if t.result for s in t.result.sources}
-    if not ids:
-        return {}
-    actor = session_actor(request)
-    with tenant(actor):
-        return dict(notes_visible_to(actor).filter(id__in=ids).values_list("id", "version"))
-
-
-def _views(request: HttpRequest, turns: list[TurnOut]) -> list[TurnView]:
-    current = _current_versions(request, turns)
+def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView]:
+    """The turns as shown: chips numbered, blocks rendered; `current`: each cited
+    note's version now (absent: deleted or out of reach)."""
     views = []
     for turn in turns:
         if turn.result is None:
@@ -120,31 +112,27 @@ def _views(request: HttpRequest, turns: list[TurnOut]) -> list[TurnView]:
     return views
 
 
-def _picked_notes(request: HttpRequest, ids: list[str]) -> list[tuple[Any, str]]:
-    """(note, label) for the note ids a form carries, in order; unknown ids dropped."""
-    wanted = []
-    for raw in ids[:CONTEXT_NOTES_MAX]:
-        try:
-            wanted.append(uuid.UUID(raw))
-        except ValueError:
-            continue
-    if not wanted:
-        return []
-    actor = session_actor(request)
-    with tenant(actor):
-        found = {n.id: n for n in notes_visible_to(actor).filter(id__in=wanted)}
-    return [(found[i], first_line(found[i].content, 70)) for i in wanted if i in found]
+def _labelled(notes: list[NoteOut]) -> list[tuple[NoteOut, str]]:
+    return [(n, first_line(n.content, 70)) for n in notes]
 
 
 def _ask_form(request: HttpRequest, *, data: Any = None, initial: dict[str, Any] | None = None,
-              note_ids: list[str] | None = None) -> AskForm:
+              picked: list[NoteOut] | None = None) -> AskForm:
+    """The question form; `picked`: the notes its source picker shows as picked."""
     notebooks = notebooks_for(request)
     return AskForm(data, initial=initial, paths=notebooks.paths(),
-                   notes=_picked_notes(request, note_ids or []))
+                   notes=_labelled(picked or []))
+
+
+def _posted_form(request: HttpRequest, data: Any) -> AskForm:
+    """The form as posted, its picked notes labelled."""
+    return _ask_form(request, data=data, picked=notes_picked(
+        actor=session_actor(request), note_ids=data.getlist("notes")))
 
 
 def _page(request: HttpRequest, template: str, context: dict[str, Any],
           status: int = 200) -> HttpResponse:
+    """`template` in the Ask shell: the history panel (searchable, paged)."""
     history = HistoryForm(request.GET or None)
     query = history.cleaned_data["q"] if history.is_valid() else ""
     cursor = history.cleaned_data["cursor"] if history.is_valid() else ""
@@ -167,8 +155,9 @@ def ask_home(request: HttpRequest) -> HttpResponse:
     initial: dict[str, Any] = {"only": bool(note_ids)} if note_ids else {}
     if request.GET.get("notebook"):
         initial.update(notebooks=[request.GET["notebook"]], only=True)
+    picked = notes_picked(actor=session_actor(request), note_ids=note_ids)
     return _page(request, "ask/home.html", {
-        "form": _ask_form(request, initial=initial, note_ids=note_ids)})
+        "form": _ask_form(request, initial=initial, picked=picked)})
 
 
 @login_required
@@ -176,25 +165,12 @@ def ask_home(request: HttpRequest) -> HttpResponse:
 def source_picker(request: HttpRequest) -> HttpResponse:
     """The note picker's list: the notes already picked (kept checked), then the best
     matches for what was typed."""
-    picked = _picked_notes(request, request.GET.getlist("notes"))
     text = request.GET.get("find", "").strip()[:200]
-    matches: list[tuple[Any, str]] = []
-    if text:
-        actor = session_actor(request)
-        page = search.note_search(actor=actor, query=text, limit=PICKER_RESULTS)
-        have = {n.id for n, _ in picked}
-        matches = [(n, first_line(n.content, 70)) for n in (hit.note for hit in page.data)
-                   if n.id not in have]
-    return render(request, "ask/home.html#picker", {"picked": picked, "matches": matches,
-                                                    "find": text})
-
-
-def _submit(request: HttpRequest, conversation_id: uuid.UUID, form: AskForm) -> None:
-    data = form.cleaned_data
-    turn_submit(
-        actor=session_actor(request), conversation_id=conversation_id,
-        turn_id=data["turn_id"], query=data["query"], format=data["format"],
-        expected_version=data["expected_version"], context=form.context())
+    picked, matches = source_choices(actor=session_actor(request),
+                                     note_ids=request.GET.getlist("notes"), find=text,
+                                     limit=PICKER_RESULTS)
+    return render(request, "ask/home.html#picker", {
+        "picked": _labelled(picked), "matches": _labelled(matches), "find": text})
 
 
 def _refused(request: HttpRequest, form: AskForm, error: GroveError,
@@ -203,23 +179,24 @@ def _refused(request: HttpRequest, form: AskForm, error: GroveError,
     ones are spent) — for a follow-up, against the conversation as it is now."""
     data = request.POST.copy()
     data["conversation_id"], data["turn_id"] = str(uuid.uuid4()), str(uuid.uuid4())
-    if conversation_id is not None:
-        with contextlib.suppress(NotFound):
-            data["expected_version"] = str(conversation_get(
-                actor=session_actor(request), conversation_id=conversation_id).version)
-    form = _ask_form(request, data=data, note_ids=data.getlist("notes"))
+    if conversation_id is None:
+        page = None
+    else:
+        page = conversation_page(actor=session_actor(request), conversation_id=conversation_id)
+        data["expected_version"] = str(page.detail.version)
+    form = _posted_form(request, data)
     form.is_valid()
     form.add_error(None, error.message)
-    if conversation_id is None:
+    if page is None:
         return _page(request, "ask/home.html", {"form": form}, status=error.status)
-    return _conversation_page(request, conversation_id, form=form, status=error.status)
+    return _conversation(request, page, form=form, status=error.status)
 
 
 @login_required
 @require_POST
 def ask_start(request: HttpRequest) -> HttpResponse:
     """A new conversation with its first question."""
-    form = _ask_form(request, data=request.POST, note_ids=request.POST.getlist("notes"))
+    form = _posted_form(request, request.POST)
     if not form.is_valid():
         return _page(request, "ask/home.html", {"form": form}, status=400)
     data = form.cleaned_data
@@ -237,30 +214,26 @@ def ask_start(request: HttpRequest) -> HttpResponse:
     return redirect("ask-conversation", conversation_id=data["conversation_id"])
 
 
-def _conversation_page(request: HttpRequest, conversation_id: uuid.UUID, *,
-                       form: AskForm | None = None, status: int = 200) -> HttpResponse:
-    actor = session_actor(request)
-    try:
-        detail = conversation_get(actor=actor, conversation_id=conversation_id)
-    except NotFound:
-        raise Http404("No such conversation.") from None
+def _conversation(request: HttpRequest, page: ConversationPage, *,
+                  form: AskForm | None = None, status: int = 200) -> HttpResponse:
+    """A conversation's page; without `form`, the follow-up form starts from the last
+    turn's format and source selection."""
+    detail = page.detail
     last = detail.turns[-1] if detail.turns else None
     if form is None:
         initial: dict[str, Any] = {"expected_version": detail.version}
-        note_ids: list[str] = []
         if last is not None:
             initial["format"] = last.format
             if last.context:  # keep the last selection for the follow-up
-                note_ids = [str(n) for n in last.context.notes]
                 initial.update(notebooks=[str(n) for n in last.context.notebooks],
                                only=last.context.only)
-        form = _ask_form(request, initial=initial, note_ids=note_ids)
+        form = _ask_form(request, initial=initial, picked=page.picked)
     notebooks = notebooks_for(request)
     scope = ("All notebooks" + (" and Personal" if detail.include_personal else "")
              if detail.scope == "everywhere" else "Personal" if detail.scope == "personal"
              else notebooks.names.get(detail.notebook_id, "a notebook"))
     return _page(request, "ask/conversation.html", {
-        "conversation": detail, "turns": _views(request, detail.turns), "form": form,
+        "conversation": detail, "turns": _views(detail.turns, page.versions), "form": form,
         "scope_name": scope, "full": detail.turn_count >= TURN_LIMIT,
         "notebook_names": notebooks.names}, status=status)
 
@@ -268,20 +241,27 @@ def _conversation_page(request: HttpRequest, conversation_id: uuid.UUID, *,
 @login_required
 @require_GET
 def ask_conversation(request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
-    return _conversation_page(request, conversation_id)
+    page = conversation_page(actor=session_actor(request), conversation_id=conversation_id)
+    return _conversation(request, page)
 
 
 @login_required
 @require_POST
 def ask_turn_submit(request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
-    form = _ask_form(request, data=request.POST, note_ids=request.POST.getlist("notes"))
+    form = _posted_form(request, request.POST)
     if not form.is_valid():
-        return _conversation_page(request, conversation_id, form=form, status=400)
+        page = conversation_page(actor=session_actor(request),
+                                 conversation_id=conversation_id)
+        return _conversation(request, page, form=form, status=400)
+    data = form.cleaned_data
     try:
-        _submit(request, conversation_id, form)
+        turn_submit(
+            actor=session_actor(request), conversation_id=conversation_id,
+            turn_id=data["turn_id"], query=data["query"], format=data["format"],
+            expected_version=data["expected_version"], context=form.context())
+    except NotFound:
+        raise  # no such conversation: the 404 page, not the form
     except GroveError as error:
-        if isinstance(error, NotFound):
-            raise Http404("No such conversation.") from None
         return _refused(request, form, error, conversation_id)
     return redirect("ask-conversation", conversation_id=conversation_id)
 
@@ -291,14 +271,13 @@ def ask_turn_submit(request: HttpRequest, conversation_id: uuid.UUID) -> HttpRes
 def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
              turn_id: uuid.UUID) -> HttpResponse:
     """One turn's partial (a pending turn polls this until it is answered)."""
-    actor = session_actor(request)
-    detail = conversation_get(actor=actor, conversation_id=conversation_id)
-    turn = next((t for t in detail.turns if t.id == turn_id), None)
+    page = conversation_page(actor=session_actor(request), conversation_id=conversation_id)
+    turn = next((t for t in page.detail.turns if t.id == turn_id), None)
     if turn is None:
         raise Http404("No such turn.")
     return render(request, "ask/conversation.html#turn", {
-        "t": _views(request, [turn])[0], "conversation_id": conversation_id,
-        "conversation": detail})
+        "t": _views([turn], page.versions)[0], "conversation_id": conversation_id,
+        "conversation": page.detail})
 
 
 @login_required
