@@ -47,7 +47,7 @@ from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable
 from grove.models import Connection, Job
 from notebooks.models import Note
-from notebooks.rules import RECALL_MAX_MAX_CHARS, RECALL_QUERY_MAX_CHARS
+from notebooks.rules import RECALL_MAX_MAX_CHARS
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall
 from notebooks.selectors.access import live_filter, notebooks_visible_to, notes_visible_to
@@ -154,7 +154,7 @@ def _selected(actor: Actor, question: str,
     room = max(0, SUPPLIED_MAX - len(chosen))
     searched = sum(len(m) for m in members.values()) > room
     if searched and notebooks and room:
-        found = recall.recall(actor=actor, query=question[:RECALL_QUERY_MAX_CHARS],
+        found = recall.recall(actor=actor, query=question,
                               notebook_ids=[nb.id for nb in notebooks],
                               include_personal=False, limit=room,
                               max_chars=RECALL_MAX_MAX_CHARS)
@@ -206,7 +206,7 @@ def _generate(entry: Input) -> Output:
                 resolved = providers.standalone_question(entry.question, entry.history,
                                                          deadline=deadline)
                 question = resolved
-            found = retrieve(actor=actor, question=question[:RECALL_QUERY_MAX_CHARS],
+            found = retrieve(actor=actor, question=question,
                              notebook_id=entry.scope, include_personal=entry.include_personal,
                              limit=EVIDENCE_LIMIT)
             seen = {s.cite_as for s in sources}

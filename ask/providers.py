@@ -20,6 +20,7 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ask.rules import QUERY_MAX_CHARS
 from grove.kernel.validation import storable
 
 TIMEOUT_SECONDS = 60.0
@@ -228,10 +229,13 @@ async def agenerate(question: str, evidence: list[Evidence],
 
 def standalone_question(question: str, history: list[Exchange],
                         deadline: float | None = None) -> str:
-    """A follow-up resolved against the conversation's earlier turns (for retrieval)."""
+    """A follow-up resolved against the conversation's earlier turns (for retrieval).
+    A rewrite longer than a question may be is not used (nor cut): the question as
+    asked is searched for instead, as when the rewrite is empty."""
     user = f"Conversation so far:\n{_history(history)}Latest question: {question}"
     resolved = _call(_request([{"role": "system", "content": STANDALONE_PROMPT},
                                {"role": "user", "content": user}],
                               "grove_standalone_question", STANDALONE_SCHEMA), Standalone,
                      deadline)
-    return resolved.question.strip() or question
+    rewritten = resolved.question.strip()
+    return rewritten if rewritten and len(rewritten) <= QUERY_MAX_CHARS else question

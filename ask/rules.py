@@ -10,9 +10,11 @@ from ask.models import TITLE_MAX_CHARS, Conversation
 from grove.interfaces.rendering import without_images
 from grove.kernel.errors import Conflict, Invalid
 from grove.kernel.validation import storable_text
-from notebooks.rules import EVERYWHERE
+from notebooks.rules import EVERYWHERE, RECALL_QUERY_MAX_CHARS
 
-QUERY_MAX_CHARS = 6000
+# A question is searched for as it was asked (it is recall's query), so it has recall's
+# limit: a longer one is refused (invalid_query), never cut.
+QUERY_MAX_CHARS = RECALL_QUERY_MAX_CHARS
 PREVIOUS_MAX = 4
 EVIDENCE_LIMIT = 8
 EVIDENCE_MAX_CHARS = 6000

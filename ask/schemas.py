@@ -33,18 +33,19 @@ from notebooks.schemas.arguments import (
 from notebooks.schemas.notes import NoteOut
 from notebooks.schemas.tools import CompactNote
 
-_QUESTION: JsonDict = {"pattern": NONBLANK_TEXT}
+# The question's limit is the service's check (clean_query: 400 invalid_query, the same
+# over REST, MCP and the page), declared in the schema without a second check here.
+_QUESTION: JsonDict = {"maxLength": QUERY_MAX_CHARS, "pattern": NONBLANK_TEXT}
 
 
 class AskIn(In):
-    query: str = Field(max_length=QUERY_MAX_CHARS,
-                       description="The question, in plain words.", json_schema_extra=_QUESTION)
+    query: str = Field(description="The question, in plain words.",
+                       json_schema_extra=_QUESTION)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
                                       " (REST: null = Personal).")
     include_personal: bool = Field(default=True, description="With everything granted: "
                                    "Personal notes too, when granted.")
-    previous_questions: list[Annotated[str, Field(max_length=QUERY_MAX_CHARS,
-                                                  json_schema_extra=_QUESTION)]] = Field(
+    previous_questions: list[Annotated[str, Field(json_schema_extra=_QUESTION)]] = Field(
         default_factory=list, max_length=PREVIOUS_MAX,
         description="Earlier questions, oldest first, for a follow-up like \"and in "
         "May?\".")
@@ -89,8 +90,8 @@ class ConversationCreateIn(In):
 class TurnIn(In):
     id: uuid.UUID = Field(description="The turn's id, chosen by the client (a UUID): a retry "
                                       "with the same id and body replays")
-    query: str = Field(description="The question (at most 6,000 characters)",
-                       max_length=QUERY_MAX_CHARS, json_schema_extra=_QUESTION)
+    query: str = Field(description=f"The question (at most {QUERY_MAX_CHARS:,} characters)",
+                       json_schema_extra=_QUESTION)
     format: Literal["plain", "markdown"] = "plain"
     expected_version: int = Field(ge=0, description="The conversation version you last saw")
     context: ContextIn | None = Field(

@@ -7,16 +7,20 @@ off → sources only."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from django.test import Client, override_settings
 
+from ask.rules import QUERY_MAX_CHARS
 from ask.services import ask
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid, Unavailable
+from notebooks.rules import RECALL_QUERY_MAX_CHARS
 from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, new_key
+from tests.mcp.helpers import error_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
 
@@ -106,7 +110,7 @@ def test_search_mode_and_scope(owner, provider):
     assert provider.requests == []
 
 
-@pytest.mark.parametrize("bad", [{"query": ""}, {"query": "x" * 6001},
+@pytest.mark.parametrize("bad", [{"query": ""}, {"query": "x" * (QUERY_MAX_CHARS + 1)},
                                  {"query": "ok", "previous_questions": ["a"] * 5},
                                  {"query": "ok", "mode": "poem"}])
 def test_bad_questions_are_refused(owner, bad):
@@ -139,3 +143,51 @@ def test_over_rest_and_mcp_with_the_grant(owner, provider):
     provider.chat_replies = [500] * 4
     down = Caller(Client(), key).post("/ask", {"query": "What is the wifi password?"})
     assert down.status_code == 503 and down.json()["error"]["code"] == "provider_unavailable"
+
+
+def test_a_question_has_recalls_limit_and_is_never_cut(owner, provider):
+    """One limit, recall's: a 2,000-character question is asked as it is; one of 2,001
+    is refused up front with invalid_query — over REST (stateless and in a
+    conversation) and MCP — and nothing is stored or cut."""
+    from ask.selectors import conversation_get
+    from tests.ask.test_conversations import generate
+
+    assert QUERY_MAX_CHARS == RECALL_QUERY_MAX_CHARS == 2000
+    note = factories.note(owner, "The boiler is serviced every October.")
+    index_all(owner)
+    key, agent = new_key(owner)
+    api = Caller(Client(), key)
+    question = "When is the boiler serviced? "
+    longest = question + "x" * (QUERY_MAX_CHARS - len(question) - 1) + "?"
+    assert len(longest) == 2000
+    too_long = longest + "?"
+
+    refused = api.post("/ask", {"query": too_long, "mode": "search"})
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_query"
+    refused = api.post("/ask", {"query": "ok", "previousQuestions": [too_long]})
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_query"
+    assert api.post("/ask", {"query": longest, "mode": "search"}).status_code == 200
+    mcp = Client().post("/mcp", data=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "ask", "arguments": {"query": too_long}}}),
+        content_type="application/json", headers={"Authorization": f"Bearer {key}"})
+    assert error_of(mcp.json()["result"])["code"] == "invalid_query"
+    assert provider.requests == []
+
+    conversation_id = str(uuid.uuid4())
+    assert api.post("/conversations", {"id": conversation_id}).status_code == 201
+    turns = f"/conversations/{conversation_id}/turns"
+    over = api.post(turns, {"id": str(uuid.uuid4()), "query": too_long, "expectedVersion": 0})
+    assert over.status_code == 400 and over.json()["error"]["code"] == "invalid_query"
+    assert conversation_get(actor=agent, conversation_id=conversation_id).turns == []
+    turn_id = str(uuid.uuid4())
+    asked = api.post(turns, {"id": turn_id, "query": longest, "expectedVersion": 0})
+    assert asked.status_code == 202 and asked.json()["data"]["query"] == longest
+    cite = f"note:{note.id}@1"
+    provider.chat_replies = [answer("answered", ("Every October.", [cite]))]
+    generate(agent)
+    done = api.get(f"{turns}/{turn_id}").json()["data"]
+    assert done["status"] == "completed", done["error"]
+    assert done["result"]["sources"][0]["citeAs"] == cite  # recalled for the whole question
+    prompt = provider.requests[-1]["body"]["messages"][1]["content"]
+    assert prompt.endswith(f"Question: {longest}")

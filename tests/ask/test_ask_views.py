@@ -11,6 +11,7 @@ import uuid
 import pytest
 from django.test import override_settings
 
+from ask.rules import QUERY_MAX_CHARS
 from ask.selectors import conversation_get, conversation_list
 from ask.services import conversation_create
 from notebooks import services as notes
@@ -140,3 +141,11 @@ def test_deleting_hides_the_conversation(owner, web):
     assert web.post(f"/ask/{made.id}/delete").status_code == 302
     assert web.get(f"/ask/{made.id}/").status_code == 404
     assert "Old chat" not in web.get("/ask/").content.decode()
+
+
+def test_a_question_over_the_limit_is_a_form_error(owner, web):
+    response = web.post("/ask/new", ask_form("x" * (QUERY_MAX_CHARS + 1)))
+    assert response.status_code == 400
+    assert f"at most {QUERY_MAX_CHARS} characters" in response.content.decode()
+    assert conversation_list(actor=owner)[0] == []
+    assert f'maxlength="{QUERY_MAX_CHARS}"' in web.get("/ask/").content.decode()
