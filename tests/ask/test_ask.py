@@ -191,3 +191,39 @@ def test_a_question_has_recalls_limit_and_is_never_cut(owner, provider):
     assert done["result"]["sources"][0]["citeAs"] == cite  # recalled for the whole question
     prompt = provider.requests[-1]["body"]["messages"][1]["content"]
     assert prompt.endswith(f"Question: {longest}")
+
+
+def test_the_reply_schemas_are_the_models_strict_schemas(owner, provider):
+    """The schema sent to the model is derived from the pydantic model its reply is
+    validated against, and stays inside the strict structured-output subset."""
+    from ask import providers
+
+    def objects(node):
+        if isinstance(node, dict):
+            if node.get("type") == "object":
+                yield node
+            for value in node.values():
+                yield from objects(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from objects(value)
+
+    for model, schema in ((providers.Draft, providers.ANSWER_SCHEMA),
+                          (providers.Standalone, providers.STANDALONE_SCHEMA)):
+        assert schema == providers.strict_schema(model)
+        text = json.dumps(schema)
+        for absent in ("$ref", "$defs", "title", "maxLength", "minLength", "maxItems"):
+            assert absent not in text, (model, absent)
+        for node in objects(schema):
+            assert node["additionalProperties"] is False
+            assert node["required"] == list(node["properties"])
+    assert providers.ANSWER_SCHEMA["properties"]["status"]["enum"] == [
+        "answered", "insufficient_evidence"]
+    assert set(providers.ANSWER_SCHEMA["properties"]["blocks"]["items"]["properties"]) == {
+        "text", "citations"}
+    note = factories.note(owner, "The boiler is serviced every October.")
+    index_all(owner)
+    provider.chat_replies = [answer("answered", ("October.", [f"note:{note.id}@1"]))]
+    ask(actor=owner, query="When is the boiler serviced?")
+    sent = provider.requests[-1]["body"]["response_format"]["json_schema"]
+    assert sent == {"name": "grove_answer", "strict": True, "schema": providers.ANSWER_SCHEMA}
