@@ -13,6 +13,7 @@ import pytest
 from django.test import Client, override_settings
 
 from ask.rules import QUERY_MAX_CHARS
+from ask.selectors import conversation_get
 from ask.services import ask
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid, Unavailable
@@ -20,6 +21,7 @@ from notebooks.rules import RECALL_QUERY_MAX_CHARS
 from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, new_key
+from tests.ask.helpers import generate
 from tests.mcp.helpers import error_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
@@ -149,9 +151,6 @@ def test_a_question_has_recalls_limit_and_is_never_cut(owner, provider):
     """One limit, recall's: a 2,000-character question is asked as it is; one of 2,001
     is refused up front with invalid_query — over REST (stateless and in a
     conversation) and MCP — and nothing is stored or cut."""
-    from ask.selectors import conversation_get
-    from tests.ask.test_conversations import generate
-
     assert QUERY_MAX_CHARS == RECALL_QUERY_MAX_CHARS == 2000
     note = factories.note(owner, "The boiler is serviced every October.")
     index_all(owner)

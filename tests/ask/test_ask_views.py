@@ -16,8 +16,8 @@ from ask.selectors import conversation_get, conversation_list
 from ask.services import conversation_create
 from notebooks import services as notes
 from tests import factories
+from tests.ask.helpers import generate
 from tests.ask.test_ask import answer, index_all
-from tests.ask.test_conversations import generate
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
 

