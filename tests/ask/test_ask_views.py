@@ -13,7 +13,7 @@ from django.test import override_settings
 
 from ask.rules import QUERY_MAX_CHARS
 from ask.selectors import conversation_get, conversation_list
-from ask.services import conversation_create
+from ask.services import conversation_create, turn_submit
 from notebooks import services as notes
 from tests import factories
 from tests.ask.helpers import generate
@@ -149,3 +149,47 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
     assert f"at most {QUERY_MAX_CHARS} characters" in response.content.decode()
     assert conversation_list(actor=owner)[0] == []
     assert f'maxlength="{QUERY_MAX_CHARS}"' in web.get("/ask/").content.decode()
+
+
+# What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
+# read in one tenant transaction (conversation, turns, cited notes' versions now, the
+# last turn's picked notes), the notebook tree and the history panel — each tenant
+# transaction is a savepoint, the context set, the reads, the context restored.
+CONVERSATION_PAGE_QUERIES = 24
+HOME_QUERIES = 15
+HOME_WITH_PICKED_NOTES_QUERIES = 21
+
+
+def test_the_ask_pages_make_a_fixed_number_of_queries(owner, web, provider,
+                                                      django_assert_num_queries):
+    facts = [factories.note(owner, f"The boiler fact number {i}.") for i in range(3)]
+    index_all(owner)
+    made, _ = conversation_create(actor=owner, conversation_id=uuid.uuid4(), title="Boiler")
+    for title in ("Other 1", "Other 2"):
+        conversation_create(actor=owner, conversation_id=uuid.uuid4(), title=title)
+    me = factories.Actor.for_session(owner.account_id)
+
+    def ask(count):
+        for _ in range(count):
+            version = conversation_get(actor=owner, conversation_id=made.id).version
+            turn_submit(actor=owner, conversation_id=made.id, turn_id=uuid.uuid4(),
+                        query=f"Question {version} about the boiler?",
+                        expected_version=version, context={"notes": [str(facts[1].id)]})
+            provider.chat_replies = ([] if version == 0 else
+                                     ['{"question": "About the boiler?"}']) + [
+                answer("answered", ("Yes.", [f"note:{facts[0].id}@1"]))]
+            generate(me)
+
+    asked = 0
+    for turns in (2, 6):  # more turns, the same queries: no read per turn or source
+        ask(turns - asked)
+        asked = turns
+        with django_assert_num_queries(CONVERSATION_PAGE_QUERIES):
+            page = web.get(f"/ask/{made.id}/").content.decode()
+        assert page.count('data-status="completed"') == turns  # each answered, with sources
+        assert f'value="{facts[1].id}" checked' in page  # the last selection, kept
+    with django_assert_num_queries(HOME_QUERIES):
+        assert web.get("/ask/").status_code == 200
+    with django_assert_num_queries(HOME_WITH_PICKED_NOTES_QUERIES):
+        home = web.get("/ask/", {"note": [str(n.id) for n in facts]}).content.decode()
+    assert all(f'value="{n.id}" checked' in home for n in facts)
