@@ -297,9 +297,11 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
     notes it cited have changed)."""
     version = request.POST.get("expected_version", "")
     # The page's version (a stale one is a 409 as usual); without one, as it is now.
+    # (str.isdigit alone lets "²" through to int(), and int() refuses 4,301 digits.)
+    given = version.isascii() and version.isdigit() and len(version) <= 9
     made = turn_reask(actor=session_actor(request), conversation_id=conversation_id,
                       turn_id=turn_id, new_turn_id=request.POST.get("turn_id", ""),
-                      expected_version=int(version) if version.isdigit() else None)
+                      expected_version=int(version) if given else None)
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{made.id}")
 
 

@@ -193,3 +193,15 @@ def test_the_ask_pages_make_a_fixed_number_of_queries(owner, web, provider,
     with django_assert_num_queries(HOME_WITH_PICKED_NOTES_QUERIES):
         home = web.get("/ask/", {"note": [str(n.id) for n in facts]}).content.decode()
     assert all(f'value="{n.id}" checked' in home for n in facts)
+
+
+@pytest.mark.parametrize("version", ["²", "٣x", "9" * 5000, "-1", ""])
+def test_a_malformed_reask_version_is_no_server_error(web, owner, version):
+    """What the page posts as the conversation's version is read, never trusted: odd
+    digits and huge numbers are as good as none (the question is asked again as it is)."""
+    conversation, _ = conversation_create(actor=owner, conversation_id=uuid.uuid4())
+    turn, _ = turn_submit(actor=owner, conversation_id=conversation.id, turn_id=uuid.uuid4(),
+                          query="oven calibration", expected_version=0)
+    response = web.post(f"/ask/{conversation.id}/turns/{turn.id}/reask",
+                        {"turn_id": str(uuid.uuid4()), "expected_version": version})
+    assert response.status_code == 302
