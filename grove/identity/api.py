@@ -85,6 +85,5 @@ def account_settings(request: HttpRequest) -> Any:
               response={200: Ok[AccountSettingsOut], **WRITE_ERRORS},
               summary="Pause or resume automatic capture (website session only)")
 def account_settings_update(request: HttpRequest, payload: AccountSettingsIn) -> Any:
-    actor = actor_of(request)
-    services.account_set_capture_paused(actor=actor, paused=payload.capture_paused)
-    return ok(selectors.account_settings(actor=actor))
+    return ok(services.account_set_capture_paused(actor=actor_of(request),
+                                                  paused=payload.capture_paused))

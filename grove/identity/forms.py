@@ -27,7 +27,7 @@ class OwnerSetupForm(forms.Form):
 
 class _NotebookIds(forms.MultipleChoiceField):
     """Posted notebook ids, taken as ids: the service checks them against what may be
-    granted (`invalid_grant`), so a post needs no read of the choices first."""
+    granted (`notebook_not_found`), so a post needs no read of the choices first."""
 
     def valid_value(self, value: str) -> bool:
         try:

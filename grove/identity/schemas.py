@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -84,6 +84,12 @@ class AccountSettingsOut(Out):
     # While paused, saves with capture "automatic" are refused (`capture_paused`).
     capture_paused: bool
     capture_paused_at: datetime | None
+
+    @classmethod
+    def of(cls, account: Any) -> AccountSettingsOut:
+        return cls(username=account.username,
+                   capture_paused=account.capture_paused_at is not None,
+                   capture_paused_at=account.capture_paused_at)
 
 
 class KeyCreateIn(In):

@@ -57,10 +57,7 @@ def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
 
 def account_settings(*, actor: Actor) -> AccountSettingsOut:
     """The account's settings (any caller of the account may read them)."""
-    account = Account.objects.get(id=actor.account_id)
-    return AccountSettingsOut(username=account.username,
-                              capture_paused=account.capture_paused_at is not None,
-                              capture_paused_at=account.capture_paused_at)
+    return AccountSettingsOut.of(Account.objects.get(id=actor.account_id))
 
 
 def grantable_notebooks(actor: Actor) -> QuerySet[Any]:

@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from grove.identity import selectors
-from grove.identity.schemas import ConnectionOut, NewKeyOut, connection_state
+from grove.identity.schemas import AccountSettingsOut, ConnectionOut, NewKeyOut, connection_state
 from grove.identity.selectors import approval_request_open
 from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
@@ -47,8 +47,9 @@ def account_setup_owner(*, username: str, password: str, email: str = "") -> Acc
         )
 
 
-def account_set_capture_paused(*, actor: Actor, paused: bool) -> Account:
-    """Pause or resume automatic capture for the whole account (website owner only)."""
+def account_set_capture_paused(*, actor: Actor, paused: bool) -> AccountSettingsOut:
+    """Pause or resume automatic capture for the whole account (website owner only);
+    returns the settings as they are now."""
     actor.require_session()
     with transaction.atomic():
         account = Account.objects.select_for_update().get(id=actor.account_id)
@@ -57,7 +58,7 @@ def account_set_capture_paused(*, actor: Actor, paused: bool) -> Account:
         elif not paused:
             account.capture_paused_at = None
         account.save(update_fields=["capture_paused_at"])
-    return account
+    return AccountSettingsOut.of(account)
 
 
 
@@ -162,11 +163,13 @@ def connection_update(
     *, actor: Actor, connection_id: uuid.UUID | str, expected_state: str,
     name: str | None = None, capabilities: Sequence[str] | None = None,
     personal: bool | None = None, all_notebooks: bool | None = None,
-    notebooks: Sequence[Any] | None = None,
+    notebooks: Sequence[Any] | None = None, refuse_pending: bool = False,
 ) -> ConnectionOut:
     """Rename a connection or change its capabilities and grant (website owner only).
     `expected_state` must match the current `state`, else Conflict
-    (`connection_conflict`) and nothing changes. A revoked connection cannot change."""
+    (`connection_conflict`) and nothing changes. A revoked connection cannot change.
+    With `refuse_pending` (the website, where approving is how a pending client gets its
+    grant) a pending connection is refused (`connection_pending`)."""
     actor.require_session()
     if not isinstance(expected_state, str) or not expected_state:
         raise Invalid("expectedState is required (the state you last saw).",
@@ -182,6 +185,9 @@ def connection_update(
         if row.status == Connection.Status.REVOKED:
             raise Conflict("A revoked connection cannot be changed or reactivated.",
                            code="connection_revoked")
+        if refuse_pending and row.status == Connection.Status.PENDING:
+            raise Conflict(f"{row.name} waits for your approval: review its request to "
+                           "choose what it may do.", code="connection_pending")
         if name is not None:
             row.name = clean_connection_name(name)
         if capabilities is not None:
@@ -316,7 +322,8 @@ def connection_approve(
     grant (website owner only). Returns the connection and whether this call approved it:
     approving the same request again changes nothing and returns it as it is. Refused: a
     revoked connection (`connection_revoked`), an unknown, replaced or expired request
-    (`approval_request_expired`), notebooks that cannot be granted (`invalid_grant`)."""
+    (`approval_request_expired`), notebooks that cannot be granted (NotFound
+    `notebook_not_found`)."""
     actor.require_session()
     try:
         wanted = uuid.UUID(str(request_id))

@@ -22,7 +22,7 @@ from grove.identity.forms import ApproveForm, GrantForm, KeyForm, OwnerSetupForm
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
-from grove.kernel.errors import Conflict, GroveError, Invalid
+from grove.kernel.errors import GroveError, NotFound
 from grove.models import Connection
 
 
@@ -173,38 +173,53 @@ def connections(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def connection_approve(request: HttpRequest, connection_id: str) -> HttpResponse:
     """The owner approves — or denies — an OAuth client that asked through an approval
-    link: capabilities and grant, as for an API key, starting from read only. (Approving
-    reads the review first: the form's notebook choices, and whether it was approved
-    already, come from it.)"""
+    link: capabilities and grant, as for an API key, starting from read only. A post goes
+    straight to its service; the page is read only to show it (again)."""
     actor = session_actor(request)
     asked = request.GET.get("request") or request.POST.get("request") or ""
     if request.method == "POST" and request.POST.get("decision") == "deny":
         return _deny(request, actor, connection_id, asked)
-    form = None
+    problem: str | None = None
     if request.method == "POST":
-        form = ApproveForm(request.POST, notebooks=None)
-        if form.is_valid():
-            data = form.cleaned_data
-            connection, approved = services.connection_approve(
-                actor=actor, connection_id=connection_id, request_id=data["request"],
-                **_grant(data))
-            if approved:
-                messages.success(request, f"Approved {connection.name}. It can use Grove now.")
-            else:  # approved already (another tab)
-                messages.info(request, f"{connection.name} was approved already; nothing "
-                                       "changed. Use Change to alter what it may do.")
-            return redirect("connections")
+        posted = ApproveForm(request.POST, notebooks=None)
+        if posted.is_valid():
+            data = posted.cleaned_data
+            try:
+                connection, approved = services.connection_approve(
+                    actor=actor, connection_id=connection_id, request_id=data["request"],
+                    **_grant(data))
+            except NotFound as exc:
+                if exc.code != "notebook_not_found":
+                    raise
+                problem = exc.message  # a notebook gone since the page was loaded
+            else:
+                if approved:
+                    messages.success(request, f"Approved {connection.name}. It can use Grove "
+                                              "now.")
+                else:  # approved already (another tab)
+                    messages.info(request, f"{connection.name} was approved already; nothing "
+                                           "changed. Use Change to alter what it may do.")
+                return redirect("connections")
     review = selectors.connection_approval(actor=actor, connection_id=connection_id,
                                            request_id=asked)
-    if form is not None:  # an invalid post, shown again with the choices
+    if request.method == "POST":  # refused: shown again, with the choices
         form = ApproveForm(request.POST, notebooks=review.notebooks)
         form.is_valid()
+        if problem:
+            form.add_error(None, problem)
+    else:
+        form = ApproveForm(notebooks=review.notebooks,
+                           initial={"request": request.GET.get("request")})
     return render(request, "grove/approve.html", {
-        "section": "connections", "connection": review.connection,
-        "form": form or ApproveForm(notebooks=review.notebooks,
-                                    initial={"request": request.GET.get("request")}),
+        "section": "connections", "connection": review.connection, "form": form,
         "fresh": review.fresh, "pending": review.pending},
-        status=400 if form is not None else 200)
+        status=400 if request.method == "POST" else 200)
+
+
+def _shown_on_the_form(error: GroveError) -> bool:
+    """What the grant form shows in place: any refusal but a connection that is not
+    there (that is the 404 page), a notebook gone since the page was loaded included."""
+    return not isinstance(error, NotFound) or error.code == "notebook_not_found"
 
 
 def _deny(request: HttpRequest, actor: Actor, connection_id: str, asked: str) -> HttpResponse:
@@ -226,17 +241,19 @@ def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
     """Change what a connection may do and see (SPEC §5: `expectedState` fences it)."""
     actor = session_actor(request)
     if request.method == "POST":
-        # No read first: the form's expectedState fences the change to the state the page
-        # showed — never a pending one (those get their grant by approval).
         form = GrantForm(request.POST, notebooks=None)
         if form.is_valid():
             data = form.cleaned_data
             try:
                 services.connection_update(actor=actor, connection_id=connection_id,
                                            expected_state=data["expected_state"],
-                                           name=data["name"], **_grant(data))
+                                           name=data["name"], refuse_pending=True,
+                                           **_grant(data))
             except GroveError as exc:
-                if not isinstance(exc, Conflict | Invalid):
+                if exc.code == "connection_pending":  # approving is how it gets a grant
+                    messages.info(request, exc.message)
+                    return redirect("connections")
+                if not _shown_on_the_form(exc):
                     raise
                 problem: GroveError | None = exc
             else:
@@ -271,12 +288,12 @@ def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
 def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
     """Asks first (GET: what revoking means), then revokes for good (POST)."""
     actor = session_actor(request)
-    current = selectors.connection_get(actor=actor, connection_id=connection_id)
     if request.method == "GET":
         return render(request, "grove/connection_revoke.html", {
-            "section": "connections", "connection": current})
-    services.connection_revoke(actor=actor, connection_id=current.id)
-    messages.success(request, f"Revoked {current.name}.")
+            "section": "connections",
+            "connection": selectors.connection_get(actor=actor, connection_id=connection_id)})
+    revoked = services.connection_revoke(actor=actor, connection_id=connection_id)
+    messages.success(request, f"Revoked {revoked.name}.")
     return redirect("connections")
 
 

@@ -408,3 +408,37 @@ def test_the_review_and_the_denial_are_one_call_each(owner_account, owner_web):
     assert denied and gone.status == "revoked"
     assert services.connection_deny(actor=actor, connection_id=row.id,
                                     request_id=request_id)[1] is False
+
+
+def test_the_grant_page_never_changes_a_pending_app_even_with_its_current_state(
+        owner_account, owner_web):
+    """The pending app's state is no key: the website gives a pending app its grant only
+    by approval, whatever the post says (the service refuses: connection_pending)."""
+    from grove.identity.schemas import connection_state
+
+    client_id = register(name="SDK probe")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    row = connection_of(owner_account)
+    posted = owner_web.post(f"/connections/{row.id}/edit", {
+        "name": "x", "can_write": "on", "scope": "all",
+        "expected_state": connection_state(row)}, follow=True)
+    assert posted.status_code == 200 and "waits for your approval" in posted.content.decode()
+    after = connection_of(owner_account)
+    assert (after.status, after.capabilities, after.grant_all) == ("pending", [], False)
+    assert after.pending_request["id"] in url
+
+
+def test_a_notebook_deleted_while_approving_is_a_form_error(owner_account, owner_web):
+    owner = factories.Actor.for_session(owner_account.id)
+    gone = factories.notebook(owner, "Soon gone")
+    client_id = register(name="SDK probe")
+    token = token_for(owner_web, client_id)["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    from notebooks import services as notes
+
+    notes.notebook_delete(actor=owner, operation_id=factories.op(), notebook_id=gone.id)
+    answer = approve(owner_web, url, notebooks=[str(gone.id)])
+    assert answer.status_code == 400
+    assert "No such notebook" in answer.content.decode()
+    assert connection_of(owner_account).status == "pending"
