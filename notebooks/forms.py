@@ -1,5 +1,6 @@
 import uuid
-from typing import cast
+from collections.abc import Sequence
+from typing import Any, Self, cast
 
 from django import forms
 
@@ -7,7 +8,47 @@ from notebooks.models import NAME_MAX_CHARS, Kind
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS
 
 
-class NoteForm(forms.Form):
+class _PlaceChoice(forms.ChoiceField):
+    """A notebook picked on a post: any notebook id (or "" for the empty choice). The
+    service checks it (`notebook_not_found`, `notebook_archived`), so a post needs no
+    read of the notebooks first; the page shows the choices when it renders the form."""
+
+    def valid_value(self, value: Any) -> bool:
+        if value in ("", None):
+            return True
+        try:
+            uuid.UUID(str(value))
+        except ValueError:
+            return False
+        return True
+
+
+class _PicksANotebook(forms.Form):
+    """A form with one notebook picker, `PLACE` (its empty choice labelled `EMPTY`):
+    `paths` are the (notebook, path) choices to offer, or None on a post."""
+
+    PLACE: str
+    EMPTY: str
+
+    def __init__(self, *args: Any, paths: Sequence[tuple[Any, str]] | None = None,
+                 **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        field = cast(forms.ChoiceField, self.fields[self.PLACE])
+        if paths is None:
+            self.fields[self.PLACE] = _PlaceChoice(required=False, label=field.label)
+            return
+        field.choices = [("", self.EMPTY)] + [(str(nb.id), path) for nb, path in paths]
+
+    def shown(self, paths: Sequence[tuple[Any, str]]) -> Self:
+        """This posted form again with the choices to render, its errors kept."""
+        again = type(self)(self.data, paths=paths)
+        again.is_valid()
+        for error in self.non_field_errors():
+            again.add_error(None, error)
+        return again
+
+
+class NoteForm(_PicksANotebook):
     # The operation id travels with the form, so a double submit saves once.
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}),
@@ -15,24 +56,14 @@ class NoteForm(forms.Form):
     kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.FACT)
     notebook = forms.ChoiceField(required=False)
     task_id = forms.CharField(required=False, label="Task id (handoffs)")
-
-    def __init__(self, *args, paths=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["notebook"]).choices = [("", "Personal")] + [
-            (str(nb.id), path) for nb, path in paths
-        ]
+    PLACE, EMPTY = "notebook", "Personal"
 
 
-class NotebookForm(forms.Form):
+class NotebookForm(_PicksANotebook):
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     name = forms.CharField(max_length=NAME_MAX_CHARS)
     parent = forms.ChoiceField(required=False)
-
-    def __init__(self, *args, paths=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["parent"]).choices = [("", "(top level)")] + [
-            (str(nb.id), path) for nb, path in paths
-        ]
+    PLACE, EMPTY = "parent", "(top level)"
 
 
 class NoteEditForm(forms.Form):
@@ -70,14 +101,10 @@ class LibraryForm(forms.Form):
     shown = forms.IntegerField(required=False, min_value=0, max_value=10_000_000)
 
 
-class NoteMoveForm(forms.Form):
+class NoteMoveForm(_PicksANotebook):
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     destination = forms.ChoiceField(required=False, label="Move to")
-
-    def __init__(self, *args, paths=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["destination"]).choices = [("", "Personal")] + [
-            (str(nb.id), path) for nb, path in paths]
+    PLACE, EMPTY = "destination", "Personal"
 
 
 class DiffForm(forms.Form):
@@ -85,17 +112,13 @@ class DiffForm(forms.Form):
     b = forms.IntegerField(min_value=1, label="To version")
 
 
-class NotebookEditForm(forms.Form):
+class NotebookEditForm(_PicksANotebook):
     """Rename and/or move a notebook (the parent picker excludes its own subtree)."""
 
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     name = forms.CharField(max_length=NAME_MAX_CHARS)
     parent = forms.ChoiceField(required=False, label="Inside")
-
-    def __init__(self, *args, paths=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["parent"]).choices = [("", "(top level)")] + [
-            (str(nb.id), path) for nb, path in paths]
+    PLACE, EMPTY = "parent", "(top level)"
 
 
 class NotebookConfirmForm(forms.Form):

@@ -149,11 +149,11 @@ def note_create(request: HttpRequest) -> HttpResponse:
     """The new-note page; saving goes to the note. The operation id in the form makes a
     double submit save once."""
     actor = session_actor(request)
-    paths = notebooks_for(request).paths()
     if request.method == "GET":
-        form = NoteForm(paths=paths, initial={"notebook": request.GET.get("notebook", "")})
+        form = NoteForm(paths=notebooks_for(request).paths(),
+                        initial={"notebook": request.GET.get("notebook", "")})
         return render(request, "notebooks/new_note.html", {"form": form, "section": "library"})
-    form = NoteForm(request.POST, paths=paths)
+    form = NoteForm(request.POST)  # the service checks the notebook
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -166,19 +166,19 @@ def note_create(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             return redirect("note", note_id=saved.note.id)
-    return render(request, "notebooks/new_note.html", {"form": form, "section": "library"},
-                  status=400)
+    return render(request, "notebooks/new_note.html", {
+        "form": form.shown(notebooks_for(request).paths()), "section": "library"}, status=400)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def notebook_create(request: HttpRequest) -> HttpResponse:
     actor = session_actor(request)
-    paths = notebooks_for(request).paths()
     if request.method == "GET":
-        form = NotebookForm(paths=paths, initial={"parent": request.GET.get("parent", "")})
+        form = NotebookForm(paths=notebooks_for(request).paths(),
+                            initial={"parent": request.GET.get("parent", "")})
         return render(request, "notebooks/new_notebook.html", {"form": form})
-    form = NotebookForm(request.POST, paths=paths)
+    form = NotebookForm(request.POST)  # the service checks the parent
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -190,7 +190,8 @@ def notebook_create(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             return redirect(reverse("home") + f"?notebook={created.id}")
-    return render(request, "notebooks/new_notebook.html", {"form": form}, status=400)
+    return render(request, "notebooks/new_notebook.html",
+                  {"form": form.shown(notebooks_for(request).paths())}, status=400)
 
 
 # -- the note page -----------------------------------------------------------------------------
@@ -198,10 +199,12 @@ def notebook_create(request: HttpRequest) -> HttpResponse:
 
 def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | None = None,
                conflict: str | None = None, status: int = 200,
-               diff: dict[str, Any] | None = None) -> HttpResponse:
-    """One note with its metadata, history and actions. Missing, deleted and foreign
-    notes are the same 404 (as over REST)."""
-    page = selectors.note_page(actor=session_actor(request), note_id=note_id)
+               diff: dict[str, Any] | None = None,
+               page: selectors.NotePage | None = None) -> HttpResponse:
+    """One note with its metadata, history and actions (`page`: read already). Missing,
+    deleted and foreign notes are the same 404 (as over REST)."""
+    if page is None:
+        page = selectors.note_page(actor=session_actor(request), note_id=note_id)
     note, revisions = page.note, page.revisions
     notebooks = notebooks_for(request)
     place = notebooks.names.get(note.notebook_id, "") if note.notebook_id else "Personal"
@@ -214,6 +217,7 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
         viewing = next((r for r in revisions if str(r.version) == wanted), None)
         missing_version = None if viewing else wanted[:12]
     return render(request, "notebooks/note.html", {
+        **page.extras,  # what other apps read with the page (sharing: the share box's link)
         "section": "library", "note": out,
         "html": render_markdown(viewing.content if viewing else note.content),
         "viewing": viewing, "missing_version": missing_version,
@@ -227,7 +231,6 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
         "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
         "diff": diff,
         "delete_form": ConfirmForm(),
-        **page.extras,  # the share box's link (sharing), read with the page
     }, status=status)
 
 
@@ -315,7 +318,7 @@ def note_restore_revision(request: HttpRequest, note_id: str, version: int) -> H
 @login_required
 @require_POST
 def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
-    form = NoteMoveForm(request.POST, paths=notebooks_for(request).paths())
+    form = NoteMoveForm(request.POST)  # the service checks the destination
     if not form.is_valid():
         return _note_page(request, note_id, status=400,
                           conflict="Pick a notebook to move the note to.")
@@ -362,8 +365,8 @@ def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
     form = DiffForm(request.GET)
     if not form.is_valid():
         raise Invalid("Pick two versions to compare.", code="invalid_versions")
-    revisions = {r.version: r for r in selectors.note_revisions(
-        actor=session_actor(request), note_id=note_id)}
+    page = selectors.note_page(actor=session_actor(request), note_id=note_id)
+    revisions = {r.version: r for r in page.revisions}
     a, b = form.cleaned_data["a"], form.cleaned_data["b"]
     if a not in revisions or b not in revisions:
         raise Invalid(f"This note has versions 1 to {max(revisions)}.",
@@ -373,7 +376,7 @@ def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
             "kind_changed": revisions[a].kind != revisions[b].kind}
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "notebooks/note.html#diff", {"diff": diff})
-    return _note_page(request, note_id, diff=diff)
+    return _note_page(request, note_id, diff=diff, page=page)
 
 
 # -- notebooks ---------------------------------------------------------------------------------
@@ -392,13 +395,14 @@ def _notebook_page(request: HttpRequest, notebook_id: str, *,
             inside.add(nb.id)
     paths = [(nb, path) for nb, path in notebooks.paths() if nb.id not in inside]
     return render(request, "notebooks/notebook.html", {
+        **page.extras,  # what other apps read with the page (sharing: the share box's link)
         "section": "library", "notebook": notebook, "counts": counts, "problem": problem,
         "current_notebook": notebook,
-        "form": form or NotebookEditForm(paths=paths, initial={
-            "name": notebook.name, "parent": str(notebook.parent_id or "")}),
+        "form": form.shown(paths) if form is not None else NotebookEditForm(
+            paths=paths, initial={"name": notebook.name,
+                                  "parent": str(notebook.parent_id or "")}),
         "confirm": {action: NotebookConfirmForm(auto_id=f"{action}-%s")
                     for action in NOTEBOOK_ACTIONS},
-        **page.extras,  # the share box's link (sharing), read with the page
     }, status=status)
 
 
@@ -409,7 +413,7 @@ def notebook_manage(request: HttpRequest, notebook_id: str) -> HttpResponse:
     restore and delete would act on."""
     if request.method == "GET":
         return _notebook_page(request, notebook_id)
-    form = NotebookEditForm(request.POST, paths=notebooks_for(request).paths())
+    form = NotebookEditForm(request.POST)  # the service checks the parent
     if not form.is_valid():
         return _notebook_page(request, notebook_id, form=form, status=400)
     data = form.cleaned_data

@@ -12,6 +12,8 @@ through this package (`from notebooks import selectors`).
 """
 
 from notebooks.selectors.library import (
+    NotebookPage,
+    NotePage,
     note_get,
     note_list,
     note_page,
@@ -26,6 +28,8 @@ from notebooks.selectors.library import (
 )
 
 __all__ = [
+    "NotePage",
+    "NotebookPage",
     "note_get",
     "note_list",
     "note_page",

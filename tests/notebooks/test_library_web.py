@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from grove.models import Account
-from notebooks import selectors
+from notebooks import selectors, services
 from tests import factories
 from tests.grove.identity.test_owner_pages import PASSWORD, setup_owner
 
@@ -86,3 +86,26 @@ def test_library_shows_the_notebook_tree(client):
     assert order == sorted(order)
     assert f'data-depth="0" data-notebook="{top.id}"' in html
     assert re.search(r'data-depth="1" data-notebook="[^"]+"><a [^>]*>Child</a>', html)
+
+
+@pytest.mark.parametrize("notebook", ["not-an-id", "stranger's", "deleted"])
+def test_a_note_posted_into_a_notebook_it_cannot_use_is_a_form_error(client, notebook):
+    """A post goes straight to the service, which checks the notebook: a malformed id is
+    the form's error, someone else's or a deleted one the service's — shown on the form
+    with the notebooks to pick from, and nothing saved."""
+    account = Account.objects.create_user(username="me", password=PASSWORD)
+    me = factories.Actor.for_session(account.id)
+    kitchen = factories.notebook(me, "Kitchen")
+    ids = {"not-an-id": "not-an-id",
+           "stranger's": str(factories.notebook(factories.owner("stranger"), "Theirs").id)}
+    gone = factories.notebook(me, "Gone")
+    services.notebook_delete(actor=me, operation_id=uuid.uuid4(), notebook_id=gone.id)
+    ids["deleted"] = str(gone.id)
+    client.force_login(account)
+    response = client.post("/notes/new", {"operation_id": uuid.uuid4(), "content": "Flour",
+                                          "kind": "fact", "notebook": ids[notebook]})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f'<option value="{kitchen.id}">Kitchen</option>' in page  # the picker is back
+    assert "Gone<" not in page and "Theirs" not in page
+    assert selectors.note_list(actor=me) == []
