@@ -196,9 +196,10 @@ def _refused(request: HttpRequest, form: AskForm, error: GroveError,
 @require_POST
 def ask_start(request: HttpRequest) -> HttpResponse:
     """A new conversation with its first question."""
-    form = _posted_form(request, request.POST)
+    form = _ask_form(request, data=request.POST)  # picked notes are labelled only if shown
     if not form.is_valid():
-        return _page(request, "ask/home.html", {"form": form}, status=400)
+        return _page(request, "ask/home.html", {"form": _posted_form(request, request.POST)},
+                     status=400)
     data = form.cleaned_data
     scope = data["scope"]
     notebook: Any = EVERYWHERE if not scope else (None if scope == "personal" else scope)
@@ -248,11 +249,12 @@ def ask_conversation(request: HttpRequest, conversation_id: uuid.UUID) -> HttpRe
 @login_required
 @require_POST
 def ask_turn_submit(request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
-    form = _posted_form(request, request.POST)
+    form = _ask_form(request, data=request.POST)  # picked notes are labelled only if shown
     if not form.is_valid():
         page = conversation_page(actor=session_actor(request),
                                  conversation_id=conversation_id)
-        return _conversation(request, page, form=form, status=400)
+        return _conversation(request, page, form=_posted_form(request, request.POST),
+                             status=400)
     data = form.cleaned_data
     try:
         turn_submit(
