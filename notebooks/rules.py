@@ -8,7 +8,10 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any, Final
+
+from django.db.models import Q
 
 from grove.kernel.errors import Invalid
 from grove.kernel.validation import storable_text
@@ -20,6 +23,8 @@ from notebooks.models import (
     TASK_ID_MAX_CHARS,
     Capture,
     Kind,
+    Note,
+    Status,
 )
 
 
@@ -202,3 +207,24 @@ def parse_uuid(value: uuid.UUID | str, *, what: str = "id") -> uuid.UUID:
         return uuid.UUID(str(value))
     except (ValueError, AttributeError, TypeError):
         raise Invalid(f"{what} must be a UUID.", code="invalid_id") from None
+
+
+# -- a note is live (lists, recall, search, shares, the note's own status) ---------------
+
+
+def unexpired_filter(*, now: datetime, prefix: str = "") -> Q:
+    """A note's own liveness as SQL: active and not past its expiry (the expire job may
+    not have run yet). `note_is_live` says the same of a loaded note."""
+    return Q(**{f"{prefix}status": Status.ACTIVE}) & (
+        Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now}))
+
+
+def past_expiry_filter(*, now: datetime, prefix: str = "") -> Q:
+    """Expired notes: marked so by the expire job, or active but past their expiry."""
+    return Q(**{f"{prefix}status": Status.EXPIRED}) | (
+        Q(**{f"{prefix}status": Status.ACTIVE}) & Q(**{f"{prefix}expires_at__lte": now}))
+
+
+def note_is_live(note: Note, now: datetime) -> bool:
+    """`unexpired_filter` for one loaded note: active and not past its expiry."""
+    return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)

@@ -22,7 +22,7 @@ from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
-from notebooks.selectors.access import note_is_live
+from notebooks.rules import note_is_live
 from sharing.models import Share
 from sharing.schemas import PublicNote, PublicShare, ShareOut, ShareVisit
 from sharing.tokens import share_id_of, token_for

@@ -15,8 +15,6 @@ Owner (website session): the share box on note and notebook pages, and the Share
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -81,15 +79,14 @@ def _limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         limit = settings.GROVE_PUBLIC_RATE_LIMIT
-        if limit:
-            now = time.time()
-            key = f"public:{throttle.address_key(request)}:{int(now // 60)}"
-            if throttle.count(key, 60) > limit:
-                response = _headers(error_response(
-                    request, 429, "rate_limited",
-                    "Too many requests for shared pages; try again soon."), None)
-                response["Retry-After"] = str(max(1, math.ceil(60 - now % 60)))
-                return response
+        wait = limit and throttle.fixed_window(f"public:{throttle.address_key(request)}",
+                                               limit=limit, window=throttle.WINDOW)
+        if wait:
+            response = _headers(error_response(
+                request, 429, "rate_limited",
+                "Too many requests for shared pages; try again soon."), None)
+            response["Retry-After"] = str(wait)
+            return response
         return view(request, *args, **kwargs)
 
     return wrapped

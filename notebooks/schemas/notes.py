@@ -19,7 +19,7 @@ from notebooks.models import (
     Notebook,
     Revision,
 )
-from notebooks.rules import INT_MAX
+from notebooks.rules import INT_MAX, note_is_live
 
 
 def _now() -> datetime:
@@ -52,7 +52,7 @@ class NoteOut(Out):
 
         assert isinstance(note, Note)
         status = note.status
-        if status == "active" and note.expires_at is not None and note.expires_at <= _now():
+        if status == "active" and not note_is_live(note, _now()):
             status = "expired"  # past expiry: expired at once, whether or not the job ran
         return cls(
             id=note.id, typed_id=note.typed_id, versioned_id=note.versioned_id,

@@ -17,7 +17,7 @@ from django.utils import timezone
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Forbidden, NotFound
 from notebooks.models import Note, Notebook, Status
-from notebooks.rules import parse_uuid
+from notebooks.rules import parse_uuid, unexpired_filter
 
 
 def grant_filter(actor: Actor, field: str = "notebook_id") -> Q:
@@ -42,24 +42,6 @@ def visible_filter(actor: Actor, *, prefix: str = "") -> Q:
         & Q(**{f"{prefix}account_id": actor.account_id})
         & ~Q(**{f"{prefix}status": Status.DELETED})
     )
-
-
-def unexpired_filter(*, now: datetime, prefix: str = "") -> Q:
-    """A note's own liveness as SQL: active and not past its expiry (the expire job may
-    not have run yet). `note_is_live` says the same of a loaded note."""
-    return Q(**{f"{prefix}status": Status.ACTIVE}) & (
-        Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now}))
-
-
-def past_expiry_filter(*, now: datetime, prefix: str = "") -> Q:
-    """Expired notes: marked so by the expire job, or active but past their expiry."""
-    return Q(**{f"{prefix}status": Status.EXPIRED}) | (
-        Q(**{f"{prefix}status": Status.ACTIVE}) & Q(**{f"{prefix}expires_at__lte": now}))
-
-
-def note_is_live(note: Note, now: datetime) -> bool:
-    """`unexpired_filter` for one loaded note: active and not past its expiry."""
-    return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
 
 
 def live_filter(actor: Actor, *, now: datetime | None = None, prefix: str = "") -> Q:

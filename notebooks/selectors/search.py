@@ -41,9 +41,10 @@ from notebooks.rules import (
     _Everywhere,
     clean_source_agent,
     parse_uuid,
+    past_expiry_filter,
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
-from notebooks.selectors.access import live_filter, notes_visible_to, past_expiry_filter
+from notebooks.selectors.access import live_filter, notes_visible_to
 
 SEARCH_CURSOR_SALT = "grove.notes.search"
 

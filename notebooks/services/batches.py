@@ -18,11 +18,10 @@ from notebooks.models import (
     RevisionReason,
     Status,
 )
-from notebooks.rules import clean_items
+from notebooks.rules import clean_items, note_is_live
 from notebooks.schemas.notes import BatchOut, ItemResult, ItemStatus
 from notebooks.selectors.access import (
     access_note,
-    note_is_live,
 )
 from notebooks.services.frame import expiry, idempotent
 from notebooks.services.revisions import save_new_version

@@ -16,7 +16,8 @@ from grove.kernel.errors import Conflict, Gone
 from grove.kernel.tenancy import tenant
 from grove.models import Account
 from notebooks.models import Capture, Note, Notebook, Status
-from notebooks.selectors.access import access_note, note_is_live
+from notebooks.rules import note_is_live
+from notebooks.selectors.access import access_note
 
 HANDOFF_UNIQUE = "note_one_live_handoff_per_task"
 

@@ -36,13 +36,13 @@ from notebooks.rules import (
     clean_task_id,
     clean_version,
     given,
+    note_is_live,
     parse_uuid,
 )
 from notebooks.schemas.notes import NoteOut, RememberOut
 from notebooks.selectors.access import (
     access_destination,
     access_note,
-    note_is_live,
 )
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
