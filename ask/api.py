@@ -57,8 +57,6 @@ def conversation_create(request: HttpRequest, payload: ConversationCreateIn) -> 
     return Status(201 if created else 200, ok(made))
 
 
-
-
 @router.get("/conversations", auth=KEY_OR_SESSION,
             response={200: OkList[ConversationOut], **ERRORS},
             summary="Your conversations, newest first, 30 per page (`after` = the last id)")

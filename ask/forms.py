@@ -7,6 +7,7 @@ from typing import Any, cast
 from django import forms
 
 from ask.rules import CONTEXT_NOTEBOOKS_MAX, CONTEXT_NOTES_MAX, QUERY_MAX_CHARS, SEARCH_MAX_CHARS
+from grove.kernel.paging import CURSOR_MAX_CHARS
 
 
 class NoteIdsField(forms.MultipleChoiceField):
@@ -73,4 +74,4 @@ class AskForm(forms.Form):
 class HistoryForm(forms.Form):
     q = forms.CharField(required=False, max_length=SEARCH_MAX_CHARS,
                         label="Search conversations")
-    cursor = forms.CharField(required=False, max_length=2000)
+    cursor = forms.CharField(required=False, max_length=CURSOR_MAX_CHARS)

@@ -95,7 +95,7 @@ class Turn(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # The provider the turn is generated with (a fingerprint of the settings).
     provider = models.CharField(max_length=64, blank=True)
-    # Completed: {status, blocks, sources, contextCoverage} (see ask.conversations).
+    # Completed: {status, blocks, sources, contextCoverage} (see ask.services and ask.generation).
     result = models.JSONField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     error_message = models.CharField(max_length=500, blank=True)

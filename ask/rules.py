@@ -35,8 +35,6 @@ def answer_text(text: str) -> str:
     return without_images(text)
 
 
-
-
 TURN_LIMIT = 100
 HISTORY_TURNS = 8
 PAGE = 30

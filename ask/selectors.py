@@ -1,5 +1,6 @@
-"""Conversations (SPEC §8): durable Ask threads — the website's Ask mode and
-`/v1/conversations…`.
+"""Ask's reads (SPEC §8): conversations and their turns as their starter may see them,
+history (list and search), the evidence for a question, and what the Ask pages show.
+The rules of conversations — written by `ask.services`:
 
 * A conversation and each of its turns are created with the client's UUID. The same
   UUID with the same payload replays (nothing new happens); with anything else it
@@ -58,36 +59,8 @@ from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 
 HISTORY_SALT = "grove.ask.history"
 
-# -- shapes ------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 # -- cleaning ----------------------------------------------------------------------------------
-
-
-
-
-
-
 
 
 def check_context(actor: Actor, context: dict[str, Any] | None) -> None:
@@ -100,10 +73,6 @@ def check_context(actor: Actor, context: dict[str, Any] | None) -> None:
     if notes != len(context["notes"]) or notebooks != len(context["notebooks"]):
         raise context_unavailable("A selected note or notebook does not exist or is not "
                            "reachable.")
-
-
-
-
 
 
 # -- access ------------------------------------------------------------------------------------
@@ -135,14 +104,6 @@ def access_conversation(actor: Actor, conversation_id: Any, *,
 # -- services ----------------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
 def _detail(actor: Actor, conversation_id: Any) -> ConversationDetail:
     """The conversation with its turns (caller holds a tenant transaction)."""
     conversation = access_conversation(actor, conversation_id)
@@ -163,8 +124,6 @@ def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
         if turn is None:
             raise NotFound("No such turn.", code="turn_not_found")
         return TurnOut.of(turn)
-
-
 
 
 def conversation_list(*, actor: Actor, after: Any = None

@@ -93,8 +93,6 @@ def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bo
     return _Prepared(question=question, previous=previous, sources=sources, done=done)
 
 
-
-
 def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         include_personal: bool = True, previous_questions: Any = (),
         mode: str = "answer") -> AskOut:

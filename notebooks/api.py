@@ -80,8 +80,6 @@ def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
     return Status(201 if result.created else 200, ok(result.note))
 
 
-
-
 def _notebook_filter(value: uuid.UUID | str | None) -> Any:
     return rules.EVERYWHERE if value is None else place_of(value)
 
@@ -181,8 +179,6 @@ def note_update(request: HttpRequest, note_id: uuid.UUID, payload: NoteUpdateIn)
 
 
 # -- notebooks -------------------------------------------------------------------------------
-
-
 
 
 @router.get("/notebooks", tags=["notebooks"], response={200: OkList[NotebookOut], **ERRORS},

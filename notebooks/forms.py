@@ -4,8 +4,9 @@ from typing import Any, Self, cast
 
 from django import forms
 
-from notebooks.models import NAME_MAX_CHARS, Kind
-from notebooks.rules import CONTENT_OUTER_MAX_CHARS
+from grove.kernel.paging import CURSOR_MAX_CHARS
+from notebooks.models import NAME_MAX_CHARS, SOURCE_AGENT_MAX_CHARS, Kind
+from notebooks.rules import CONTENT_OUTER_MAX_CHARS, SEARCH_QUERY_MAX_CHARS
 
 
 class _PlaceChoice(forms.ChoiceField):
@@ -86,10 +87,10 @@ class LibraryForm(forms.Form):
     """The library's query string: search, place, filters, sort and the page cursor.
     Values are checked again by the search selector (the same one the API uses)."""
 
-    q = forms.CharField(required=False, max_length=500)
+    q = forms.CharField(required=False, max_length=SEARCH_QUERY_MAX_CHARS)
     notebook = forms.CharField(required=False, max_length=64)
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Kind.choices])
-    agent = forms.CharField(required=False, max_length=100, label="Saved by")
+    agent = forms.CharField(required=False, max_length=SOURCE_AGENT_MAX_CHARS, label="Saved by")
     lifetime = forms.ChoiceField(required=False, choices=[
         ("", "Any lifetime"), ("permanent", "Permanent"), ("ephemeral", "Ephemeral")])
     status = forms.ChoiceField(required=False, choices=[
@@ -97,7 +98,7 @@ class LibraryForm(forms.Form):
     sort = forms.ChoiceField(required=False, choices=[
         ("", "Best first"), ("relevance", "Relevance"), ("updated_desc", "Recently updated"),
         ("updated_asc", "Least recently updated"), ("created_desc", "Recently created")])
-    cursor = forms.CharField(required=False, max_length=2000)
+    cursor = forms.CharField(required=False, max_length=CURSOR_MAX_CHARS)
     shown = forms.IntegerField(required=False, min_value=0, max_value=10_000_000)
 
 

@@ -26,8 +26,6 @@ from sharing.schemas import ShareIn, ShareOut
 router = ApiRouter(tags=["shares"])
 
 
-
-
 @router.post("/shares", auth=KEY_OR_SESSION,
              response={201: Ok[ShareOut], 200: Ok[ShareOut], **WRITE_ERRORS},
              summary="Publish a note or notebook as a read-only link (201; an existing live "

@@ -35,10 +35,6 @@ class InvalidPage(Exception):
     """A page cursor or size a visitor may not use."""
 
 
-
-
-
-
 def open_share(token: str) -> PublicShare | None:
     """The live share a token opens, or None (unknown, forged and revoked alike)."""
     share_id = share_id_of(token)

@@ -61,10 +61,6 @@ def share_create(*, actor: Actor, note_id: Any = None, notebook_id: Any = None,
         return share_out(share), True
 
 
-
-
-
-
 def share_revoke(*, actor: Actor, share_id: Any) -> None:
     """End a link, at once and for good (its next request is a 404)."""
     actor.require_session()

@@ -32,10 +32,6 @@ from grove.interfaces.rest import (
 router = ApiRouter(tags=["connections"])
 
 
-
-
-
-
 @router.get("/connections", auth=KEY_OR_SESSION,
             response={200: OkList[ConnectionOut], **ERRORS},
             summary="List every connection (website session only)")
@@ -70,8 +66,6 @@ def connection_update(request: HttpRequest, connection_id: uuid.UUID,
              summary="Revoke a connection for good")
 def connection_revoke(request: HttpRequest, connection_id: uuid.UUID) -> Any:
     return ok(services.connection_revoke(actor=actor_of(request), connection_id=connection_id))
-
-
 
 
 @router.get("/account/settings", tags=["account"], auth=KEY_OR_SESSION,

@@ -21,8 +21,6 @@ def account_exists() -> bool:
     return Account.objects.exists()
 
 
-
-
 def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:
     """Every connection of the account (or just `connection_id`), newest first, OAuth
     clients with the hosts they send the owner back to (website owner only)."""

@@ -61,7 +61,6 @@ def account_set_capture_paused(*, actor: Actor, paused: bool) -> AccountSettings
     return AccountSettingsOut.of(account)
 
 
-
 # -- connections: API keys (SPEC §5) ---------------------------------------------------------
 
 KEY_PREFIX = "grv_"

@@ -45,8 +45,6 @@ class Ok[T](Out):
     data: T
 
 
-
-
 class OkList[T](Out):
     success: Literal[True] = True
     data: list[T]
@@ -347,9 +345,3 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.exception("unhandled error in %s %s", request.method, request.path)
     return error_response(request, 500, "internal_error",
                           "Something went wrong on our side; the request id helps find it.")
-
-
-# -- connections (website owner session only) ------------------------------------------------
-
-
-# -- MCP tools over REST ---------------------------------------------------------------------

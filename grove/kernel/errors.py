@@ -70,4 +70,3 @@ class Unavailable(GroveError):
 
     status = 503
     default_code = "unavailable"
-

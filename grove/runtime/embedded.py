@@ -77,20 +77,6 @@ def database_settings(home: Path, *, role: str, name: str = DATABASE) -> dict[st
     }
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 class EmbeddedPostgres:
     """One data folder's server. Cheap to construct; `ensure_running()` does the work."""
 

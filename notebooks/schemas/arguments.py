@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonDict, SkipJsonSchema
 
 from grove.kernel.errors import Invalid
+from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.schemas import In
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
 from notebooks import rules
@@ -36,8 +37,6 @@ from notebooks.models import (
     TASK_ID_MAX_CHARS,
 )
 from notebooks.rules import BATCH_MAX, NOTEBOOK_PAGE_MAX
-
-CURSOR_MAX_CHARS = 2000
 
 KindName = Literal["preference", "fact", "decision", "solution", "handoff"]
 PERSONAL = "personal"

@@ -197,18 +197,18 @@ class SearchPage(Out):
     meta: ListMeta
 
 
-class _Record(BaseModel):
+class ExportRecord(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
                               serialize_by_alias=True)
 
 
-class Header(_Record):
+class Header(ExportRecord):
     type: Literal["grove-export"]
     format: int
     exported_at: datetime
 
 
-class NotebookRecord(_Record):
+class NotebookRecord(ExportRecord):
     type: Literal["notebook"]
     id: uuid.UUID
     name: str
@@ -218,7 +218,7 @@ class NotebookRecord(_Record):
     updated_at: datetime
 
 
-class _NoteFields(_Record):
+class ExportedNoteFields(ExportRecord):
     notebook_id: uuid.UUID | None
     content: str
     kind: str
@@ -232,7 +232,7 @@ class _NoteFields(_Record):
     status: Literal["active", "archived", "expired", "deleted"]
 
 
-class NoteRecord(_NoteFields):
+class NoteRecord(ExportedNoteFields):
     type: Literal["note"]
     id: uuid.UUID
     version: int = Field(ge=1, le=INT_MAX)
@@ -242,7 +242,7 @@ class NoteRecord(_NoteFields):
     updated_at: datetime
 
 
-class RevisionRecord(_NoteFields):
+class RevisionRecord(ExportedNoteFields):
     type: Literal["revision"]
     note_id: uuid.UUID
     version: int = Field(ge=1, le=INT_MAX)

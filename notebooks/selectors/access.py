@@ -125,8 +125,6 @@ def require_personal(actor: Actor) -> None:
                         "Personal on the Connections page.", code="personal_not_granted")
 
 
-
-
 def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:
     """A place notes may be written to: Personal (None) or a live granted notebook.
 
@@ -207,32 +205,3 @@ def ancestor_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
             [notebook_id],
         )
         return [row[0] for row in cursor.fetchall()]
-
-
-
-
-# -- public selectors ---------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

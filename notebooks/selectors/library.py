@@ -65,8 +65,6 @@ def notebook_out(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookOut:
         return notebooks_as_seen(actor, [access_notebook(actor, notebook_id)])[0]
 
 
-
-
 def note_list(
     *, actor: Actor, notebook_id: uuid.UUID | str | None | _Everywhere = EVERYWHERE,
     limit: int = 100,
@@ -80,8 +78,6 @@ def note_list(
         elif not isinstance(notebook_id, _Everywhere):
             notes = notes.filter(notebook_id=parse_uuid(notebook_id, what="notebook id"))
         return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
-
-
 
 
 NOTEBOOK_CURSOR_SALT = "grove.notebooks.list"

@@ -70,13 +70,6 @@ RESCORE = 200
 PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
 
 
-
-
-
-
-
-
-
 @dataclass(frozen=True)
 class Weights:
     """idf per informative query lexeme (rarest first), and which of them are
@@ -287,7 +280,9 @@ def recall(
         raise Invalid("maxDistance must be in (0, 2].", code="invalid_max_distance")
 
     # The query's vector is made before the transaction opens (STYLE §4): with the
-    # `openai` provider it is an HTTP call. The active profile is global, not tenant data.
+    # `openai` provider it is an HTTP call — for a caller who may read at all. The active
+    # profile is global, not tenant data.
+    actor.require(READ)
     embedder = get_embedder() if query else None
     profile = active_profile_name() if embedder is not None else None
     vector: list[float] | None = None

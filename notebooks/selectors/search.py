@@ -217,4 +217,3 @@ def note_search(
         return SearchPage(data=items, meta=ListMeta(
             returned=len(items), available=available, truncated=len(items) < available,
             limit=limit, next_cursor=next_cursor))
-

@@ -43,6 +43,7 @@ def notebook_create(
     op_id = operations.coerce_operation_id(operation_id)
     name = clean_name(name)
     parent_uuid = None if parent_id is None else parse_uuid(parent_id, what="parent id")
+
     def write() -> NotebookOut:
         if parent_uuid is not None:
             require_open_notebook(access_destination(actor, parent_uuid))
@@ -124,6 +125,7 @@ def _subtree_action(
     actor.require_session()
     op_id = operations.coerce_operation_id(operation_id)
     notebook_uuid = parse_uuid(notebook_id, what="notebook id")
+
     def write() -> SubtreeCounts:
         tree_lock(actor)
         notebook = access_notebook(actor, notebook_uuid, need=WRITE, for_update=True)

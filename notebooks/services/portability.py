@@ -40,14 +40,14 @@ from notebooks.rules import (
     clean_task_id,
 )
 from notebooks.schemas.notes import (
+    ExportedNoteFields,
+    ExportRecord,
     Header,
     ImportOut,
     NotebookOut,
     NotebookRecord,
     NoteRecord,
     RevisionRecord,
-    _NoteFields,
-    _Record,
 )
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
@@ -56,18 +56,6 @@ from notebooks.services.indexing import mark_for_indexing
 FORMAT = 1
 PAGE = 500
 IMPORT_MAX_LINES = 500_000
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _fields(row: Any, names: Iterable[str]) -> dict[str, Any]:
@@ -81,7 +69,7 @@ def _snapshot(row: Any) -> dict[str, Any]:
     return {"notebook_id": row.notebook_id, **_fields(row, NOTE_FIELDS)}
 
 
-def _dump(record: _Record) -> dict[str, Any]:
+def _dump(record: ExportRecord) -> dict[str, Any]:
     return record.model_dump(mode="json", by_alias=True)
 
 
@@ -146,10 +134,8 @@ def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
 # -- import ----------------------------------------------------------------------------------
 
 
-
-
-def _parse(number: int, raw: dict[str, Any]) -> _Record:
-    kinds: dict[str, type[_Record]] = {"grove-export": Header, "notebook": NotebookRecord,
+def _parse(number: int, raw: dict[str, Any]) -> ExportRecord:
+    kinds: dict[str, type[ExportRecord]] = {"grove-export": Header, "notebook": NotebookRecord,
                                        "note": NoteRecord, "revision": RevisionRecord}
     model = kinds.get(str(raw.get("type"))) if isinstance(raw, dict) else None
     if model is None:
@@ -268,7 +254,7 @@ def _mapped(ids: dict[uuid.UUID, uuid.UUID], old: uuid.UUID | None, number: int,
     return ids[old]
 
 
-def _clean_fields(record: _NoteFields, notebook_ids: dict[uuid.UUID, uuid.UUID],
+def _clean_fields(record: ExportedNoteFields, notebook_ids: dict[uuid.UUID, uuid.UUID],
                   number: int) -> dict[str, Any]:
     """A record's note fields through the same cleaners as `note_remember` (notebooks.rules),
     so an import accepts and refuses exactly what a save does."""

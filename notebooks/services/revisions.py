@@ -77,6 +77,7 @@ def note_restore_revision(
     durable = clean_bool(durable, what="durable")
     if expected_version is not None:
         expected_version = clean_version(expected_version)
+
     def write() -> NoteOut:
         note = access_note(actor, note_uuid, need=WRITE, for_update=True)
         expect_version(note, expected_version)

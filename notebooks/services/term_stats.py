@@ -6,7 +6,8 @@ changes to `TermDelta` (migration 0011 says how and why), so a note counts from 
 moment its save commits. The count of a lexeme is its `TermStat` row plus its
 `TermDelta` rows:
 
-* `term_counts` reads both in one statement (one snapshot);
+* `term_counts` (`notebooks.selectors.recall`) reads both in one statement (one
+  snapshot);
 * `term_stats_compact` (periodic, cheap when nothing changed) folds the deltas into
   `TermStat`, so reads stay a handful of index probes;
 * `term_stats_refresh` recounts from the notes themselves — the repair tool
@@ -28,8 +29,6 @@ from grove.kernel.tenancy import tenant
 # Folded per compaction at most (a backlog of deltas is folded over several runs, each
 # a short transaction).
 COMPACT_BATCH = 200_000
-
-
 
 
 def _lock(account_id: uuid.UUID) -> None:

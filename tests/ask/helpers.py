@@ -41,4 +41,3 @@ def turn_of(actor, conversation, turn):
 
 def chat_requests(server):
     return [r["body"] for r in server.requests if r["path"] == "/v1/chat/completions"]
-

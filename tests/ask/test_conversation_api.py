@@ -68,4 +68,3 @@ def test_over_rest_each_connection_sees_its_own(owner, provider):
     assert api.post("/conversations", body).status_code == 409  # the id stays taken
     with tenant(owner):
         assert Conversation.objects.filter(client_id=conversation_id).exists()  # retained
-

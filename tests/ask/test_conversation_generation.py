@@ -242,4 +242,3 @@ def test_model_calls_fit_inside_the_lease():
             given = providers._within(time.monotonic() + generation.CALL_BUDGET_SECONDS)
         worst = given["timeout"] * (given["max_retries"] + 1)
         assert worst <= generation.CALL_BUDGET_SECONDS < generation.LEASE.total_seconds()
-

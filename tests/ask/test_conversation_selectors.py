@@ -72,7 +72,6 @@ def test_the_history_list_pages_past_a_deleted_row(owner):
         conversation_get(actor=owner, conversation_id=after)
 
 
-
 def test_picked_notes_and_their_versions_are_grant_scoped(owner):
     shared = factories.notebook(owner, "Shared")
     private = factories.notebook(owner, "Private")

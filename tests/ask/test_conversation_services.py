@@ -194,7 +194,6 @@ def test_a_failed_turn_can_be_retried(owner, provider):
     assert turn_of(owner, conversation, turn).status == "completed"
 
 
-
 def test_conversation_start_asks_the_first_question_in_one_transaction(owner, provider):
     conversation_id, turn_id = uuid.uuid4(), uuid.uuid4()
     kwargs = {"conversation_id": conversation_id, "turn_id": turn_id,

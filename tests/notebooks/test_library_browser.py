@@ -14,7 +14,6 @@ from tests.browser import PASSWORD, sign_in, watch_console
 pytestmark = pytest.mark.slow
 
 
-
 FLOW_NOTE = ("## Oven calibration\n\n| setting | real |\n|:--|--:|\n| 200 °C | 212 °C |\n"
              "| 240 °C | 251 °C |\n\nSet the dial 10 °C low.")
 

@@ -14,17 +14,6 @@ from tests.grove.identity.test_owner_pages import PASSWORD, setup_owner
 pytestmark = pytest.mark.django_db
 
 
-
-
-
-
-
-
-
-
-
-
-
 def test_library_page_creates_and_lists_notebooks_and_notes(client):
     setup_owner(client)
     account = Account.objects.get()
@@ -66,12 +55,6 @@ def test_other_accounts_notes_never_show(client):
     factories.note(stranger, "stranger's secret")
     client.force_login(Account.objects.create_user(username="me", password=PASSWORD))
     assert b"stranger&#x27;s secret" not in client.get("/").content
-
-
-
-
-
-
 
 
 def test_library_shows_the_notebook_tree(client):

@@ -233,4 +233,3 @@ def test_the_term_stats_command_folds_and_recounts():
     assert delta_rows(actor) == 0
     assert kept_counts(actor)["moss"] == 4 and kept_counts(actor) == recounted(actor)
     assert "recounted" in out.getvalue()
-

@@ -99,4 +99,3 @@ class FakeMetadataFetcher:
                  "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none",
                  "grant_types": ["authorization_code", "refresh_token"],
                  "response_types": ["code"]}, 300)
-

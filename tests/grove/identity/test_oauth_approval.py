@@ -370,7 +370,6 @@ def test_every_registered_host_is_shown(owner_account, owner_web):
     assert '<dd class="redirect-host">claude.ai, evil.example</dd>' in page
 
 
-
 def test_the_review_and_the_denial_are_one_call_each(owner_account, owner_web):
     """`selectors.connection_approval` (what the page shows) and `services.connection_deny`
     (revokes only the open request) — an API key or another account's client is the same

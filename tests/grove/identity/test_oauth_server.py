@@ -272,7 +272,6 @@ def test_password_and_implicit_grants_are_refused(owner_web):
     assert "access_token" not in implicit.get("Location", "")
 
 
-
 def test_expired_tokens_are_cleared_by_the_periodic_task(owner_web):
     from datetime import timedelta
 
@@ -290,4 +289,3 @@ def test_expired_tokens_are_cleared_by_the_periodic_task(owner_web):
     RefreshToken.objects.update(revoked=timezone.now() - timedelta(days=60))
     oauth_tokens_clear_task()
     assert not AccessToken.objects.filter(scope="mcp").exists()
-

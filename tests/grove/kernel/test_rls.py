@@ -124,7 +124,6 @@ def test_without_a_context_nothing_is_visible():
             assert count(table) == 0, table
 
 
-
 def test_writes_to_another_account_are_refused_or_touch_nothing():
     a, b = factories.owner(), factories.owner()
     nb_b, note_b = populate(b)

@@ -18,4 +18,3 @@ def test_a_session_that_never_set_the_context_sees_nothing(committed):
             == (None,)
         for table in account_tables():
             assert conn.execute(f'SELECT count(*) FROM "{table}"').fetchone() == (0,), table  # noqa: S608 - names from information_schema
-

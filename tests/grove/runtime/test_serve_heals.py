@@ -21,8 +21,6 @@ from tests.grove.runtime.processes import Serve, alive, children, owner_and_key
 pytestmark = pytest.mark.slow
 
 
-
-
 def _api(serve: Serve, key: str, method: str, path: str, **kwargs) -> httpx.Response:
     return httpx.request(method, serve.url + path, timeout=30,
                          headers={"Authorization": f"Bearer {key}"}, **kwargs)
