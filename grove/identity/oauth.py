@@ -28,13 +28,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
+
+from grove.identity.redirects import hosts_of
 
 
 def _only_mcp(request: Any, resources: list[str]) -> None:
@@ -249,32 +250,10 @@ class PendingClient:
     redirect_host: str
 
 
-def redirect_host(uri: str) -> str:
-    """What the owner is shown of a redirect URI: its host, or for an app's own scheme
-    (cursor://…) the scheme and its "host", which is the app's name."""
-    parts = urlsplit(uri)
-    if parts.scheme in ("http", "https"):
-        return parts.netloc
-    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
 
 
-def hosts_of(redirect_uris: str) -> str:
-    """Every place a client may send the owner back to, in registration order: "anyone
-    can register as Claude", and one of several registered URIs may be anyone's."""
-    hosts = dict.fromkeys(redirect_host(uri) for uri in redirect_uris.split())
-    return ", ".join(hosts)
 
 
-def redirect_hosts(client_ids: set[str]) -> dict[str, str]:
-    """Each client's redirect hosts (an application row is no account's: registration is
-    open, so the toolkit's table is not tenant-scoped)."""
-    from oauth2_provider.models import get_application_model
-
-    if not client_ids:
-        return {}
-    rows = get_application_model().objects.filter(client_id__in=client_ids)
-    return {app.client_id: hosts_of(app.redirect_uris)
-            for app in rows.only("client_id", "redirect_uris")}
 
 
 def token_caller(request: HttpRequest) -> tuple[Any, str | None]:

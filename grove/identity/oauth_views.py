@@ -22,9 +22,10 @@ from oauth2_provider.views import (
 )
 from oauthlib.oauth2.rfc6749 import errors
 
-from grove.identity.oauth import _only_mcp, redirect_host
+from grove.identity.oauth import _only_mcp
 from grove.identity.redirects import (
     consent_policy,
+    redirect_host,
     redirect_source,
     redirect_uri_problem,
     with_issuer,

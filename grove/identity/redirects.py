@@ -13,7 +13,6 @@ from grove.runtime.config import LOOPBACK_NAMES
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
 
-
 # Host names as CSP source expressions can spell them (RFC 3986 reg-name letters, no IPv6
 # literal: the CSP grammar has none, so a browser would drop the source and the consent
 # redirect would go nowhere).
@@ -81,3 +80,31 @@ def with_issuer(uri: str) -> str:
         return uri  # the toolkit named it already (successful answers)
     joined = "&".join(q for q in (parts.query, urlencode({"iss": settings.GROVE_ISSUER})) if q)
     return urlunsplit(parts._replace(query=joined))
+
+
+def redirect_host(uri: str) -> str:
+    """What the owner is shown of a redirect URI: its host, or for an app's own scheme
+    (cursor://…) the scheme and its "host", which is the app's name."""
+    parts = urlsplit(uri)
+    if parts.scheme in ("http", "https"):
+        return parts.netloc
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+
+
+def hosts_of(redirect_uris: str) -> str:
+    """Every place a client may send the owner back to, in registration order: "anyone
+    can register as Claude", and one of several registered URIs may be anyone's."""
+    hosts = dict.fromkeys(redirect_host(uri) for uri in redirect_uris.split())
+    return ", ".join(hosts)
+
+
+def redirect_hosts(client_ids: set[str]) -> dict[str, str]:
+    """Each client's redirect hosts (an application row is no account's: registration is
+    open, so the toolkit's table is not tenant-scoped)."""
+    from oauth2_provider.models import get_application_model
+
+    if not client_ids:
+        return {}
+    rows = get_application_model().objects.filter(client_id__in=client_ids)
+    return {app.client_id: hosts_of(app.redirect_uris)
+            for app in rows.only("client_id", "redirect_uris")}

@@ -39,7 +39,7 @@ def connection_list(*, actor: Actor, connection_id: Any = None) -> list[Connecti
 def _described(rows: list[Connection]) -> list[ConnectionOut]:
     """Connections as the owner sees them: OAuth clients with the hosts they send the
     owner back to."""
-    from grove.identity.oauth import redirect_hosts
+    from grove.identity.redirects import redirect_hosts
 
     hosts = redirect_hosts({row.oauth_client_id for row in rows if row.oauth_client_id})
     return [ConnectionOut.of(row, hosts.get(row.oauth_client_id or "")) for row in rows]
