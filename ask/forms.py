@@ -7,19 +7,8 @@ from typing import Any, cast
 from django import forms
 
 from ask.rules import CONTEXT_NOTEBOOKS_MAX, CONTEXT_NOTES_MAX, QUERY_MAX_CHARS, SEARCH_MAX_CHARS
+from grove.interfaces.forms import IdsChoiceField
 from grove.kernel.paging import CURSOR_MAX_CHARS
-
-
-class NoteIdsField(forms.MultipleChoiceField):
-    """Picked note ids: any UUIDs (whether each is reachable is the service's call, a
-    409 context_unavailable); the choices only label the ones shown."""
-
-    def valid_value(self, value: Any) -> bool:
-        try:
-            uuid.UUID(str(value))
-        except ValueError:
-            return False
-        return True
 
 
 class AskForm(forms.Form):
@@ -34,7 +23,9 @@ class AskForm(forms.Form):
                                initial="markdown", label="Answer as")
     notebooks = forms.MultipleChoiceField(required=False, label="Notebooks",
                                           widget=forms.CheckboxSelectMultiple)
-    notes = NoteIdsField(required=False, label="Notes", widget=forms.CheckboxSelectMultiple)
+    # Any note ids: whether each is reachable is the service's call (409
+    # context_unavailable); the choices only label the ones shown.
+    notes = IdsChoiceField(required=False, label="Notes", widget=forms.CheckboxSelectMultiple)
     only = forms.BooleanField(required=False, label="Only these sources")
 
     def __init__(self, *args: Any, paths: Any = (), notes: Any = (), **kwargs: Any) -> None:

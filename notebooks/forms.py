@@ -4,24 +4,10 @@ from typing import Any, Self, cast
 
 from django import forms
 
+from grove.interfaces.forms import IdChoiceField
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from notebooks.models import NAME_MAX_CHARS, SOURCE_AGENT_MAX_CHARS, Kind
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS, SEARCH_QUERY_MAX_CHARS
-
-
-class _PlaceChoice(forms.ChoiceField):
-    """A notebook picked on a post: any notebook id (or "" for the empty choice). The
-    service checks it (`notebook_not_found`, `notebook_archived`), so a post needs no
-    read of the notebooks first; the page shows the choices when it renders the form."""
-
-    def valid_value(self, value: Any) -> bool:
-        if value in ("", None):
-            return True
-        try:
-            uuid.UUID(str(value))
-        except ValueError:
-            return False
-        return True
 
 
 class _PicksANotebook(forms.Form):
@@ -36,7 +22,8 @@ class _PicksANotebook(forms.Form):
         super().__init__(*args, **kwargs)
         field = cast(forms.ChoiceField, self.fields[self.PLACE])
         if paths is None:
-            self.fields[self.PLACE] = _PlaceChoice(required=False, label=field.label)
+            # Any notebook id: the service checks it (notebook_not_found, _archived).
+            self.fields[self.PLACE] = IdChoiceField(required=False, label=field.label)
             return
         field.choices = [("", self.EMPTY)] + [(str(nb.id), path) for nb, path in paths]
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django import forms
 from django.http import QueryDict
 
 from grove.identity.schemas import ConnectionOut
+from grove.interfaces.forms import IdsChoiceField
 from grove.kernel.actor import WRITE
 
 
@@ -23,18 +23,6 @@ class OwnerSetupForm(forms.Form):
         if data.get("password") != data.get("password_again"):
             self.add_error("password_again", "The two passwords differ.")
         return data
-
-
-class _NotebookIds(forms.MultipleChoiceField):
-    """Posted notebook ids, taken as ids: the service checks them against what may be
-    granted (`notebook_not_found`), so a post needs no read of the choices first."""
-
-    def valid_value(self, value: str) -> bool:
-        try:
-            uuid.UUID(str(value))
-        except ValueError:
-            return False
-        return True
 
 
 class KeyForm(forms.Form):
@@ -52,7 +40,8 @@ class KeyForm(forms.Form):
         """`notebooks`: the choices to offer; None for a post the service will check."""
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if notebooks is None:
-            self.fields["notebooks"] = _NotebookIds(
+            # Taken as ids: the service checks what may be granted (notebook_not_found).
+            self.fields["notebooks"] = IdsChoiceField(
                 required=False, widget=forms.CheckboxSelectMultiple)
             return
         field = self.fields["notebooks"]
