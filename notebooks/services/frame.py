@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection
+from django.utils import timezone
 
 from grove.kernel import fences, operations
 from grove.kernel.actor import WRITE, Actor
@@ -125,6 +126,17 @@ def tree_lock(actor: Actor) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                        [f"grove.tree:{actor.account_id}"])
+
+
+def note_to_change(actor: Actor, note_id: uuid.UUID,
+                   expected_version: int | None) -> tuple[Note, datetime]:
+    """The note a correction changes, locked: writable by the caller, at the version it
+    was read at (when given) and active. With the time of the change."""
+    note = access_note(actor, note_id, need=WRITE, for_update=True)
+    expect_version(note, expected_version)
+    now = timezone.now()
+    require_active(note, now)
+    return note, now
 
 
 def expect_version(note: Note, expected_version: int | None) -> None:

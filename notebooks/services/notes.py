@@ -46,10 +46,9 @@ from notebooks.selectors.access import (
 )
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
-    expect_version,
     expiry,
     idempotent,
-    require_active,
+    note_to_change,
     require_capture_allowed,
     require_open_notebook,
 )
@@ -206,11 +205,7 @@ def note_update(
         expected_version = clean_version(expected_version)
 
     def write() -> NoteOut:
-        note = access_note(actor, note_uuid, need=WRITE, for_update=True)
-        expect_version(note, expected_version)
-        now = timezone.now()
-        require_active(note, now)
-
+        note, now = note_to_change(actor, note_uuid, expected_version)
         new_kind = changes.get("kind", note.kind)
         new_task = changes.get("task_id", note.task_id)
         if new_kind == Kind.HANDOFF and not new_task:

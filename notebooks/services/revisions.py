@@ -6,10 +6,9 @@ import uuid
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from grove.kernel import operations
-from grove.kernel.actor import WRITE, Actor
+from grove.kernel.actor import Actor
 from grove.kernel.errors import NotFound
 from notebooks.models import (
     Kind,
@@ -20,14 +19,10 @@ from notebooks.models import (
 )
 from notebooks.rules import clean_bool, clean_version, parse_uuid
 from notebooks.schemas.notes import NoteOut
-from notebooks.selectors.access import (
-    access_note,
-)
 from notebooks.services.frame import (
-    expect_version,
     idempotent,
     integrity_conflict,
-    require_active,
+    note_to_change,
 )
 from notebooks.services.indexing import mark_for_indexing
 
@@ -79,10 +74,7 @@ def note_restore_revision(
         expected_version = clean_version(expected_version)
 
     def write() -> NoteOut:
-        note = access_note(actor, note_uuid, need=WRITE, for_update=True)
-        expect_version(note, expected_version)
-        now = timezone.now()
-        require_active(note, now)
+        note, now = note_to_change(actor, note_uuid, expected_version)
         old = Revision.objects.filter(note=note, version=revision).first()
         if old is None:
             raise NotFound(f"The note has no revision {revision}.", code="revision_not_found")
