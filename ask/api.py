@@ -19,8 +19,10 @@ from ask.schemas import (
     ConversationDetail,
     ConversationFound,
     ConversationOut,
+    EmptyIn,
     HistorySearchIn,
     ListFilters,
+    ProposalOut,
     TurnIn,
     TurnOut,
 )
@@ -137,3 +139,27 @@ def turn_retry(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid.U
     return Status(202, ok(services.turn_retry(actor=actor_of(request),
                                                    conversation_id=conversation_id,
                                                    turn_id=turn_id)))
+
+
+@router.post("/conversations/{conversation_id}/turns/{turn_id}/proposals/{proposal_id}/apply",
+             auth=KEY_OR_SESSION, response={200: Ok[ProposalOut], **WRITE_ERRORS},
+             summary="Apply a proposal exactly as previewed (the owner's session only; "
+                     "body {}). Anything changed since the preview → 409 proposal_stale, "
+                     "nothing written; a repeat returns the first result")
+def proposal_apply(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid.UUID,
+                   proposal_id: uuid.UUID, payload: EmptyIn) -> Any:
+    return ok(services.proposal_apply(actor=actor_of(request),
+                                      conversation_id=conversation_id, turn_id=turn_id,
+                                      proposal_id=proposal_id))
+
+
+@router.post("/conversations/{conversation_id}/turns/{turn_id}/proposals/{proposal_id}/undo",
+             auth=KEY_OR_SESSION, response={200: Ok[ProposalOut], **WRITE_ERRORS},
+             summary="Undo an applied proposal: the earlier versions written back as new "
+                     "revisions (the owner's session only; body {}). Anything touched since "
+                     "the apply → 409 proposal_stale; a delete has no undo")
+def proposal_undo(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid.UUID,
+                  proposal_id: uuid.UUID, payload: EmptyIn) -> Any:
+    return ok(services.proposal_undo(actor=actor_of(request),
+                                     conversation_id=conversation_id, turn_id=turn_id,
+                                     proposal_id=proposal_id))

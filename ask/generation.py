@@ -34,10 +34,11 @@ from typing import Any
 from django.utils import timezone
 
 from ask import providers
-from ask.models import Conversation, Turn
+from ask.models import Conversation, Proposal, Turn
 from ask.rules import EVIDENCE_LIMIT, GENERATE, HISTORY_TURNS, scope_of
 from ask.schemas import Coverage, NotebookCoverage, Source, SourceOut, TurnResult
 from ask.selectors import retrieve
+from ask.selectors.proposals import Dropped, Planned, places_for, plan, shown_of
 from ask.services import answered, evidence_of
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
@@ -84,6 +85,8 @@ class Input:
 class Output:
     result: TurnResult | None = None
     failure: Failed | None = None
+    proposals: list[Planned] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
 
 
 def _actor_for(turn: Turn) -> Actor:
@@ -223,18 +226,54 @@ def _generate(entry: Input) -> Output:
         evidence = [providers.Evidence(cite_as=e.cite_as, content=e.content[:NOTE_MAX_CHARS],
                                        kind=e.kind, place=e.place)
                     for e in evidence_of(sources)]
+        places = _places(actor, entry.context, sources)
         draft = providers.generate(entry.question, evidence, history=entry.history,
-                                   deadline=deadline)
+                                   deadline=deadline, places=places)
         status, blocks = answered(draft, sources)
+        planned, dropped = plan(actor, draft.proposals,
+                                shown_of(actor, [s.note for s in sources], evidence, places))
         return Output(result=TurnResult(status=status, blocks=blocks,  # type: ignore[arg-type]
                                         sources=stored, context_coverage=coverage,
-                                        resolved_question=resolved))
+                                        resolved_question=resolved,
+                                        proposals_dropped=len(dropped)),
+                      proposals=planned, dropped=dropped)
     except providers.ProviderUnavailable as exc:
         return Output(failure=Failed("provider_unavailable", str(exc)))
     except Failed as failure:
         return Output(failure=failure)
     except GroveError as exc:  # e.g. the conversation's notebook is gone
         return Output(failure=Failed(exc.code, exc.message))
+
+
+def _places(actor: Actor, context: dict[str, Any] | None,
+            sources: list[Source]) -> list[providers.Place]:
+    """The notebooks the model may name in proposals: with `only`, the selected ones and
+    those of the notes it was shown; otherwise every live notebook the grant reaches."""
+    if context and context.get("only"):
+        only = {uuid.UUID(i) for i in context["notebooks"]}
+        only |= {s.note.notebook_id for s in sources if s.note.notebook_id}
+        return places_for(actor, only=only)
+    return places_for(actor)
+
+
+def _store_proposals(turn: Turn, output: Output) -> None:
+    """The answer's proposals beside it: the checked ones to show, the dropped ones
+    (with why) kept and never shown."""
+    position = 0
+    for planned in output.proposals:
+        position += 1
+        Proposal.objects.create(
+            account_id=turn.account_id, turn=turn, position=position,
+            kind=planned.change.kind, summary=planned.change.summary,
+            change=planned.instruction, preview=planned.change.to_json(),
+            fingerprint=planned.fingerprint)
+    for dropped in output.dropped:
+        position += 1
+        Proposal.objects.create(
+            account_id=turn.account_id, turn=turn, position=position,
+            kind=dropped.kind if dropped.kind in Proposal.Kind.values else "edit",
+            summary=storable(dropped.summary)[:300], state=Proposal.State.DROPPED,
+            drop_reason=dropped.reason)
 
 
 def execute(inputs: list[Input]) -> list[Output]:
@@ -274,6 +313,7 @@ def complete(jobs: list[Job], inputs: dict[uuid.UUID, Input],
         if failure is None:
             assert output.result is not None
             turn.status, turn.result = Turn.Status.COMPLETED, output.result.to_json()
+            _store_proposals(turn, output)
         else:
             turn.status = Turn.Status.FAILED
             turn.error_code, turn.error_message = failure.code, failure.message[:500]

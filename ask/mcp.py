@@ -16,7 +16,8 @@ def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
     notes = [source.note for source in answer.sources]
     names = selectors.notebook_names(actor=actor, notes=notes)
     return AskToolOut(status=answer.status, blocks=answer.blocks,
-                      sources=[CompactNote.of(n, names) for n in notes])
+                      sources=[CompactNote.of(n, names) for n in notes],
+                      proposals=answer.proposals)
 
 
 TOOLS = [
@@ -25,6 +26,8 @@ TOOLS = [
              "Answer a question from the user's notes, in blocks citing the note revisions "
              "they rely on; distrust a block marked unsupported. status no_evidence: "
              "nothing relevant (nothing made up); disabled: no answer model here, sources "
-             "only (as mode=search)."),
+             "only (as mode=search). When asked to change notes it may return proposals: "
+             "data for the owner, never applied by this tool (the owner applies them in "
+             "Grove)."),
          arguments=AskArgs, output=AskToolOut, run=_ask, read_only=True),
 ]

@@ -95,7 +95,8 @@ class Turn(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # The provider the turn is generated with (a fingerprint of the settings).
     provider = models.CharField(max_length=64, blank=True)
-    # Completed: {status, blocks, sources, contextCoverage} (see ask.services and ask.generation).
+    # Completed: {status, blocks, sources, contextCoverage, proposalsDropped} (see
+    # ask.services and ask.generation); its proposals are `Proposal` rows.
     result = models.JSONField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     error_message = models.CharField(max_length=500, blank=True)
@@ -121,3 +122,72 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation_id} #{self.position}"
+
+
+class Proposal(models.Model):
+    """A change an answer proposes to the library (SPEC §8 "Proposals"), checked against
+    what the model was shown and the conversation's grant before it is stored.
+
+    `change` is the checked instruction; `preview` what the owner is shown (the exact
+    notes and versions, diffs, subtree counts, what undo will do); `fingerprint` the state
+    the preview was made from — every affected note's version and every affected
+    notebook's state. Apply and undo recompute it under row locks and refuse (409
+    `proposal_stale`) when it differs. `applied` is what undo needs: the prior versions,
+    what was made, and the fingerprint right after the apply (undo's own fence).
+    A dropped proposal is kept with its reason and never shown.
+    """
+
+    class Kind(models.TextChoices):
+        EDIT = "edit"
+        CREATE = "create"
+        MERGE = "merge"
+        ORGANISE = "organise"
+        ARCHIVE = "archive"
+        RESTORE = "restore"
+        DELETE = "delete"
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed"
+        APPLIED = "applied"
+        UNDONE = "undone"
+        DROPPED = "dropped"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="proposals")
+    position = models.PositiveSmallIntegerField()  # 1-based, in the answer's order
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED)
+    summary = models.CharField(max_length=300, blank=True)
+    change = models.JSONField(default=dict)
+    preview = models.JSONField(default=dict)
+    fingerprint = models.JSONField(default=dict)
+    applied = models.JSONField(null=True, blank=True)
+    drop_reason = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "ask_proposal"
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "position"],
+                                    name="proposal_position_unique"),
+            models.CheckConstraint(
+                condition=Q(state__in=["proposed", "applied", "undone", "dropped"]),
+                name="proposal_state_valid"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["edit", "create", "merge", "organise", "archive",
+                                      "restore", "delete"]),
+                name="proposal_kind_valid"),
+            models.CheckConstraint(condition=Q(state="dropped") | Q(drop_reason=""),
+                                   name="proposal_dropped_iff_reason"),
+            models.CheckConstraint(condition=~Q(state__in=["applied", "undone"])
+                                   | Q(applied__isnull=False, applied_at__isnull=False),
+                                   name="proposal_applied_has_record"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} proposal {self.position} ({self.kind}, {self.state})"

@@ -94,3 +94,19 @@ def scope_of(conversation: Conversation) -> Any:
     if conversation.scope == Conversation.Scope.EVERYWHERE:
         return EVERYWHERE
     return conversation.notebook_id
+
+
+# -- proposals (SPEC §8) -----------------------------------------------------------------------
+
+# At most this many proposals of one answer are kept; the rest are dropped and counted.
+PROPOSALS_MAX = 6
+# Notes one proposal may act on (a merge: the survivor and the others).
+PROPOSAL_NOTES_MAX = 12
+PROPOSAL_SUMMARY_MAX_CHARS = 300
+# Notebooks listed to the model as places it may organise into.
+NOTEBOOKS_SHOWN_MAX = 50
+# The organise proposal's three changes.
+ORGANISE_ACTIONS = ("move_notes", "create_notebook", "move_notebook")
+# Why a proposal was dropped (stored with it; the turn counts them).
+DROP_REASONS = ("malformed", "too_many", "unseen_note", "outside_grant", "unseen_notebook",
+                "note_changed", "not_applicable", "too_long")

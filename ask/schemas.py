@@ -107,6 +107,10 @@ class TurnIn(In):
                 "expected_version": self.expected_version, "context": context}
 
 
+class EmptyIn(In):
+    """`{}`: apply and undo take no arguments (the proposal says everything)."""
+
+
 class HistorySearchIn(In):
     query: str | None = Field(default=None, max_length=SEARCH_MAX_CHARS,
                               json_schema_extra={"pattern": STORABLE_TEXT},
@@ -128,10 +132,94 @@ class Source(Out):
     score: float
 
 
+class PreviewNote(Out):
+    """A note a proposal changes, at the version the proposal was made from."""
+
+    id: uuid.UUID | None  # None: the note a create would make
+    version: int | None
+    label: str  # its first line
+    notebook_id: uuid.UUID | None
+    notebook: str  # where it is: the notebook's path, or "Personal"
+    # edited | created | survives (a merge's survivor) | archived | restored | deleted | moved
+    effect: str
+    to_notebook: str | None = None  # moved: where to
+
+
+class DiffRow(Out):
+    kind: Literal["same", "del", "add", "gap"]
+    text: str
+
+
+class PreviewDiff(Out):
+    """The change of one note's content, from the version the proposal was made from."""
+
+    note_id: uuid.UUID | None  # None: a new note (everything added)
+    from_version: int | None
+    kind_from: str | None
+    kind_to: str
+    rows: list[DiffRow]
+
+
+class PreviewNotebook(Out):
+    """A notebook a proposal changes or writes into, with its full subtree counts."""
+
+    id: uuid.UUID | None  # None: the notebook a create_notebook would make
+    path: str  # "Work / Staging", or "Personal", or "(top level)"
+    effect: str  # destination | moved | created | parent
+    notebooks: int  # in its subtree, itself included
+    notes: int  # in its subtree (not deleted)
+
+
+class Preview(Out):
+    notes: list[PreviewNote]
+    diffs: list[PreviewDiff]
+    notebooks: list[PreviewNotebook]
+    # What undo will do once applied; None: this change has no undo (delete).
+    undo: str | None
+
+
+class ProposedChange(Out):
+    """A change an answer proposes, as checked against what the model was shown."""
+
+    kind: Literal["edit", "create", "merge", "organise", "archive", "restore", "delete"]
+    action: Literal["move_notes", "create_notebook", "move_notebook"] | None
+    summary: str
+    preview: Preview
+
+
+class Changed(Out):
+    """What differs from a proposal's fingerprint: a note (its version then and now;
+    now None: deleted or out of reach) or a notebook (its state or subtree changed)."""
+
+    what: Literal["note", "notebook"]
+    id: uuid.UUID
+    was: int | None = None
+    now: int | None = None
+
+
+class ProposalOut(ProposedChange):
+    """A stored proposal of a conversation turn, with what can be done with it now."""
+
+    id: uuid.UUID
+    position: int
+    # proposed (can be applied) | applied | undone | stale (the library changed since
+    # the preview: it cannot be applied; ask again)
+    state: Literal["proposed", "applied", "undone", "stale"]
+    can_apply: bool
+    can_undo: bool  # applied, with an undo, and nothing it touched changed since
+    changed: list[Changed]  # why it is stale, or why undo is fenced out
+    applied_at: datetime | None
+    undone_at: datetime | None
+
+
 class AskOut(Out):
     status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled", "search"]
     blocks: list[AnswerBlock]
     sources: list[Source]
+    # Proposed changes as data: a stateless answer's cannot be applied (ask in a
+    # conversation, where the owner applies them).
+    proposals: list[ProposedChange] = Field(default_factory=list)
+    proposals_dropped: int = 0
 
 
 class ContextOut(Out):
@@ -177,6 +265,9 @@ class TurnResult(Out):
     context_coverage: Coverage | None = None
     # A follow-up resolved against the earlier turns, as used for retrieval.
     resolved_question: str | None = None
+    # Proposals the model made that were dropped (malformed, naming a note it was not
+    # shown or one outside the grant …): counted, never shown.
+    proposals_dropped: int = 0
 
 
 class TurnError(Out):
@@ -194,11 +285,12 @@ class TurnOut(Out):
     status: Literal["pending", "completed", "failed"]
     result: TurnResult | None
     error: TurnError | None
+    proposals: list[ProposalOut]
     created_at: datetime
     completed_at: datetime | None
 
     @classmethod
-    def of(cls, turn: Turn) -> TurnOut:
+    def of(cls, turn: Turn, proposals: list[ProposalOut] | None = None) -> TurnOut:
         return cls(
             id=turn.client_id, conversation_id=turn.conversation.client_id,
             position=turn.position,
@@ -208,7 +300,8 @@ class TurnOut(Out):
             result=TurnResult.model_validate(turn.result) if turn.result else None,
             error=TurnError(code=turn.error_code, message=turn.error_message)
             if turn.status == Turn.Status.FAILED else None,
-            created_at=turn.created_at, completed_at=turn.completed_at)
+            proposals=proposals or [], created_at=turn.created_at,
+            completed_at=turn.completed_at)
 
 
 class ConversationOut(Out):
@@ -266,6 +359,8 @@ class AskToolOut(Out):
     status: str  # answered | insufficient_evidence | no_evidence | disabled | search
     blocks: list[AnswerBlock]
     sources: list[CompactNote]
+    # Proposed changes as data only: the owner applies them in the website.
+    proposals: list[ProposedChange] = Field(default_factory=list)
 
     def mcp_text(self) -> str:
         lines = [f"status: {self.status}"]
@@ -274,6 +369,11 @@ class AskToolOut(Out):
             lines.append(("" if block.supported else "(unsupported) ") + block.text + cited)
         if self.sources:
             lines.append("Sources:\n\n" + "\n\n".join(s.mcp_line() for s in self.sources))
+        if self.proposals:
+            lines.append("Proposed changes (the owner reviews and applies them in Grove; "
+                         "they are not applied):\n" + "\n".join(
+                             f"- {p.kind}{'/' + p.action if p.action else ''}: {p.summary}"
+                             for p in self.proposals))
         return "\n\n".join(lines)
 
 

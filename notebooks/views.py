@@ -8,7 +8,6 @@ Domain errors not handled in place (a conflict that keeps a draft, a form error)
 
 from __future__ import annotations
 
-import difflib
 import io
 import uuid
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import render_markdown, title_and_excerpt
+from grove.interfaces.rendering import render_markdown, revision_diff, title_and_excerpt
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import rules, selectors, services
 from notebooks.context import notebooks_for
@@ -339,23 +338,6 @@ def note_retry_indexing(request: HttpRequest, note_id: str) -> HttpResponse:
     messages.success(request, "Indexing queued again." if note.indexing == "pending"
                      else f"Indexing is {note.indexing}; nothing to retry.")
     return redirect("note", note_id=note_id)
-
-
-def revision_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """A line diff as (kind, text) rows: "same", "del", "add" or "gap" (skipped lines)."""
-    rows: list[tuple[str, str]] = []
-    a, b = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(3):
-        if rows:
-            rows.append(("gap", "…"))
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                rows.extend(("same", line) for line in a[i1:i2])
-                continue
-            rows.extend(("del", line) for line in a[i1:i2])
-            rows.extend(("add", line) for line in b[j1:j2])
-    return rows
 
 
 @login_required

@@ -16,6 +16,7 @@ itself, for answers that clients render on their own (ask.services).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import html
 import re
@@ -233,3 +234,20 @@ def first_line(content: str, limit: int = 80) -> str:
     """A note's label: its first non-empty line without markdown marks, shortened."""
     line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
     return shorten(line, limit)
+
+
+def revision_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """A line diff as (kind, text) rows: "same", "del", "add" or "gap" (skipped lines)."""
+    rows: list[tuple[str, str]] = []
+    a, b = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(3):
+        if rows:
+            rows.append(("gap", "…"))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows.extend(("same", line) for line in a[i1:i2])
+                continue
+            rows.extend(("del", line) for line in a[i1:i2])
+            rows.extend(("add", line) for line in b[j1:j2])
+    return rows

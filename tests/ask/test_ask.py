@@ -191,6 +191,23 @@ def test_a_question_has_recalls_limit_and_is_never_cut(owner, provider):
     assert prompt.endswith(f"Question: {longest}")
 
 
+PROPOSALS = ("Changes to the notes, only when the question asks for them (edit, merge, tidy, "
+             "organise, archive, restore, delete, create); otherwise empty")
+ACTION = "organise only: which change; null for other kinds"
+SUMMARY = "One sentence for the owner: what changes and why"
+NOTES = ("The ids of the notes it acts on, copied exactly (note:<uuid>@<version>); for a "
+         "merge the surviving note first; empty for create, create_notebook and "
+         "move_notebook")
+CONTENT = ("edit, merge, create: the note's whole new content (markdown); null otherwise, "
+           "or for an edit that only changes the kind")
+NOTE_KIND = "create: the new note's kind; edit: a new kind, or null to keep it"
+NOTEBOOK = ("create and move_notes: the destination, a notebook id from the list "
+            "(notebook:<uuid>) or \"personal\"; create_notebook and move_notebook: the "
+            "parent, a notebook id or \"root\"; null otherwise")
+SUBJECT = "move_notebook: the notebook to move (notebook:<uuid>); null otherwise"
+NAME = "create_notebook: the new notebook's name; null otherwise"
+
+
 def test_the_reply_schemas_are_the_models_strict_schemas(owner, provider):
     """The schema sent to the model is derived from the pydantic model its reply is
     validated against, and stays inside the strict structured-output subset."""
@@ -210,14 +227,40 @@ def test_the_reply_schemas_are_the_models_strict_schemas(owner, provider):
     # must be exactly that.
     written_by_hand = {
         "answer": {
-            "type": "object", "additionalProperties": False, "required": ["status", "blocks"],
+            "type": "object", "additionalProperties": False,
+            "required": ["status", "blocks", "proposals"],
             "properties": {
                 "status": {"type": "string", "enum": ["answered", "insufficient_evidence"]},
                 "blocks": {"type": "array", "items": {
                     "type": "object", "additionalProperties": False,
                     "required": ["text", "citations"],
                     "properties": {"text": {"type": "string"}, "citations": {
-                        "type": "array", "items": {"type": "string"}}}}}}},
+                        "type": "array", "items": {"type": "string"}}}}},
+                "proposals": {"type": "array", "description": PROPOSALS, "items": {
+                    "type": "object", "additionalProperties": False,
+                    "required": ["kind", "action", "summary", "notes", "content",
+                                 "note_kind", "notebook", "subject", "name"],
+                    "properties": {
+                        "kind": {"type": "string", "enum": [
+                            "edit", "create", "merge", "organise", "archive", "restore",
+                            "delete"]},
+                        "action": {"anyOf": [{"type": "string", "enum": [
+                            "move_notes", "create_notebook", "move_notebook"]},
+                            {"type": "null"}], "description": ACTION},
+                        "summary": {"type": "string", "description": SUMMARY},
+                        "notes": {"type": "array", "items": {"type": "string"},
+                                  "description": NOTES},
+                        "content": {"anyOf": [{"type": "string"}, {"type": "null"}],
+                                    "description": CONTENT},
+                        "note_kind": {"anyOf": [{"type": "string", "enum": [
+                            "fact", "preference", "decision", "solution"]},
+                            {"type": "null"}], "description": NOTE_KIND},
+                        "notebook": {"anyOf": [{"type": "string"}, {"type": "null"}],
+                                     "description": NOTEBOOK},
+                        "subject": {"anyOf": [{"type": "string"}, {"type": "null"}],
+                                    "description": SUBJECT},
+                        "name": {"anyOf": [{"type": "string"}, {"type": "null"}],
+                                 "description": NAME}}}}}},
         "standalone": {
             "type": "object", "additionalProperties": False, "required": ["question"],
             "properties": {"question": {"type": "string"}}},

@@ -152,10 +152,10 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
 
 
 # What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
-# read in one tenant transaction (conversation, turns, cited notes' versions now, the
-# last turn's picked notes), the notebook tree and the history panel — each tenant
+# read in one tenant transaction (conversation, turns, their proposals, cited notes'
+# versions now, the last turn's picked notes), the notebook tree and the history panel — each tenant
 # transaction is a savepoint, the context set, the reads, the context restored.
-CONVERSATION_PAGE_QUERIES = 24
+CONVERSATION_PAGE_QUERIES = 25
 HOME_QUERIES = 15
 HOME_WITH_PICKED_NOTES_QUERIES = 21
 

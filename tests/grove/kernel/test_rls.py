@@ -7,6 +7,7 @@ import pytest
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from ask.models import Proposal, Turn
 from ask.services import conversation_create, turn_submit
 from grove.kernel import jobs, tenancy
 from grove.runtime import dbroles
@@ -22,7 +23,7 @@ EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
     "notebooks_termdelta",
-    "ask_conversation", "ask_turn", "sharing_share",
+    "ask_conversation", "ask_turn", "ask_proposal", "sharing_share",
 }
 
 
@@ -51,8 +52,12 @@ def populate(actor):
     termstats.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
     factories.note(actor, "counted by the term statistics triggers")  # a delta row
     talk, _ = conversation_create(actor=actor, conversation_id=uuid.uuid4())
-    turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
-                              query="secret?", expected_version=0)
+    asked, _ = turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
+                           query="secret?", expected_version=0)
+    with tenancy.tenant(actor):
+        Proposal.objects.create(account_id=actor.account_id, position=1, kind="edit",
+                                turn=Turn.objects.get(client_id=asked.id),
+                                state="dropped", drop_reason="malformed")
     share_services.share_create(actor=actor, notebook_id=nb.id)
     return nb, note
 

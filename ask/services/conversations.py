@@ -37,6 +37,7 @@ from ask.rules import (
 )
 from ask.schemas import AnswerBlock, AskOut, ConversationOut, Source, TurnOut
 from ask.selectors import access_conversation, check_context, conversations_visible_to, retrieve
+from ask.selectors.proposals import places_for, plan, shown_of
 from grove.interfaces.rendering import shorten
 from grove.kernel import jobs
 from grove.kernel.actor import READ, Actor
@@ -69,6 +70,7 @@ class _Prepared:
     previous: list[str]
     sources: list[Source]
     done: AskOut | None  # the whole answer when no model call is needed
+    places: list[providers.Place]  # the notebooks the model may name in proposals
 
 
 def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bool,
@@ -90,7 +92,20 @@ def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bo
         done = AskOut(status="search", blocks=[], sources=sources)
     elif not providers.configured():
         done = AskOut(status="disabled", blocks=[], sources=sources)
-    return _Prepared(question=question, previous=previous, sources=sources, done=done)
+    return _Prepared(question=question, previous=previous, sources=sources, done=done,
+                     places=places_for(actor) if done is None else [])
+
+
+def _answer(actor: Actor, prepared: _Prepared, draft: providers.Draft) -> AskOut:
+    """The stateless answer: cited blocks, and its proposals as data (checked like a
+    conversation's, never stored, never applied)."""
+    status, blocks = answered(draft, prepared.sources)
+    planned, dropped = plan(actor, draft.proposals, shown_of(
+        actor, [s.note for s in prepared.sources], evidence_of(prepared.sources),
+        prepared.places))
+    return AskOut(status=status, blocks=blocks,  # type: ignore[arg-type]
+                  sources=prepared.sources, proposals=[p.change for p in planned],
+                  proposals_dropped=len(dropped))
 
 
 def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
@@ -106,11 +121,10 @@ def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         return prepared.done
     try:
         draft = providers.generate(prepared.question, evidence_of(prepared.sources),
-                                   prepared.previous)
+                                   prepared.previous, places=prepared.places)
     except providers.ProviderUnavailable as exc:
         raise Unavailable(str(exc), code="provider_unavailable") from None
-    status, blocks = answered(draft, prepared.sources)
-    return AskOut(status=status, blocks=blocks, sources=prepared.sources)  # type: ignore[arg-type]
+    return _answer(actor, prepared, draft)
 
 
 async def aask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
@@ -127,11 +141,10 @@ async def aask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         return prepared.done
     try:
         draft = await providers.agenerate(prepared.question, evidence_of(prepared.sources),
-                                          prepared.previous)
+                                          prepared.previous, places=prepared.places)
     except providers.ProviderUnavailable as exc:
         raise Unavailable(str(exc), code="provider_unavailable") from None
-    status, blocks = answered(draft, prepared.sources)
-    return AskOut(status=status, blocks=blocks, sources=prepared.sources)  # type: ignore[arg-type]
+    return await sync_to_async(_answer)(actor, prepared, draft)
 
 
 def _scope_of(actor: Actor, notebook_id: Any) -> tuple[str, uuid.UUID | None]:

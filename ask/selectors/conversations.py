@@ -47,6 +47,7 @@ from ask.schemas import (
     Source,
     TurnOut,
 )
+from ask.selectors.proposals import proposals_of
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
@@ -107,7 +108,9 @@ def access_conversation(actor: Actor, conversation_id: Any, *,
 def _detail(actor: Actor, conversation_id: Any) -> ConversationDetail:
     """The conversation with its turns (caller holds a tenant transaction)."""
     conversation = access_conversation(actor, conversation_id)
-    turns = [TurnOut.of(t) for t in conversation.turns.order_by("position")]
+    rows = list(conversation.turns.order_by("position"))
+    proposals = proposals_of(t.id for t in rows)
+    turns = [TurnOut.of(t, proposals.get(t.id)) for t in rows]
     return ConversationDetail(**ConversationOut.of(conversation).model_dump(), turns=turns)
 
 
@@ -123,7 +126,7 @@ def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
         turn = conversation.turns.filter(client_id=key).first()
         if turn is None:
             raise NotFound("No such turn.", code="turn_not_found")
-        return TurnOut.of(turn)
+        return TurnOut.of(turn, proposals_of([turn.id]).get(turn.id))
 
 
 def conversation_list(*, actor: Actor, after: Any = None

@@ -1,0 +1,39 @@
+"""Ask's reads (SPEC §8).
+
+| module | reads |
+|---|---|
+| `conversations` | conversations and turns as their starter sees them, history, evidence, pages |
+| `proposals` | proposals checked against what the model was shown; previews, fingerprints |
+
+The interfaces call them through this package (`from ask import selectors`).
+"""
+
+from ask.selectors.conversations import (
+    access_conversation,
+    check_context,
+    conversation_get,
+    conversation_list,
+    conversation_page,
+    conversation_search,
+    conversations_visible_to,
+    note_versions,
+    notes_picked,
+    retrieve,
+    source_choices,
+    turn_get,
+)
+
+__all__ = [
+    "access_conversation",
+    "check_context",
+    "conversation_get",
+    "conversation_list",
+    "conversation_page",
+    "conversation_search",
+    "conversations_visible_to",
+    "note_versions",
+    "notes_picked",
+    "retrieve",
+    "source_choices",
+    "turn_get",
+]

@@ -1,0 +1,440 @@
+"""Proposals (SPEC §8): what an answer proposes to change, checked before it is stored;
+its preview; its fingerprint; and, on every read, whether it can still be applied or
+undone.
+
+* **Checked against what the model was shown** (`plan`): every note a proposal names
+  must be one of the note revisions the model was sent, by its exact versioned id, and
+  writable under the conversation's grant; every notebook must be one it was listed.
+  An edit or a merge may only rewrite a note the model saw whole. Anything else is
+  dropped with a reason and counted, never shown.
+* **The preview** names the exact notes and versions, diffs each content change (from
+  the version shown to the model), gives full subtree counts for notebooks, and says
+  what undo will do — or that a delete has none.
+* **The fingerprint** is the state the preview was made from: every affected note's
+  version, and every affected notebook's state — its own row (name, parent, archived)
+  when notes go into it or a notebook is made under it, its whole subtree (every member
+  notebook and every member note's version) when it is the notebook being moved.
+  `ask.services.proposals` recomputes it under row locks before it writes anything.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ask import providers
+from ask.models import Proposal
+from ask.rules import NOTEBOOKS_SHOWN_MAX, PROPOSALS_MAX
+from ask.schemas import (
+    Changed,
+    DiffRow,
+    Preview,
+    PreviewDiff,
+    PreviewNote,
+    PreviewNotebook,
+    ProposalOut,
+    ProposedChange,
+)
+from ask.selectors.fingerprints import affected, changes, fingerprint, scope_of
+from grove.interfaces.rendering import first_line, revision_diff
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.errors import GroveError
+from grove.kernel.tenancy import tenant
+from notebooks.models import Kind, Note, Notebook, Status
+from notebooks.rules import clean_content, clean_name, note_is_live
+from notebooks.schemas.notes import NoteOut
+from notebooks.selectors.access import (
+    ancestor_ids,
+    live_notebooks,
+    notebooks_visible_to,
+    notes_visible_to,
+    subtree_ids,
+)
+
+PERSONAL = "Personal"
+TOP_LEVEL = "(top level)"
+
+
+# -- what the model was shown ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What one answer's model call was sent: the note revisions (by versioned id), the
+    text of each as sent (perhaps cut), and the notebooks listed as places."""
+
+    notes: dict[str, NoteOut]
+    sent: dict[str, str]
+    places: dict[uuid.UUID, str]  # notebook id → the path shown
+    personal: bool  # Personal offered as a destination (granted)
+
+
+def _paths(notebooks: Iterable[Notebook]) -> dict[uuid.UUID, str]:
+    by_id = {nb.id: nb for nb in notebooks}
+    paths: dict[uuid.UUID, str] = {}
+
+    def path(nb: Notebook, depth: int = 0) -> str:
+        if nb.id not in paths:
+            parent = by_id.get(nb.parent_id) if nb.parent_id else None
+            paths[nb.id] = nb.name if parent is None or depth > 64 \
+                else f"{path(parent, depth + 1)} / {nb.name}"
+        return paths[nb.id]
+
+    for nb in by_id.values():
+        path(nb)
+    return paths
+
+
+def places_for(actor: Actor, *, only: Iterable[uuid.UUID] | None = None
+               ) -> list[providers.Place]:
+    """The live notebooks to list to the model as places (at most NOTEBOOKS_SHOWN_MAX,
+    by path); `only`: just these (a strict source selection names its notebooks)."""
+    with tenant(actor):
+        rows = live_notebooks(actor)
+        paths = _paths(rows)
+    wanted = set(only) if only is not None else None
+    listed = sorted((p, i) for i, p in paths.items() if wanted is None or i in wanted)
+    return [providers.Place(cite_as=f"notebook:{i}", path=p)
+            for p, i in listed[:NOTEBOOKS_SHOWN_MAX]]
+
+
+def shown_of(actor: Actor, notes: list[NoteOut], evidence: list[providers.Evidence],
+             places: list[providers.Place]) -> Shown:
+    return Shown(notes={n.versioned_id: n for n in notes},
+                 sent={e.cite_as: e.content for e in evidence},
+                 places={uuid.UUID(p.cite_as.split(":", 1)[1]): p.path for p in places},
+                 personal=actor.grant.personal)
+
+
+# -- checking ----------------------------------------------------------------------------------
+
+
+class _Drop(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A proposal that passed every check: what to store."""
+
+    change: ProposedChange
+    instruction: dict[str, Any]  # what apply does (ids, content, destinations)
+    fingerprint: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Dropped:
+    kind: str
+    summary: str
+    reason: str
+
+
+@dataclass
+class _Plan:
+    """A proposal being checked: what it acts on, as read under the caller's grant."""
+
+    kind: str
+    action: str | None
+    summary: str
+    notes: list[Note] = field(default_factory=list)
+    content: str | None = None
+    note_kind: str | None = None
+    destination: uuid.UUID | None = None  # create, move_notes; the parent for notebooks
+    subject: uuid.UUID | None = None  # move_notebook
+    name: str | None = None  # create_notebook
+
+
+_COUNTS = {"edit": (1, 1), "merge": (2, None), "archive": (1, None), "restore": (1, None),
+           "delete": (1, None), "move_notes": (1, None), "create": (0, 0),
+           "create_notebook": (0, 0), "move_notebook": (0, 0)}
+
+
+def _notebook_ref(value: str | None, shown: Shown, *, none_word: str) -> uuid.UUID | None:
+    """A notebook the model names: one it was listed, or `none_word` (personal / root)."""
+    if value is None:
+        raise _Drop("malformed")
+    if value.strip().lower() == none_word:
+        if none_word == "personal" and not shown.personal:
+            raise _Drop("outside_grant")
+        return None
+    raw = value.removeprefix("notebook:")
+    try:
+        notebook_id = uuid.UUID(raw)
+    except ValueError:
+        raise _Drop("unseen_notebook") from None
+    if notebook_id not in shown.places:
+        raise _Drop("unseen_notebook")
+    return notebook_id
+
+
+def _check(actor: Actor, draft: providers.DraftProposal, shown: Shown) -> _Plan:
+    """The draft as a plan, or _Drop (caller holds a tenant transaction)."""
+    kind, action = draft.kind, draft.action
+    if (kind == "organise") != (action is not None):
+        raise _Drop("malformed")
+    step = action or kind
+    cited = list(dict.fromkeys(draft.notes))
+    least, most = _COUNTS[step]
+    if len(cited) != len(draft.notes) or len(cited) < least \
+            or (most is not None and len(cited) > most):
+        raise _Drop("malformed")
+    plan = _Plan(kind=kind, action=action, summary=" ".join(draft.summary.split())[:300])
+    if any(c not in shown.notes for c in cited):
+        raise _Drop("unseen_note")
+    if WRITE not in actor.capabilities:  # every proposal writes
+        raise _Drop("outside_grant")
+    if cited:
+        ids = [shown.notes[c].id for c in cited]
+        found = {n.id: n for n in notes_visible_to(actor).filter(id__in=ids)}
+        if len(found) != len(ids):
+            raise _Drop("outside_grant")
+        plan.notes = [found[i] for i in ids]
+        if any(n.version != shown.notes[c].version for n, c in zip(plan.notes, cited,
+                                                                   strict=True)):
+            raise _Drop("note_changed")  # changed between the evidence and the answer
+    try:
+        if draft.content is not None:
+            plan.content = clean_content(draft.content)
+        if draft.name is not None:
+            plan.name = clean_name(draft.name)
+    except GroveError:
+        raise _Drop("malformed") from None
+    plan.note_kind = draft.note_kind
+    _check_step(plan, step, draft, shown, cited)
+    return plan
+
+
+def _check_step(plan: _Plan, step: str, draft: providers.DraftProposal, shown: Shown,
+                cited: list[str]) -> None:
+    live = [note_is_live(n, _now()) for n in plan.notes]
+    if step in ("edit", "merge"):
+        if not all(live):
+            raise _Drop("not_applicable")
+        if any(shown.sent.get(c) != n.content for n, c in zip(plan.notes, cited,
+                                                              strict=True)):
+            raise _Drop("too_long")  # the model saw only part of it: it cannot rewrite it
+        if step == "merge" and plan.content is None:
+            raise _Drop("malformed")
+        if step == "edit" and plan.content is None and plan.note_kind is None:
+            raise _Drop("malformed")
+        if plan.note_kind is not None and any(n.kind == Kind.HANDOFF for n in plan.notes):
+            raise _Drop("not_applicable")  # a handoff's kind goes with its task id
+    elif step == "create":
+        if plan.content is None or plan.note_kind is None:
+            raise _Drop("malformed")
+        plan.destination = _notebook_ref(draft.notebook, shown, none_word="personal")
+    elif step == "archive":
+        if not all(live):
+            raise _Drop("not_applicable")
+    elif step == "restore":
+        if any(n.status != Status.ARCHIVED for n in plan.notes):
+            raise _Drop("not_applicable")  # only archived notes come back this way
+    elif step == "move_notes":
+        plan.destination = _notebook_ref(draft.notebook, shown, none_word="personal")
+        if all(n.notebook_id == plan.destination for n in plan.notes):
+            raise _Drop("not_applicable")
+    elif step == "create_notebook":
+        if plan.name is None:
+            raise _Drop("malformed")
+        plan.destination = _notebook_ref(draft.notebook, shown, none_word="root")
+    elif step == "move_notebook":
+        subject = _notebook_ref(draft.subject, shown, none_word="\0")
+        parent = _notebook_ref(draft.notebook, shown, none_word="root")
+        if subject is None:
+            raise _Drop("malformed")
+        if parent is not None and subject in ancestor_ids(parent):
+            raise _Drop("not_applicable")  # under itself or a descendant
+        plan.subject, plan.destination = subject, parent
+
+
+def _now() -> Any:
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], list[Dropped]]:
+    """The model's proposals checked one by one against what it was shown and the
+    caller's grant: (the ones to store with their previews and fingerprints, the
+    dropped ones with why)."""
+    kept: list[Planned] = []
+    dropped: list[Dropped] = []
+    with tenant(actor):
+        for index, raw in enumerate(drafts):
+            try:
+                draft = providers.DraftProposal.model_validate(raw)
+            except ValidationError:
+                summary = raw.get("summary") if isinstance(raw, dict) else None
+                dropped.append(Dropped(kind=str(raw.get("kind", "")) if isinstance(raw, dict)
+                                       else "", summary=str(summary or "")[:300],
+                                       reason="malformed"))
+                continue
+            if index >= PROPOSALS_MAX:
+                dropped.append(Dropped(kind=draft.kind, summary=draft.summary[:300],
+                                       reason="too_many"))
+                continue
+            try:
+                checked = _check(actor, draft, shown)
+            except _Drop as drop:
+                dropped.append(Dropped(kind=draft.kind, summary=draft.summary[:300],
+                                       reason=drop.reason))
+                continue
+            kept.append(_planned(actor, checked, shown))
+    return kept, dropped
+
+
+# -- the preview -------------------------------------------------------------------------------
+
+
+def _notebook_paths(actor: Actor) -> dict[uuid.UUID, str]:
+    return _paths(notebooks_visible_to(actor))
+
+
+def _counts(notebook_id: uuid.UUID) -> tuple[int, int]:
+    ids = subtree_ids(notebook_id)
+    notes = Note.objects.filter(notebook_id__in=ids).exclude(status=Status.DELETED).count()
+    return len(ids), notes
+
+
+def _where(notebook_id: uuid.UUID | None, paths: dict[uuid.UUID, str]) -> str:
+    return PERSONAL if notebook_id is None else paths.get(notebook_id, "a notebook")
+
+
+def _diff(note: Note | None, content: str, kind_to: str) -> PreviewDiff:
+    old = note.content if note is not None else ""
+    return PreviewDiff(note_id=note.id if note else None,
+                       from_version=note.version if note else None,
+                       kind_from=note.kind if note else None, kind_to=kind_to,
+                       rows=[DiffRow(kind=k, text=t)  # type: ignore[arg-type]
+                             for k, t in revision_diff(old, content)])
+
+
+_EFFECT = {"edit": "edited", "archive": "archived", "restore": "restored",
+           "delete": "deleted", "move_notes": "moved"}
+_UNDO = {
+    "edit": "Undo writes the note's earlier version back as a new revision.",
+    "create": "Undo deletes the new note.",
+    "merge": "Undo writes the survivor's earlier version back as a new revision and "
+             "restores the archived notes.",
+    "archive": "Undo restores the notes.",
+    "restore": "Undo archives the notes again.",
+    "move_notes": "Undo moves each note back to where it was.",
+    "create_notebook": "Undo deletes the new notebook (while it is still empty).",
+    "move_notebook": "Undo moves the notebook back under its earlier parent.",
+}
+
+
+def _planned(actor: Actor, plan: _Plan, shown: Shown) -> Planned:
+    step = plan.action or plan.kind
+    paths = _notebook_paths(actor)
+    notes: list[PreviewNote] = []
+    diffs: list[PreviewDiff] = []
+    notebooks: list[PreviewNotebook] = []
+
+    def listed(note: Note, effect: str, to: str | None = None) -> PreviewNote:
+        return PreviewNote(id=note.id, version=note.version, label=first_line(note.content),
+                           notebook_id=note.notebook_id,
+                           notebook=_where(note.notebook_id, paths), effect=effect,
+                           to_notebook=to)
+
+    def destination(notebook_id: uuid.UUID | None, effect: str) -> PreviewNotebook:
+        if notebook_id is None:
+            return PreviewNotebook(id=None, path=PERSONAL if effect == "destination"
+                                   else TOP_LEVEL, effect=effect, notebooks=0, notes=0)
+        count, members = _counts(notebook_id)
+        return PreviewNotebook(id=notebook_id, path=paths.get(notebook_id, "a notebook"),
+                               effect=effect, notebooks=count, notes=members)
+
+    if step == "edit":
+        note = plan.notes[0]
+        notes.append(listed(note, "edited"))
+        diffs.append(_diff(note, plan.content if plan.content is not None else note.content,
+                           plan.note_kind or note.kind))
+    elif step == "merge":
+        survivor, others = plan.notes[0], plan.notes[1:]
+        notes.append(listed(survivor, "survives"))
+        notes.extend(listed(n, "archived") for n in others)
+        assert plan.content is not None
+        diffs.append(_diff(survivor, plan.content, plan.note_kind or survivor.kind))
+    elif step == "create":
+        assert plan.content is not None and plan.note_kind is not None
+        notes.append(PreviewNote(id=None, version=None, label=first_line(plan.content),
+                                 notebook_id=plan.destination,
+                                 notebook=_where(plan.destination, paths), effect="created"))
+        diffs.append(_diff(None, plan.content, plan.note_kind))
+        notebooks.append(destination(plan.destination, "destination"))
+    elif step == "move_notes":
+        to = _where(plan.destination, paths)
+        notes.extend(listed(n, "moved", to) for n in plan.notes)
+        notebooks.append(destination(plan.destination, "destination"))
+    elif step == "create_notebook":
+        notebooks.append(PreviewNotebook(id=None, path=(f"{paths[plan.destination]} / "
+                                                        if plan.destination else "")
+                                         + str(plan.name), effect="created", notebooks=1,
+                                         notes=0))
+        notebooks.append(destination(plan.destination, "parent"))
+    elif step == "move_notebook":
+        assert plan.subject is not None
+        notebooks.append(destination(plan.subject, "moved"))
+        notebooks.append(destination(plan.destination, "parent"))
+    else:  # archive, restore, delete
+        notes.extend(listed(n, _EFFECT[step]) for n in plan.notes)
+    instruction = {
+        "step": step,
+        "notes": [[str(n.id), n.version] for n in plan.notes],
+        "content": plan.content, "noteKind": plan.note_kind,
+        "destination": str(plan.destination) if plan.destination else None,
+        "subject": str(plan.subject) if plan.subject else None, "name": plan.name,
+    }
+    preview = Preview(notes=notes, diffs=diffs, notebooks=notebooks, undo=_UNDO.get(step))
+    change = ProposedChange(kind=plan.kind, action=plan.action,  # type: ignore[arg-type]
+                            summary=plan.summary, preview=preview)
+    return Planned(change=change, instruction=instruction,
+                   fingerprint=fingerprint(affected(instruction)))
+
+
+# -- reads -------------------------------------------------------------------------------------
+
+
+def has_undo(proposal: Proposal) -> bool:
+    return bool(proposal.preview.get("preview", {}).get("undo"))
+
+
+def proposal_out(proposal: Proposal) -> ProposalOut:
+    """A stored proposal with what can be done with it now (caller holds a tenant
+    transaction): a proposed one whose fingerprint no longer holds is stale; an applied
+    one can be undone while nothing it touched has changed since (and it has an undo)."""
+    state = proposal.state
+    found: list[Changed] = []
+    can_apply = can_undo = False
+    if state == Proposal.State.PROPOSED:
+        found = changes(proposal.fingerprint, fingerprint(scope_of(proposal,
+                                                                   after_apply=False)))
+        state = "stale" if found else state
+        can_apply = not found
+    elif state == Proposal.State.APPLIED and has_undo(proposal):
+        assert proposal.applied is not None
+        found = changes(proposal.applied["fingerprint"],
+                        fingerprint(scope_of(proposal, after_apply=True)))
+        can_undo = not found
+    change = ProposedChange.model_validate(proposal.preview)
+    return ProposalOut(**change.model_dump(), id=proposal.id, position=proposal.position,
+                       state=state, can_apply=can_apply,  # type: ignore[arg-type]
+                       can_undo=can_undo, changed=found, applied_at=proposal.applied_at,
+                       undone_at=proposal.undone_at)
+
+
+def proposals_of(turn_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, list[ProposalOut]]:
+    """The shown proposals of these turns, by turn (caller holds a tenant transaction)."""
+    shown: dict[uuid.UUID, list[ProposalOut]] = {}
+    rows = Proposal.objects.filter(turn_id__in=list(turn_ids))\
+        .exclude(state=Proposal.State.DROPPED).order_by("turn_id", "position")
+    for proposal in rows:
+        shown.setdefault(proposal.turn_id, []).append(proposal_out(proposal))
+    return shown

@@ -1,0 +1,40 @@
+"""Ask's writes (SPEC §8): one keyword-only function per use case (STYLE §1).
+
+| module | use cases |
+|---|---|
+| `conversations` | ask (stateless), conversations: create, start, submit, re-ask, retry, delete |
+| `proposals` | apply and undo a proposal, fenced by its fingerprint |
+
+The interfaces call them through this package (`from ask import services`).
+"""
+
+from ask.services.conversations import (
+    EVERYWHERE,
+    aask,
+    answered,
+    ask,
+    conversation_create,
+    conversation_delete,
+    conversation_start,
+    evidence_of,
+    turn_reask,
+    turn_retry,
+    turn_submit,
+)
+from ask.services.proposals import proposal_apply, proposal_undo
+
+__all__ = [
+    "EVERYWHERE",
+    "aask",
+    "answered",
+    "ask",
+    "conversation_create",
+    "conversation_delete",
+    "conversation_start",
+    "evidence_of",
+    "proposal_apply",
+    "proposal_undo",
+    "turn_reask",
+    "turn_retry",
+    "turn_submit",
+]
