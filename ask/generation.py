@@ -271,7 +271,7 @@ def _store_proposals(turn: Turn, output: Output) -> None:
         position += 1
         Proposal.objects.create(
             account_id=turn.account_id, turn=turn, position=position,
-            kind=dropped.kind if dropped.kind in Proposal.Kind.values else "edit",
+            kind=dropped.kind if dropped.kind in Proposal.Kind.values else "",
             summary=storable(dropped.summary)[:300], state=Proposal.State.DROPPED,
             drop_reason=dropped.reason)
 

@@ -157,7 +157,7 @@ class Proposal(models.Model):
                                 related_name="+")
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="proposals")
     position = models.PositiveSmallIntegerField()  # 1-based, in the answer's order
-    kind = models.CharField(max_length=16, choices=Kind.choices)
+    kind = models.CharField(max_length=16, choices=Kind.choices, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED)
     summary = models.CharField(max_length=300, blank=True)
     change = models.JSONField(default=dict)
@@ -178,12 +178,14 @@ class Proposal(models.Model):
             models.CheckConstraint(
                 condition=Q(state__in=["proposed", "applied", "undone", "dropped"]),
                 name="proposal_state_valid"),
-            models.CheckConstraint(
+            models.CheckConstraint(  # a dropped one keeps what the model said, if anything
                 condition=Q(kind__in=["edit", "create", "merge", "organise", "archive",
-                                      "restore", "delete"]),
+                                      "restore", "delete"]) | Q(state="dropped"),
                 name="proposal_kind_valid"),
-            models.CheckConstraint(condition=Q(state="dropped") | Q(drop_reason=""),
-                                   name="proposal_dropped_iff_reason"),
+            models.CheckConstraint(
+                condition=(Q(state="dropped") & ~Q(drop_reason=""))
+                | (~Q(state="dropped") & Q(drop_reason="")),
+                name="proposal_dropped_iff_reason"),
             models.CheckConstraint(condition=~Q(state__in=["applied", "undone"])
                                    | Q(applied__isnull=False, applied_at__isnull=False),
                                    name="proposal_applied_has_record"),

@@ -13,5 +13,8 @@ urlpatterns = [
          name="ask-turn-retry"),
     path("ask/<uuid:conversation_id>/turns/<uuid:turn_id>/reask", views.ask_reask,
          name="ask-reask"),
+    *[path(f"ask/<uuid:conversation_id>/turns/<uuid:turn_id>/proposals/<uuid:proposal_id>/"
+           f"{act}", views.ask_proposal, {"act": act}, name=f"ask-proposal-{act}")
+      for act in ("apply", "undo")],
     path("ask/<uuid:conversation_id>/delete", views.ask_delete, name="ask-delete"),
 ]

@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -33,6 +34,8 @@ from ask.services import (
     EVERYWHERE,
     conversation_delete,
     conversation_start,
+    proposal_apply,
+    proposal_undo,
     turn_reask,
     turn_retry,
     turn_submit,
@@ -81,6 +84,11 @@ class TurnView:
     @property
     def changed(self) -> list[Chip]:
         return [c for c in self.chips if c.changed]
+
+    @property
+    def stale(self) -> bool:
+        """A proposal of this answer can no longer be applied: the notes changed."""
+        return any(p.state == "stale" for p in self.turn.proposals)
 
 
 def _render_text(text: str, format: str) -> SafeString:
@@ -279,7 +287,9 @@ def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
         raise Http404("No such turn.")
     return render(request, "ask/conversation.html#turn", {
         "t": _views([turn], page.versions)[0], "conversation_id": conversation_id,
-        "conversation": page.detail})
+        "conversation": page.detail,
+        # After Apply or Undo (HTMX follows the redirect here): the flash with it.
+        "oob_flash": request.GET.get("acted") == "1"})
 
 
 @login_required
@@ -305,6 +315,33 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
                       turn_id=turn_id, new_turn_id=request.POST.get("turn_id", ""),
                       expected_version=int(version) if given else None)
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{made.id}")
+
+
+PROPOSAL_ACTS = {"apply": (proposal_apply, "Applied."),
+                 "undo": (proposal_undo, "Undone: the earlier versions are back, as new "
+                                         "revisions.")}
+
+
+@login_required
+@require_POST
+def ask_proposal(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid.UUID,
+                 proposal_id: uuid.UUID, act: str) -> HttpResponse:
+    """Apply or undo a proposal, then show its turn again: the page (without JavaScript)
+    or, for HTMX, the turn's partial — with what happened, or why nothing did."""
+    run, done = PROPOSAL_ACTS[act]
+    try:
+        run(actor=session_actor(request), conversation_id=conversation_id, turn_id=turn_id,
+            proposal_id=proposal_id)
+    except NotFound:
+        raise
+    except GroveError as error:
+        messages.error(request, f"Nothing was changed: {error.message}")
+    else:
+        messages.success(request, done)
+    if request.htmx:  # type: ignore[attr-defined]
+        return redirect(f"{reverse('ask-turn', args=[conversation_id, turn_id])}?acted=1")
+    return redirect(f"{reverse('ask-conversation', args=[conversation_id])}"
+                    f"#proposal-{proposal_id}")
 
 
 @login_required

@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
                 ('position', models.PositiveSmallIntegerField()),
-                ('kind', models.CharField(choices=[('edit', 'Edit'), ('create', 'Create'), ('merge', 'Merge'), ('organise', 'Organise'), ('archive', 'Archive'), ('restore', 'Restore'), ('delete', 'Delete')], max_length=16)),
+                ('kind', models.CharField(blank=True, choices=[('edit', 'Edit'), ('create', 'Create'), ('merge', 'Merge'), ('organise', 'Organise'), ('archive', 'Archive'), ('restore', 'Restore'), ('delete', 'Delete')], max_length=16)),
                 ('state', models.CharField(choices=[('proposed', 'Proposed'), ('applied', 'Applied'), ('undone', 'Undone'), ('dropped', 'Dropped')], default='proposed', max_length=16)),
                 ('summary', models.CharField(blank=True, max_length=300)),
                 ('change', models.JSONField(default=dict)),
@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
             options={
                 'db_table': 'ask_proposal',
                 'ordering': ['position'],
-                'constraints': [models.UniqueConstraint(fields=('turn', 'position'), name='proposal_position_unique'), models.CheckConstraint(condition=models.Q(('state__in', ['proposed', 'applied', 'undone', 'dropped'])), name='proposal_state_valid'), models.CheckConstraint(condition=models.Q(('kind__in', ['edit', 'create', 'merge', 'organise', 'archive', 'restore', 'delete'])), name='proposal_kind_valid'), models.CheckConstraint(condition=models.Q(('state', 'dropped'), ('drop_reason', ''), _connector='OR'), name='proposal_dropped_iff_reason'), models.CheckConstraint(condition=models.Q(models.Q(('state__in', ['applied', 'undone']), _negated=True), models.Q(('applied__isnull', False), ('applied_at__isnull', False)), _connector='OR'), name='proposal_applied_has_record')],
+                'constraints': [models.UniqueConstraint(fields=('turn', 'position'), name='proposal_position_unique'), models.CheckConstraint(condition=models.Q(('state__in', ['proposed', 'applied', 'undone', 'dropped'])), name='proposal_state_valid'), models.CheckConstraint(condition=models.Q(('kind__in', ['edit', 'create', 'merge', 'organise', 'archive', 'restore', 'delete']), ('state', 'dropped'), _connector='OR'), name='proposal_kind_valid'), models.CheckConstraint(condition=models.Q(models.Q(('state', 'dropped'), models.Q(('drop_reason', ''), _negated=True)), models.Q(models.Q(('state', 'dropped'), _negated=True), ('drop_reason', '')), _connector='OR'), name='proposal_dropped_iff_reason'), models.CheckConstraint(condition=models.Q(models.Q(('state__in', ['applied', 'undone']), _negated=True), models.Q(('applied__isnull', False), ('applied_at__isnull', False)), _connector='OR'), name='proposal_applied_has_record')],
             },
         ),
         enable_rls("ask_proposal"),

@@ -266,7 +266,7 @@ def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], 
     kept: list[Planned] = []
     dropped: list[Dropped] = []
     with tenant(actor):
-        for index, raw in enumerate(drafts):
+        for raw in drafts:
             try:
                 draft = providers.DraftProposal.model_validate(raw)
             except ValidationError:
@@ -275,7 +275,7 @@ def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], 
                                        else "", summary=str(summary or "")[:300],
                                        reason="malformed"))
                 continue
-            if index >= PROPOSALS_MAX:
+            if len(kept) >= PROPOSALS_MAX:
                 dropped.append(Dropped(kind=draft.kind, summary=draft.summary[:300],
                                        reason="too_many"))
                 continue
