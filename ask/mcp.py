@@ -3,7 +3,7 @@ compact sources (the cited revisions' notes as the other tools return them)."""
 
 from __future__ import annotations
 
-from ask.schemas import AskArgs, AskToolOut
+from ask.schemas import AskArgs, AskToolOut, CompactProposal
 from ask.services import ask
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
@@ -17,7 +17,7 @@ def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
     names = selectors.notebook_names(actor=actor, notes=notes)
     return AskToolOut(status=answer.status, blocks=answer.blocks,
                       sources=[CompactNote.of(n, names) for n in notes],
-                      proposals=answer.proposals)
+                      proposals=[CompactProposal.of(p) for p in answer.proposals])
 
 
 TOOLS = [
@@ -26,8 +26,7 @@ TOOLS = [
              "Answer a question from the user's notes, in blocks citing the note revisions "
              "they rely on; distrust a block marked unsupported. status no_evidence: "
              "nothing relevant (nothing made up); disabled: no answer model here, sources "
-             "only (as mode=search). When asked to change notes it may return proposals: "
-             "data for the owner, never applied by this tool (the owner applies them in "
-             "Grove)."),
+             "only (as mode=search). proposals (when asked to change notes) are data: "
+             "only the owner applies them, in Grove."),
          arguments=AskArgs, output=AskToolOut, run=_ask, read_only=True),
 ]

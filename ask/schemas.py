@@ -355,12 +355,43 @@ class AskArgs(ToolArguments, AskIn):
     pass
 
 
+# What the `ask` tool returns of a proposal: data an agent can relay, never applied by
+# the tool (the owner applies proposals in Grove). Optional fields are left out rather
+# than null, like CompactNote's. (A comment, not a docstring: a docstring would travel in
+# every tools/list as the schema's description.)
+class CompactProposal(Out):
+
+    kind: str
+    summary: str
+    notes: list[str]  # the notes it changes, as note:<uuid>@<version>
+    changes: list[str]  # one line per affected note or notebook
+    action: str | None = None  # organise only
+    undo: str | None = None  # what undo would do; left out: no undo (a delete)
+
+    @classmethod
+    def of(cls, change: ProposedChange) -> CompactProposal:
+        preview = change.preview
+        lines = [f"{'note:' + str(n.id) + '@' + str(n.version) if n.id else 'new note'} "
+                 f"({n.label}): {n.effect}" + (f" to {n.to_notebook}" if n.to_notebook else "")
+                 for n in preview.notes]
+        lines += [f"notebook {nb.path}: {nb.effect} ({nb.notebooks} notebooks, {nb.notes} "
+                  "notes)" for nb in preview.notebooks]
+        fields: dict[str, Any] = {
+            "kind": change.kind, "summary": change.summary, "changes": lines,
+            "notes": [f"note:{n.id}@{n.version}" for n in preview.notes if n.id]}
+        if change.action:
+            fields["action"] = change.action
+        if preview.undo:
+            fields["undo"] = preview.undo
+        return cls(**fields)
+
+
 class AskToolOut(Out):
     status: str  # answered | insufficient_evidence | no_evidence | disabled | search
     blocks: list[AnswerBlock]
     sources: list[CompactNote]
     # Proposed changes as data only: the owner applies them in the website.
-    proposals: list[ProposedChange] = Field(default_factory=list)
+    proposals: list[CompactProposal] = Field(default_factory=list)
 
     def mcp_text(self) -> str:
         lines = [f"status: {self.status}"]
@@ -373,6 +404,7 @@ class AskToolOut(Out):
             lines.append("Proposed changes (the owner reviews and applies them in Grove; "
                          "they are not applied):\n" + "\n".join(
                              f"- {p.kind}{'/' + p.action if p.action else ''}: {p.summary}"
+                             + "".join(f"\n  - {line}" for line in p.changes)
                              for p in self.proposals))
         return "\n\n".join(lines)
 

@@ -178,7 +178,9 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     content = by_name["remember"]["inputSchema"]["properties"]["content"]
     assert content["maxLength"] == 6000  # the real limit
     assert "automatic" in by_name["remember"]["description"]
-    assert len(response.content) <= 20_000  # lean: a client's context is not free
+    # Lean: a client's context is not free (20,000 bytes until `ask` returned proposals,
+    # whose compact shape adds about 300).
+    assert len(response.content) <= 20_500
 
 
 def test_tool_results_match_their_declared_output_schemas(owner, key):

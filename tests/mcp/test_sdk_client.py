@@ -151,3 +151,34 @@ def test_the_stdio_bridge_fails_clearly(site_url, committed):
     result = subprocess.run([params.command, *params.args], env=params.env, input="",
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1 and "set GROVE_API_KEY" in result.stderr
+
+
+def test_sdk_client_ask_returns_proposals_as_data_and_applies_nothing(site_url, committed):
+    from tests.ask.conftest import fake_provider
+    from tests.ask.proposal_helpers import proposal, reply
+    from tests.ask.test_ask import index_all
+
+    owner = factories.owner()
+    note = factories.note(owner, "The old office wifi password is hunter2.")
+    index_all(owner)
+    key, _ = new_key(owner)
+
+    async def steps(client):
+        listed = await client.list_tools()
+        asked = await client.call_tool("ask", {"query": "archive the old office wifi note"})
+        return listed, asked
+
+    with fake_provider(timeout=5.0) as provider:
+        provider.chat_replies = [reply(note.versioned_id, proposal(
+            "archive", [note.versioned_id], summary="The old office is gone."))]
+        listed, asked = asyncio.run(_session(f"{site_url}/mcp", key, steps))
+    assert asked.is_error is False
+    [change] = asked.structured_content["proposals"]
+    assert (change["kind"], change["summary"]) == ("archive", "The old office is gone.")
+    assert change["notes"] == [note.versioned_id]
+    assert change["changes"] == [f"{note.versioned_id} (The old office wifi password is "
+                                 "hunter2.): archived"]
+    assert "id" not in change and "state" not in change  # data, nothing to apply with
+    assert "not applied" in asked.content[0].text
+    assert not [t.name for t in listed.tools if "apply" in t.name or "undo" in t.name]
+    assert factories.note_row(owner, note.id).status == "active"
