@@ -66,3 +66,10 @@ class HistoryForm(forms.Form):
     q = forms.CharField(required=False, max_length=SEARCH_MAX_CHARS,
                         label="Search conversations")
     cursor = forms.CharField(required=False, max_length=CURSOR_MAX_CHARS)
+
+
+class TidyForm(forms.Form):
+    """Start a tidy-up of a notebook: only the ids travel (the question is Grove's)."""
+
+    conversation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    turn_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)

@@ -32,11 +32,19 @@ from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
+from notebooks.selectors.duplicates import duplicate_groups
 
 from ask import providers
 from ask.models import Conversation, Proposal, Turn
 from ask.rules import EVIDENCE_LIMIT, GENERATE, HISTORY_TURNS, scope_of
-from ask.schemas import Coverage, NotebookCoverage, Source, SourceOut, TurnResult
+from ask.schemas import (
+    Coverage,
+    NotebookCoverage,
+    Source,
+    SourceOut,
+    TidyCoverage,
+    TurnResult,
+)
 from ask.selectors import retrieve
 from ask.selectors.proposals import Dropped, Planned, places_for, plan, shown_of
 from ask.services import answered, evidence_of
@@ -51,7 +59,12 @@ from notebooks.models import Note
 from notebooks.rules import RECALL_MAX_MAX_CHARS
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall
-from notebooks.selectors.access import live_filter, notebooks_visible_to, notes_visible_to
+from notebooks.selectors.access import (
+    live_filter,
+    notebooks_visible_to,
+    notes_live,
+    notes_visible_to,
+)
 
 LEASE = timedelta(minutes=5)
 # Model calls of one attempt must end inside its lease (with room to store the answer).
@@ -77,6 +90,7 @@ class Input:
     context: dict[str, Any] | None
     scope: Any
     include_personal: bool
+    tidy: dict[str, Any] | None = None
     history: list[providers.Exchange] = field(default_factory=list)
     failure: Failed | None = None
 
@@ -123,8 +137,8 @@ def load(jobs: Sequence[Job]) -> dict[uuid.UUID, Input]:
         strict = bool(turn.context and turn.context.get("only"))
         entry = Input(turn_id=turn.id, question=turn.query, actor=None, provider=turn.provider,
                       context=turn.context, scope=scope_of(conversation),
-                      include_personal=conversation.include_personal,
-                      history=[] if strict else _history(turn))
+                      include_personal=conversation.include_personal, tidy=turn.tidy,
+                      history=[] if strict or turn.tidy else _history(turn))
         try:
             entry.actor = _actor_for(turn)
         except Failed as failure:
@@ -181,6 +195,29 @@ def _selected(actor: Actor, question: str,
     return [_source(n) for n in supplied], coverage.model_copy(update={"complete": complete})
 
 
+def _tidied(actor: Actor, tidy: dict[str, Any]
+            ) -> tuple[list[Source], list[list[str]], TidyCoverage]:
+    """A tidy-up's evidence: the place's groups of likely duplicates (the stored vectors
+    and content keys), whole groups, tightest first, up to SUPPLIED_MAX notes — as
+    sources, and the groups by typed id."""
+    place = tidy["notebookId"]
+    found = duplicate_groups(actor=actor, notebook_id=place)
+    chosen: list[list[uuid.UUID]] = []
+    for group in found.groups:
+        members = [m.id for m in group.notes]
+        if sum(map(len, chosen)) + len(members) <= SUPPLIED_MAX:
+            chosen.append(members)
+    with tenant(actor):
+        live = {n.id: n for n in notes_live(actor).filter(id__in=[i for g in chosen for i in g])}
+    notes = [[NoteOut.of(live[i]) for i in g if i in live] for g in chosen]
+    notes = [g for g in notes if len(g) > 1]
+    coverage = TidyCoverage(notebook_id=place, scanned=found.scanned, truncated=found.truncated,
+                            unindexed=found.unindexed, groups=len(found.groups),
+                            groups_shown=len(notes), notes_shown=sum(map(len, notes)))
+    return ([_source(n) for g in notes for n in g],
+            [[n.versioned_id for n in g] for g in notes], coverage)
+
+
 def _stored(source: Source) -> SourceOut:
     note = source.note
     return SourceOut(cite_as=source.cite_as, note_id=note.id, version=note.version,
@@ -201,9 +238,13 @@ def _generate(entry: Input) -> Output:
         sources: list[Source] = []
         coverage = None
         resolved = None
-        if entry.context:
+        groups: list[list[str]] | None = None
+        tidied = None
+        if entry.tidy:
+            sources, groups, tidied = _tidied(actor, entry.tidy)
+        elif entry.context:
             sources, coverage = _selected(actor, entry.question, entry.context)
-        if not (entry.context and entry.context.get("only")):
+        if not entry.tidy and not (entry.context and entry.context.get("only")):
             question = entry.question
             if entry.history and providers.configured():
                 resolved = providers.standalone_question(entry.question, entry.history,
@@ -218,24 +259,27 @@ def _generate(entry: Input) -> Output:
         if not sources:
             return Output(result=TurnResult(status="no_evidence", blocks=[], sources=[],
                                             context_coverage=coverage,
-                                            resolved_question=resolved))
+                                            resolved_question=resolved,
+                                            tidy_coverage=tidied))
         if not providers.configured():
             return Output(result=TurnResult(status="disabled", blocks=[], sources=stored,
                                             context_coverage=coverage,
-                                            resolved_question=resolved))
+                                            resolved_question=resolved,
+                                            tidy_coverage=tidied))
         evidence = [providers.Evidence(cite_as=e.cite_as, content=e.content[:NOTE_MAX_CHARS],
                                        kind=e.kind, place=e.place)
                     for e in evidence_of(sources)]
         places = _places(actor, entry.context, sources)
         draft = providers.generate(entry.question, evidence, history=entry.history,
-                                   deadline=deadline, places=places)
+                                   deadline=deadline, places=places, groups=groups)
         status, blocks = answered(draft, sources)
-        planned, dropped = plan(actor, draft.proposals,
-                                shown_of(actor, [s.note for s in sources], evidence, places))
+        planned, dropped = plan(actor, draft.proposals, shown_of(
+            actor, [s.note for s in sources], evidence, places, groups))
         return Output(result=TurnResult(status=status, blocks=blocks,  # type: ignore[arg-type]
                                         sources=stored, context_coverage=coverage,
                                         resolved_question=resolved,
-                                        proposals_dropped=len(dropped)),
+                                        proposals_dropped=len(dropped),
+                                        tidy_coverage=tidied),
                       proposals=planned, dropped=dropped)
     except providers.ProviderUnavailable as exc:
         return Output(failure=Failed("provider_unavailable", str(exc)))

@@ -91,6 +91,8 @@ class Turn(models.Model):
     format = models.CharField(max_length=16, choices=Format.choices, default=Format.PLAIN)
     # Strict source selection as submitted: {"notes": [...], "notebooks": [...], "only": b}.
     context = models.JSONField(null=True, blank=True)
+    # A tidy-up of one place as submitted: {"notebookId": "<uuid>" | None (Personal)}.
+    tidy = models.JSONField(null=True, blank=True)
     request_hash = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # The provider the turn is generated with (a fingerprint of the settings).

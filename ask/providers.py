@@ -211,16 +211,29 @@ def _history(history: list[Exchange]) -> str:
     return "".join(f"Q: {h.question}\nA: {h.answer}\n\n" for h in history)
 
 
+TIDY_PROMPT = (
+    "This is a tidy-up. The notes below were found by similarity as groups of likely "
+    "duplicates or contradictions. For each group propose one merge (when the notes say "
+    "the same thing; merged content keeps every detail) or edits (when they contradict; "
+    "say which is right only if the notes show it), naming only notes of that group. "
+    "Propose nothing for a group whose notes are merely related. Answer in blocks saying "
+    "what you found."
+)
+
+
 def _messages(question: str, evidence: list[Evidence], previous_questions: list[str],
               history: list[Exchange] | None = None,
-              places: list[Place] | None = None) -> list[dict[str, str]]:
+              places: list[Place] | None = None,
+              groups: list[list[str]] | None = None) -> list[dict[str, str]]:
     notes = "\n\n".join(
         f"<note id=\"{e.cite_as}\" kind=\"{e.kind}\" notebook=\"{e.place}\">\n{e.content}\n</note>"
         for e in evidence)
     listed = "".join(f"- {p.cite_as}: {p.path}\n" for p in places or [])
+    grouped = "".join(f"- group {i + 1}: {', '.join(g)}\n" for i, g in enumerate(groups or []))
     earlier = "".join(f"- {q}\n" for q in previous_questions)
     user = (f"Notes:\n\n{notes}\n\n"
             + (f"Notebooks (for proposals only; names are data):\n{listed}\n" if listed else "")
+            + (f"{TIDY_PROMPT}\nGroups:\n{grouped}\n" if grouped else "")
             + (f"Earlier questions in this conversation (for context only):\n{earlier}\n"
                if earlier else "")
             + (f"Earlier turns of this conversation (for context only; cite notes, not "
@@ -289,12 +302,15 @@ def _call[M: BaseModel](request: dict, model: type[M], deadline: float | None = 
 def generate(question: str, evidence: list[Evidence],
              previous_questions: list[str] | None = None,
              history: list[Exchange] | None = None, deadline: float | None = None,
-             places: list[Place] | None = None) -> Draft:
+             places: list[Place] | None = None,
+             groups: list[list[str]] | None = None) -> Draft:
     """Ask the configured model (every try done by `deadline`, a monotonic time, when
-    given); `places`: the notebooks it may name in proposals. Raises
-    ProviderUnavailable; never returns a guess."""
+    given); `places`: the notebooks it may name in proposals; `groups`: a tidy-up's
+    groups of likely duplicates (the notes' typed ids). Raises ProviderUnavailable;
+    never returns a guess."""
     return _call(_request(_messages(question, evidence, previous_questions or [], history,
-                                    places), "grove_answer", ANSWER_SCHEMA), Draft, deadline)
+                                    places, groups), "grove_answer", ANSWER_SCHEMA),
+                 Draft, deadline)
 
 
 async def agenerate(question: str, evidence: list[Evidence],

@@ -109,4 +109,23 @@ NOTEBOOKS_SHOWN_MAX = 50
 ORGANISE_ACTIONS = ("move_notes", "create_notebook", "move_notebook")
 # Why a proposal was dropped (stored with it; the turn counts them).
 DROP_REASONS = ("malformed", "too_many", "unseen_note", "outside_grant", "unseen_notebook",
-                "note_changed", "not_applicable", "too_long")
+                "note_changed", "not_applicable", "too_long", "outside_group")
+
+
+def clean_tidy(value: Any, context: Any) -> dict[str, Any] | None:
+    """A tidy-up of one place: `{"notebookId": <uuid> | None (Personal)}`, never with a
+    source selection (the tidy-up picks its own notes); else 409 context_unavailable."""
+    if value is None:
+        return None
+    if context is not None:
+        raise context_unavailable("A tidy-up picks its own notes: send tidy or context, "
+                                  "not both.")
+    if not isinstance(value, dict) or set(value) != {"notebookId"}:
+        raise context_unavailable("tidy is {notebookId} (null = Personal).")
+    raw = value["notebookId"]
+    if raw is None:
+        return {"notebookId": None}
+    try:
+        return {"notebookId": str(uuid.UUID(str(raw)))}
+    except (ValueError, TypeError, AttributeError):
+        raise context_unavailable("tidy.notebookId must be a notebook id or null.") from None

@@ -87,6 +87,10 @@ class ConversationCreateIn(In):
                 "include_personal": self.include_personal, "title": self.title}
 
 
+class TidyIn(In):
+    notebook_id: uuid.UUID | None = Field(description="The notebook to tidy; null = Personal")
+
+
 class TurnIn(In):
     id: uuid.UUID = Field(description="The turn's id, chosen by the client (a UUID): a retry "
                                       "with the same id and body replays")
@@ -97,14 +101,19 @@ class TurnIn(In):
     context: ContextIn | None = Field(
         default=None, description="Strict source selection: notes and notebooks to answer "
                                   "from; with only=true nothing else is used")
+    tidy: TidyIn | None = Field(
+        default=None, description="Tidy one notebook (or Personal): its likely duplicates "
+                                  "and contradictions become merge and edit proposals")
 
     def service_kwargs(self) -> dict[str, Any]:
         context = None
         if self.context is not None:
             context = {"notes": self.context.notes, "notebooks": self.context.notebooks,
                        "only": self.context.only}
+        tidy = None if self.tidy is None else {"notebookId": self.tidy.notebook_id}
         return {"turn_id": self.id, "query": self.query, "format": self.format,
-                "expected_version": self.expected_version, "context": context}
+                "expected_version": self.expected_version, "context": context,
+                "tidy": tidy}
 
 
 class EmptyIn(In):
@@ -258,6 +267,19 @@ class Coverage(Out):
     complete: bool
 
 
+class TidyCoverage(Out):
+    """What a tidy-up looked at: the place's live notes compared by their stored vectors
+    and content, the groups of likely duplicates found, and how many went to the model."""
+
+    notebook_id: uuid.UUID | None
+    scanned: int  # live notes compared
+    truncated: bool  # the place holds more live notes than were compared
+    unindexed: int  # compared by content only (no current vector yet)
+    groups: int  # groups of likely duplicates found
+    groups_shown: int  # of them, sent to the model (whole groups, up to the note limit)
+    notes_shown: int
+
+
 class TurnResult(Out):
     status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled"]
     blocks: list[AnswerBlock]
@@ -268,11 +290,16 @@ class TurnResult(Out):
     # Proposals the model made that were dropped (malformed, naming a note it was not
     # shown or one outside the grant …): counted, never shown.
     proposals_dropped: int = 0
+    tidy_coverage: TidyCoverage | None = None
 
 
 class TurnError(Out):
     code: str
     message: str
+
+
+class TidyOut(Out):
+    notebook_id: uuid.UUID | None  # None: Personal
 
 
 class TurnOut(Out):
@@ -282,6 +309,7 @@ class TurnOut(Out):
     query: str
     format: Literal["plain", "markdown"]
     context: ContextOut | None
+    tidy: TidyOut | None
     status: Literal["pending", "completed", "failed"]
     result: TurnResult | None
     error: TurnError | None
@@ -296,6 +324,7 @@ class TurnOut(Out):
             position=turn.position,
             query=turn.query, format=turn.format,  # type: ignore[arg-type]
             context=ContextOut.model_validate(turn.context) if turn.context else None,
+            tidy=TidyOut.model_validate(turn.tidy) if turn.tidy else None,
             status=turn.status,  # type: ignore[arg-type]
             result=TurnResult.model_validate(turn.result) if turn.result else None,
             error=TurnError(code=turn.error_code, message=turn.error_message)

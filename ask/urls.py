@@ -17,4 +17,5 @@ urlpatterns = [
            f"{act}", views.ask_proposal, {"act": act}, name=f"ask-proposal-{act}")
       for act in ("apply", "undo")],
     path("ask/<uuid:conversation_id>/delete", views.ask_delete, name="ask-delete"),
+    path("ask/tidy/<uuid:notebook_id>", views.ask_tidy, name="ask-tidy"),
 ]

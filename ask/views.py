@@ -26,7 +26,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from ask import providers
-from ask.forms import AskForm, HistoryForm
+from ask.forms import AskForm, HistoryForm, TidyForm
 from ask.rules import TURN_LIMIT
 from ask.schemas import ConversationPage, TurnOut
 from ask.selectors import conversation_page, conversation_search, notes_picked, source_choices
@@ -42,7 +42,7 @@ from ask.services import (
 )
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import first_line, render_markdown
-from grove.kernel.errors import GroveError, NotFound
+from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks.context import notebooks_for
 from notebooks.schemas.notes import NoteOut
 
@@ -315,6 +315,25 @@ def ask_reask(request: HttpRequest, conversation_id: uuid.UUID,
                       turn_id=turn_id, new_turn_id=request.POST.get("turn_id", ""),
                       expected_version=int(version) if given else None)
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}#turn-{made.id}")
+
+
+TIDY_QUESTION = ("Tidy this notebook: which notes say the same thing or contradict each "
+                 "other? Propose merges and edits.")
+
+
+@login_required
+@require_POST
+def ask_tidy(request: HttpRequest, notebook_id: uuid.UUID) -> HttpResponse:
+    """Start a conversation whose first turn tidies the notebook up."""
+    form = TidyForm(request.POST)
+    if not form.is_valid():
+        raise Invalid("The tidy-up form is not valid; reload the page.", code="invalid_id")
+    data = form.cleaned_data
+    conversation_start(
+        actor=session_actor(request), conversation_id=data["conversation_id"],
+        turn_id=data["turn_id"], notebook_id=notebook_id, query=TIDY_QUESTION,
+        format="markdown", tidy={"notebookId": notebook_id})
+    return redirect("ask-conversation", conversation_id=data["conversation_id"])
 
 
 PROPOSAL_ACTS = {"apply": (proposal_apply, "Applied."),

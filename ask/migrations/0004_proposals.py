@@ -19,6 +19,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(model_name="turn", name="tidy",
+                            field=models.JSONField(blank=True, null=True)),
         migrations.CreateModel(
             name='Proposal',
             fields=[

@@ -11,6 +11,7 @@ The interfaces call them through this package (`from ask import selectors`).
 from ask.selectors.conversations import (
     access_conversation,
     check_context,
+    check_tidy,
     conversation_get,
     conversation_list,
     conversation_page,
@@ -26,6 +27,7 @@ from ask.selectors.conversations import (
 __all__ = [
     "access_conversation",
     "check_context",
+    "check_tidy",
     "conversation_get",
     "conversation_list",
     "conversation_page",

@@ -76,6 +76,18 @@ def check_context(actor: Actor, context: dict[str, Any] | None) -> None:
                            "reachable.")
 
 
+def check_tidy(actor: Actor, tidy: dict[str, Any] | None) -> None:
+    """The place a tidy-up names is reachable by the caller (caller holds a tenant
+    transaction); otherwise 409 context_unavailable."""
+    if not tidy:
+        return
+    notebook = tidy["notebookId"]
+    reachable = actor.grant.personal if notebook is None else \
+        notebooks_visible_to(actor).filter(id=notebook).exists()
+    if not reachable:
+        raise context_unavailable("The notebook to tidy does not exist or is not reachable.")
+
+
 # -- access ------------------------------------------------------------------------------------
 
 

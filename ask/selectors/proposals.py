@@ -71,6 +71,8 @@ class Shown:
     sent: dict[str, str]
     places: dict[uuid.UUID, str]  # notebook id → the path shown
     personal: bool  # Personal offered as a destination (granted)
+    # A tidy-up's groups (typed ids): then only merges and edits within one group.
+    groups: tuple[frozenset[str], ...] | None = None
 
 
 def _paths(notebooks: Iterable[Notebook]) -> dict[uuid.UUID, str]:
@@ -103,8 +105,9 @@ def places_for(actor: Actor, *, only: Iterable[uuid.UUID] | None = None
 
 
 def shown_of(actor: Actor, notes: list[NoteOut], evidence: list[providers.Evidence],
-             places: list[providers.Place]) -> Shown:
-    return Shown(notes={n.versioned_id: n for n in notes},
+             places: list[providers.Place], groups: list[list[str]] | None = None) -> Shown:
+    return Shown(groups=None if groups is None else tuple(frozenset(g) for g in groups),
+                 notes={n.versioned_id: n for n in notes},
                  sent={e.cite_as: e.content for e in evidence},
                  places={uuid.UUID(p.cite_as.split(":", 1)[1]): p.path for p in places},
                  personal=actor.grant.personal)
@@ -187,6 +190,11 @@ def _check(actor: Actor, draft: providers.DraftProposal, shown: Shown) -> _Plan:
     plan = _Plan(kind=kind, action=action, summary=" ".join(draft.summary.split())[:300])
     if any(c not in shown.notes for c in cited):
         raise _Drop("unseen_note")
+    if shown.groups is not None:  # a tidy-up: merges and edits within one group
+        if step not in ("merge", "edit"):
+            raise _Drop("not_applicable")
+        if not any(set(cited) <= group for group in shown.groups):
+            raise _Drop("outside_group")
     if WRITE not in actor.capabilities:  # every proposal writes
         raise _Drop("outside_grant")
     if cited:

@@ -33,10 +33,17 @@ from ask.rules import (
     answer_text,
     clean_context,
     clean_query,
+    clean_tidy,
     clean_title,
 )
 from ask.schemas import AnswerBlock, AskOut, ConversationOut, Source, TurnOut
-from ask.selectors import access_conversation, check_context, conversations_visible_to, retrieve
+from ask.selectors import (
+    access_conversation,
+    check_context,
+    check_tidy,
+    conversations_visible_to,
+    retrieve,
+)
 from ask.selectors.proposals import places_for, plan, shown_of
 from grove.interfaces.rendering import shorten
 from grove.kernel import jobs
@@ -221,10 +228,11 @@ class _NewTurn:
     format: str
     expected_version: int
     context: dict[str, Any] | None
+    tidy: dict[str, Any] | None
 
 
 def _turn_args(turn_id: Any, query: Any, format: Any, expected_version: Any,
-               context: Any) -> _NewTurn:
+               context: Any, tidy: Any = None) -> _NewTurn:
     key = parse_uuid(turn_id, what="id")
     question = clean_query(query)
     if format not in Turn.Format.values:
@@ -234,7 +242,8 @@ def _turn_args(turn_id: Any, query: Any, format: Any, expected_version: Any,
         raise Invalid("expectedVersion is the conversation version you last saw (a whole "
                       "number).", code="invalid_expected_version")
     return _NewTurn(key=key, question=question, format=format,
-                    expected_version=expected_version, context=clean_context(context))
+                    expected_version=expected_version, context=clean_context(context),
+                    tidy=clean_tidy(tidy, context))
 
 
 def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple[Turn, bool]:
@@ -242,7 +251,8 @@ def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple
     transaction and the conversation's row lock). Enqueues its generation."""
     digest = request_hash("turn.submit", {
         "conversation": conversation.id, "query": args.question, "format": args.format,
-        "expected": args.expected_version, "context": args.context}, actor.connection_id)
+        "expected": args.expected_version, "context": args.context,
+        **({"tidy": args.tidy} if args.tidy else {})}, actor.connection_id)
     existing = Turn.objects.filter(client_id=args.key).first()
     if existing is not None:
         if existing.request_hash != digest:
@@ -257,6 +267,7 @@ def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple
         raise Conflict(f"A conversation holds at most {TURN_LIMIT} turns; start a new "
                        "one.", code="turn_limit")
     check_context(actor, args.context)
+    check_tidy(actor, args.tidy)
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -268,7 +279,8 @@ def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple
                 connection_id=conversation.connection_id,
                 position=conversation.version + 1,
                 query=args.question, format=args.format, context=args.context,
-                request_hash=digest, provider=providers.fingerprint(), created_at=now)
+                tidy=args.tidy, request_hash=digest, provider=providers.fingerprint(),
+                created_at=now)
     except IntegrityError:
         raise Conflict("This turn id is already in use.", code="turn_conflict") from None
     conversation.version += 1
@@ -281,12 +293,13 @@ def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple
 
 
 def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
-                expected_version: Any, format: Any = "plain",
-                context: Any = None) -> tuple[TurnOut, bool]:
+                expected_version: Any, format: Any = "plain", context: Any = None,
+                tidy: Any = None) -> tuple[TurnOut, bool]:
     """Ask the next question of a conversation. Returns (turn, created): a new turn is
     `pending` and its answer is generated in the background; the same turn UUID and
-    payload again replays the turn as it is now."""
-    args = _turn_args(turn_id, query, format, expected_version, context)
+    payload again replays the turn as it is now. `tidy`: `{"notebookId": id | None}` —
+    the answer proposes merges and edits over that place's likely duplicates."""
+    args = _turn_args(turn_id, query, format, expected_version, context, tidy)
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id, for_update=True)
         turn, created = _turn_add(actor, conversation, args)
@@ -296,14 +309,15 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
 def conversation_start(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
                        notebook_id: Any = EVERYWHERE, include_personal: bool = True,
                        title: Any = None, format: Any = "plain", expected_version: Any = 0,
-                       context: Any = None) -> tuple[ConversationOut, TurnOut | None]:
+                       context: Any = None,
+                       tidy: Any = None) -> tuple[ConversationOut, TurnOut | None]:
     """A new conversation with its first question, in one transaction: the website's
     Start. The same ids and payload again replay (a double submit asks once); a
     conversation that already has turns is returned as it is (turn None). A refused
     first question (invalid, `context_unavailable`, a version conflict …) raises and
     stores nothing — no conversation is left behind. Enqueues the turn's generation."""
     conversation_args = _conversation_args(conversation_id, include_personal, title)
-    turn_args = _turn_args(turn_id, query, format, expected_version, context)
+    turn_args = _turn_args(turn_id, query, format, expected_version, context, tidy)
     with tenant(actor):
         conversation, created = _conversation_open(actor, conversation_args, notebook_id,
                                                    for_update=True)
@@ -336,7 +350,7 @@ def turn_reask(*, actor: Actor, conversation_id: Any, turn_id: Any, new_turn_id:
         if made is None:
             expected = conversation.version if expected_version is None else expected_version
             made, _ = _turn_add(actor, conversation, _turn_args(
-                new_key, asked.query, asked.format, expected, asked.context))
+                new_key, asked.query, asked.format, expected, asked.context, asked.tidy))
         return TurnOut.of(made)
 
 
