@@ -64,7 +64,7 @@ def _op(args: Any) -> uuid.UUID:
 def _remember(actor: Actor, args: RememberArgs) -> Saved:
     saved = services.note_remember(actor=actor, operation_id=_op(args),
                                    **args.service_kwargs())
-    return Saved.of(saved.note, created=saved.created)
+    return Saved.of(saved.note, created=saved.created, similar=saved.similar)
 
 
 def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
@@ -163,7 +163,9 @@ def _update_notebook(actor: Actor, args: NotebookUpdateArgs) -> ToolNotebook:
 TOOLS = [
     Tool("remember", "Remember a note",
          "Save a note to the user's long-term memory. Send capture=\"automatic\" when "
-         "saving on your own initiative. Each call without an operationId saves a new note.",
+         "saving on your own initiative. Each call without an operationId saves a new note. "
+         "`similar` lists likely duplicates already in that notebook: prefer update_memory "
+         "on one of them to keeping both.",
          RememberArgs, Saved, _remember, read_only=False, idempotent=False),
     Tool("recall", "Recall relevant notes",
          "Notes relevant to a question or topic (keyword + semantic, best first, within a "
