@@ -241,16 +241,26 @@ class Saved(Out):
     id: str  # note:<uuid>@<version>
     indexing: str  # pending | ready | failed
     created: bool | None = None  # remember: false when a live handoff was updated
-    # remember: likely duplicates already in the notebook (note:<uuid>), if any — worth
-    # an update_memory of one of them instead of keeping both.
+
+    @classmethod
+    def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
+        if created is None:
+            return cls(id=note.versioned_id, indexing=note.indexing)
+        return cls(id=note.versioned_id, indexing=note.indexing, created=created)
+
+
+class Remembered(Saved):
+    """`remember`'s answer: `Saved`, and the likely duplicates already in the notebook
+    (`note:<uuid>`, left out when none) — worth an update_memory of one of them instead
+    of keeping both."""
+
     similar: list[str] | None = None
 
     @classmethod
-    def of(cls, note: NoteOut, created: bool | None = None,
-           similar: list[uuid.UUID] | None = None) -> Saved:
-        fields: dict[str, Any] = {"id": note.versioned_id, "indexing": note.indexing}
-        if created is not None:
-            fields["created"] = created
+    def of_saved(cls, note: NoteOut, *, created: bool,
+                 similar: list[uuid.UUID]) -> Remembered:
+        fields: dict[str, Any] = {"id": note.versioned_id, "indexing": note.indexing,
+                                  "created": created}
         if similar:
             fields["similar"] = [f"note:{note_id}" for note_id in similar]
         return cls(**fields)
