@@ -85,8 +85,7 @@ def test_similar_notes_finds_exact_and_near_duplicates_only(actor):
     assert similar_notes(actor=actor, note_id=near.id) == [base.id]
     assert similar_notes(actor=actor, note_id=exact.id) == [base.id]  # by content
     index_all(actor)
-    assert similar_notes(actor=actor, note_id=near.id) == [base.id, exact.id] or \
-        similar_notes(actor=actor, note_id=near.id) == [exact.id, base.id]
+    # base and its exact copy have one vector (the fake model ignores case and spaces).
     assert set(similar_notes(actor=actor, note_id=near.id)) == {base.id, exact.id}
     assert similar_notes(actor=actor, note_id=near.id, max_distance=0.01) == []
     assert similar_notes(actor=actor, note_id=base.id, limit=1) == [exact.id]
