@@ -73,7 +73,7 @@ NOTEBOOK_PAGE_MAX = 200
 # DUPLICATE_MAX_DISTANCE — tuned for the local model on half of a labelled SciFact set and
 # checked on the other half (bench/duplicates.py, docs/benchmarks.md); another embedding
 # model needs its own. Same content up to case and whitespace is a duplicate at any model.
-DUPLICATE_MAX_DISTANCE = 0.10
+DUPLICATE_MAX_DISTANCE = 0.20
 SIMILAR_DEFAULT_LIMIT, SIMILAR_MAX_LIMIT = 5, 20
 # duplicate_groups: the most recently updated DUPLICATE_SCAN_MAX live notes of the place
 # are compared pairwise; at most DUPLICATE_GROUPS_MAX groups of at most
