@@ -91,8 +91,9 @@ def note_remember(
     query (`duplicates.probe_of`) — and compared with the stored vectors, besides the
     exact-content check (same text up to case and whitespace). When embeddings are
     disabled or the provider fails, `similar` holds the exact-content duplicates alone
-    and the save goes on. The cost is one embedding per save in the request (a few
-    milliseconds with the local model; an HTTP call with `openai`).
+    and the save goes on. The cost is one embedding per save in the request (~57 ms for
+    a 600-character note with the local model on 2 cores, docs/benchmarks.md; an HTTP
+    call with `openai`).
     `similar` is computed inside the write's transaction, after the note is written, and
     is part of the stored result: a replay of the operation id returns the list the save
     saw (what was a duplicate *then*), less any note the caller can no longer see
