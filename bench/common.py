@@ -332,7 +332,7 @@ def code_version() -> dict[str, Any]:
                                 check=False)
         return result.stdout.strip()
 
-    recall = ROOT / "notebooks" / "recall.py"
+    recall = ROOT / "notebooks" / "selectors" / "recall.py"
     return {
         "head": git("rev-parse", "--short", "HEAD"),
         "uncommitted": [line for line in git("status", "--porcelain", "--", "grove",

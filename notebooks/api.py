@@ -32,6 +32,7 @@ from grove.interfaces.rest import (
     optional_body,
 )
 from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.schemas import Out
 from notebooks import rules, selectors, services
 from notebooks.schemas.arguments import (
     BatchIn,
@@ -70,14 +71,24 @@ router = ApiRouter()
 # -- notes -----------------------------------------------------------------------------------
 
 
-@router.post("/notes", tags=["notes"], response={201: Ok[NoteOut], 200: Ok[NoteOut],
+class RememberMeta(Out):
+    similar: list[uuid.UUID]  # likely duplicates of the saved note in its notebook
+
+
+class RememberEnvelope(Ok[NoteOut]):
+    meta: RememberMeta
+
+
+@router.post("/notes", tags=["notes"], response={201: RememberEnvelope, 200: RememberEnvelope,
                                                   **WRITE_ERRORS},
              summary="Remember: save a note (201), or update the live handoff of its task (200)")
 def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
+    """`meta.similar`: likely duplicates of what was saved (the save is never refused)."""
     result: RememberOut = services.note_remember(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
         **payload.service_kwargs())
-    return Status(201 if result.created else 200, ok(result.note))
+    return Status(201 if result.created else 200,
+                  ok(result.note, meta=RememberMeta(similar=result.similar)))
 
 
 def _notebook_filter(value: uuid.UUID | str | None) -> Any:

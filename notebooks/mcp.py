@@ -39,6 +39,7 @@ from notebooks.schemas.tools import (
     RecallArgs,
     RecallResult,
     RememberArgs,
+    Remembered,
     RestoreArgs,
     Saved,
     SearchArgs,
@@ -61,10 +62,10 @@ def _op(args: Any) -> uuid.UUID:
     return args.operation_id or uuid.uuid4()
 
 
-def _remember(actor: Actor, args: RememberArgs) -> Saved:
+def _remember(actor: Actor, args: RememberArgs) -> Remembered:
     saved = services.note_remember(actor=actor, operation_id=_op(args),
                                    **args.service_kwargs())
-    return Saved.of(saved.note, created=saved.created)
+    return Remembered.of_saved(saved.note, created=saved.created, similar=saved.similar)
 
 
 def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
@@ -163,8 +164,9 @@ def _update_notebook(actor: Actor, args: NotebookUpdateArgs) -> ToolNotebook:
 TOOLS = [
     Tool("remember", "Remember a note",
          "Save a note to the user's long-term memory. Send capture=\"automatic\" when "
-         "saving on your own initiative. Each call without an operationId saves a new note.",
-         RememberArgs, Saved, _remember, read_only=False, idempotent=False),
+         "saving on your own initiative. Each call without an operationId saves a new note; "
+         "`similar` names likely duplicates already there.",
+         RememberArgs, Remembered, _remember, read_only=False, idempotent=False),
     Tool("recall", "Recall relevant notes",
          "Notes relevant to a question or topic (keyword + semantic, best first, within a "
          "budget); each names its notebook (none: Personal). Without a query: the profile "

@@ -13,7 +13,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Length
+from django.db.models.functions import MD5, Length, Lower
 from django.utils import timezone
 from pgvector.django import VectorField
 
@@ -167,6 +167,15 @@ def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:
     ]
 
 
+def content_key_of(text: models.Expression | models.F) -> MD5:
+    """The exact-duplicate key of a text, in SQL: md5 of the text lower-cased with every
+    run of whitespace made one space (content is stored trimmed). The generated column
+    `Note.content_key` and the lookups of a text not yet saved use this one expression."""
+    collapsed = models.Func(text, models.Value(r"\s+"), models.Value(" "), models.Value("g"),
+                            function="REGEXP_REPLACE", output_field=models.TextField())
+    return MD5(Lower(collapsed))
+
+
 class Note(NoteFields):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     account = models.ForeignKey(
@@ -188,6 +197,12 @@ class Note(NoteFields):
     search = models.GeneratedField(
         expression=SearchVector("content", config=SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
+    )
+    # Fingerprint of the content up to case and whitespace (md5 hex): notes with the same
+    # key are exact duplicates (`notebooks.selectors.duplicates`).
+    content_key = models.GeneratedField(
+        expression=content_key_of(models.F("content")),
+        output_field=models.CharField(max_length=32), db_persist=True,
     )
 
     class Meta:
@@ -212,6 +227,7 @@ class Note(NoteFields):
             models.Index(fields=["account", "indexing"], condition=~Q(indexing="ready"),
                          name="note_not_indexed"),
             models.Index(fields=["account", "created_at", "id"], name="note_created"),
+            models.Index(fields=["account", "notebook", "content_key"], name="note_content_key"),
         ]
         constraints = [
             *_note_field_constraints("note"),

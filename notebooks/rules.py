@@ -68,6 +68,20 @@ RECALL_DEFAULT_MAX_CHARS, RECALL_MIN_MAX_CHARS, RECALL_MAX_MAX_CHARS = 6000, 500
 RECALL_QUERY_MAX_CHARS = 2000
 NOTEBOOK_PAGE_MAX = 200
 
+# Likely duplicates (`notebooks.selectors.duplicates`, SPEC §8 Tidy-up). Two notes are
+# near-duplicates when the cosine distance of their current vectors is at most
+# DUPLICATE_MAX_DISTANCE — tuned for the local model on half of a labelled SciFact set and
+# checked on the other half (bench/duplicates.py, docs/benchmarks.md); another embedding
+# model needs its own. Same content up to case and whitespace is a duplicate at any model.
+DUPLICATE_MAX_DISTANCE = 0.20
+SIMILAR_DEFAULT_LIMIT, SIMILAR_MAX_LIMIT = 5, 20
+# duplicate_groups: the most recently updated DUPLICATE_SCAN_MAX live notes of the place
+# are compared pairwise; at most DUPLICATE_GROUPS_MAX groups of at most
+# DUPLICATE_GROUP_MAX notes each are returned, tightest first.
+DUPLICATE_SCAN_MAX = 1000
+DUPLICATE_GROUPS_MAX = 50
+DUPLICATE_GROUP_MAX = 10
+
 # Loose outer limits. Each exact limit (CONTENT_MAX_CHARS, …) is checked once, by its
 # cleaner here, on the trimmed text, with a stable error code, and the schemas state
 # the same number. Layers in front of the cleaners — a form field, the request body

@@ -68,6 +68,39 @@ class RememberOut(Out):
     note: NoteOut
     # False when a handoff with the same task id was updated instead of created.
     created: bool
+    # Likely duplicates of what was saved, in its notebook, as the save saw them
+    # (`notebooks.selectors.duplicates.similar_to_text`); part of the stored result, so a
+    # replay answers the same list (less any note the caller can no longer see).
+    similar: list[uuid.UUID] = Field(default_factory=list)
+
+
+class DuplicateMember(Out):
+    id: uuid.UUID
+    version: int
+
+
+class DuplicateLink(Out):
+    """Two notes of a group and what linked them: the cosine distance of their current
+    vectors (None when either has none yet), and whether their content is the same up to
+    case and whitespace."""
+
+    a: uuid.UUID
+    b: uuid.UUID
+    distance: float | None
+    exact: bool
+
+
+class DuplicateGroup(Out):
+    notes: list[DuplicateMember]  # most recently updated first
+    links: list[DuplicateLink]  # the links that joined the group, closest first
+
+
+class DuplicateGroupsOut(Out):
+    groups: list[DuplicateGroup]  # tightest first
+    scanned: int  # live notes compared (the most recently updated ones)
+    truncated: bool  # the place holds more live notes than were scanned
+    unindexed: int  # scanned notes without a current vector: compared by content only
+    max_distance: float
 
 
 class NotebookOut(Out):

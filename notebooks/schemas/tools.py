@@ -249,6 +249,23 @@ class Saved(Out):
         return cls(id=note.versioned_id, indexing=note.indexing, created=created)
 
 
+class Remembered(Saved):
+    """`remember`'s answer: `Saved`, and the likely duplicates already in the notebook
+    (`note:<uuid>`, left out when none) — worth an update_memory of one of them instead
+    of keeping both."""
+
+    similar: list[str] | None = None
+
+    @classmethod
+    def of_saved(cls, note: NoteOut, *, created: bool,
+                 similar: list[uuid.UUID]) -> Remembered:
+        fields: dict[str, Any] = {"id": note.versioned_id, "indexing": note.indexing,
+                                  "created": created}
+        if similar:
+            fields["similar"] = [f"note:{note_id}" for note_id in similar]
+        return cls(**fields)
+
+
 class History(Out):
     revisions: list[ToolRevision]
 

@@ -6,6 +6,7 @@
 | `library` | notes and notebooks as seen, pages, counts, revisions |
 | `search` | `search`: full-text and filters, keyset pages |
 | `recall` | `recall`: hybrid lexical + semantic ranking within a budget |
+| `duplicates` | likely duplicates: `similar_notes`, `similar_to_text`, `duplicate_groups` |
 
 Selectors import models and `notebooks.rules`, never a service. The interfaces call them
 through this package (`from notebooks import selectors`).

@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from grove.kernel import operations
-from grove.kernel.actor import WRITE, Actor
+from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
 from notebooks.models import (
     HANDOFF_DEFAULT_RETENTION_DAYS,
@@ -40,9 +40,11 @@ from notebooks.rules import (
     parse_uuid,
 )
 from notebooks.schemas.notes import NoteOut, RememberOut
+from notebooks.selectors import duplicates
 from notebooks.selectors.access import (
     access_destination,
     access_note,
+    notes_visible_to,
 )
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
@@ -81,6 +83,21 @@ def note_remember(
     revision in one transaction. Raises Invalid, NotFound (notebook), Conflict
     (`capture_paused`, `notebook_archived`, `operation_conflict`), Gone (replay of a
     save whose note was deleted since).
+
+    **`similar`** names likely duplicates of the saved content in the same place (its
+    notebook or Personal) among the live notes the caller may read — it never refuses the
+    save. The note's own vector is made later by its embed job, so the content is embedded
+    here, before the transaction opens, with the active provider — as recall embeds a
+    query (`duplicates.probe_of`) — and compared with the stored vectors, besides the
+    exact-content check (same text up to case and whitespace). When embeddings are
+    disabled or the provider fails, `similar` holds the exact-content duplicates alone
+    and the save goes on. The cost is one embedding per save in the request (~57 ms for
+    a 600-character note with the local model on 2 cores, docs/benchmarks.md; an HTTP
+    call with `openai`).
+    `similar` is computed inside the write's transaction, after the note is written, and
+    is part of the stored result: a replay of the operation id returns the list the save
+    saw (what was a duplicate *then*), less any note the caller can no longer see
+    (grants can narrow), rather than a fresh search — a replay answers what happened.
     """
     op_id = operations.coerce_operation_id(operation_id)
     content = clean_content(content)
@@ -96,6 +113,8 @@ def note_remember(
         retention_days=(retention_days, clean_retention),
     )
     notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id, what="notebook id")
+    actor.require(WRITE)  # before any embedding work, as the frame would
+    probe = duplicates.probe_of(content)
 
     def write() -> RememberOut:
         require_capture_allowed(actor, fields.get("capture", Capture.EXPLICIT))
@@ -151,12 +170,22 @@ def note_remember(
                              operation_id=op_id, now=now)
             if content_changed:
                 mark_for_indexing(note)
-        return RememberOut(note=NoteOut.of(note), created=created)
+        similar = duplicates.similar_to_text(actor=actor, notebook_id=note.notebook_id,
+                                             content=content, probe=probe, exclude=note.id)
+        return RememberOut(note=NoteOut.of(note), created=created, similar=similar)
+
+    def replayed(data: Any) -> RememberOut:
+        """The stored result, naming only the similar notes the caller can still see."""
+        result = RememberOut.model_validate(data)
+        visible = set(notes_visible_to(actor).filter(id__in=result.similar)
+                      .values_list("id", flat=True)) if READ in actor.capabilities else set()
+        return result.model_copy(update={
+            "similar": [note_id for note_id in result.similar if note_id in visible]})
 
     arguments = {"content": content, "kind": kind, "notebookId": notebook_uuid,
                  "taskId": task_id, **fields}
     return idempotent(actor=actor, operation_id=op_id, action="note_remember",
-                      arguments=arguments, decode=RememberOut.model_validate, write=write,
+                      arguments=arguments, decode=replayed, write=write,
                       target=lambda result: result.note.id, gone_if_deleted=True,
                       note_ids=lambda result: [result.note.id])
 
