@@ -181,6 +181,9 @@ class RememberIn(Operated):
     retention_days: int | None = Field(
         default=None, description=RETENTION + ". Default: 30 for handoffs, else kept "
         "(REST: null = kept).", json_schema_extra=_RETENTION_SCHEMA)
+    find_similar: bool = Field(
+        default=False, description="similar: near-duplicates too, not just the same text "
+        "(slower save).")
 
     # What the service adds across fields, for the OpenAPI document (grove.interfaces.rest).
     openapi_rules: ClassVar[JsonDict] = {
@@ -194,7 +197,7 @@ class RememberIn(Operated):
         optional |= self.given("source_agent", "retention_days")
         return {"content": self.content, "kind": self.kind,
                 "notebook_id": place_of(self.notebook_id), "task_id": self.task_id,
-                **optional}
+                "find_similar": self.find_similar, **optional}
 
 
 class NoteUpdateIn(Operated):

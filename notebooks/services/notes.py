@@ -73,6 +73,7 @@ def note_remember(
     pinned: bool | _Unset = UNSET,
     importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
+    find_similar: bool = False,
 ) -> RememberOut:
     """Save a note (`remember`). A handoff with the `task_id` of a live handoff in the same
     notebook updates that note instead (new revision; retention kept unless given).
@@ -86,14 +87,16 @@ def note_remember(
 
     **`similar`** names likely duplicates of the saved content in the same place (its
     notebook or Personal) among the live notes the caller may read — it never refuses the
-    save. The note's own vector is made later by its embed job, so the content is embedded
-    here, before the transaction opens, with the active provider — as recall embeds a
-    query (`duplicates.probe_of`) — and compared with the stored vectors, besides the
-    exact-content check (same text up to case and whitespace). When embeddings are
+    save. Always: the notes with the same text up to case and whitespace (the content
+    key, a few milliseconds). With `find_similar`, also the notes whose stored vectors
+    are within `DUPLICATE_MAX_DISTANCE` of the content's: the note's own vector is made
+    later by its embed job, so the content is embedded here, before the transaction
+    opens, with the active provider — as recall embeds a query (`duplicates.probe_of`).
+    That costs one embedding in the request (~57 ms for a 600-character note with the
+    local model on 2 cores, docs/benchmarks.md), which is why it is asked for, not done
+    on every save: saves stay within their p95 target by default. When embeddings are
     disabled or the provider fails, `similar` holds the exact-content duplicates alone
-    and the save goes on. The cost is one embedding per save in the request (~57 ms for
-    a 600-character note with the local model on 2 cores, docs/benchmarks.md; an HTTP
-    call with `openai`).
+    and the save goes on.
     `similar` is computed inside the write's transaction, after the note is written, and
     is part of the stored result: a replay of the operation id returns the list the save
     saw (what was a duplicate *then*), less any note the caller can no longer see
@@ -114,7 +117,8 @@ def note_remember(
     )
     notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id, what="notebook id")
     actor.require(WRITE)  # before any embedding work, as the frame would
-    probe = duplicates.probe_of(content)
+    probe = duplicates.probe_of(content) if clean_bool(find_similar, what="find_similar") \
+        else None
 
     def write() -> RememberOut:
         require_capture_allowed(actor, fields.get("capture", Capture.EXPLICIT))

@@ -36,7 +36,8 @@ def test_rest_remember_answers_similar_in_meta(api):
     assert first.json()["meta"] == {"similar": []}
     index_all(api.actor)
     operation = str(uuid.uuid4())
-    body = {"content": "Note: " + TEXT, "kind": "fact", "operationId": operation}
+    body = {"content": "Note: " + TEXT, "kind": "fact", "operationId": operation,
+            "findSimilar": True}
     second = api.post("/notes", body)
     assert second.status_code == 201
     assert second.json()["meta"] == {"similar": [data(first)["id"]]}
@@ -56,7 +57,8 @@ def test_rest_similar_stays_in_the_keys_grant(owner):
     index_all(owner)
     key, _ = new_key(owner, personal=False, all_notebooks=False, notebooks=[shared.id])
     agent = Caller(Client(), key)
-    saved = agent.post("/notes", {"content": TEXT, "kind": "fact", "notebookId": str(shared.id)})
+    saved = agent.post("/notes", {"content": TEXT, "kind": "fact", "notebookId": str(shared.id),
+                                  "findSimilar": True})
     assert saved.status_code == 201
     assert saved.json()["meta"]["similar"] == [str(mine.id)]
 

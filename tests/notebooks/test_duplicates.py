@@ -65,6 +65,7 @@ def test_the_fixtures_are_what_they_claim():
 
 
 def remember(actor, content, **kwargs):
+    kwargs.setdefault("find_similar", True)  # near-duplicates too, as asked
     return services.note_remember(actor=actor, operation_id=op(), content=content,
                                   kind="fact", **kwargs)
 
@@ -201,8 +202,21 @@ def test_a_handoff_update_is_not_its_own_duplicate(actor):
                                    kind="handoff", task_id="t1")
     index_all(actor)
     updated = services.note_remember(actor=actor, operation_id=op(), content=NEAR,
-                                     kind="handoff", task_id="t1")
+                                     kind="handoff", task_id="t1", find_similar=True)
     assert (updated.created, updated.note.id, updated.similar) == (False, saved.note.id, [])
+
+
+def test_by_default_remember_compares_the_text_only_and_embeds_nothing(actor, monkeypatch):
+    first = remember(actor, BASE)
+    index_all(actor)
+    monkeypatch.setattr("notebooks.selectors.duplicates.get_embedder", FailingEmbedder)
+    assert remember(actor, EXACT, find_similar=False).similar == [first.note.id]
+    near = remember(actor, NEAR, find_similar=False)
+    assert near.similar == []  # near, but not asked for
+    # asked for, the provider down: the same text only (the near note), never `first`
+    assert remember(actor, NEAR).similar == [near.note.id]
+    with pytest.raises(Invalid):
+        remember(actor, NEAR, find_similar="yes")
 
 
 class FailingEmbedder(FakeEmbedder):
@@ -236,7 +250,7 @@ def test_a_replay_returns_the_similar_notes_the_save_saw(actor):
 
     def save():
         return services.note_remember(actor=actor, operation_id=operation, content=NEAR,
-                                      kind="fact")
+                                      kind="fact", find_similar=True)
 
     saved = save()
     assert saved.similar == [first.note.id]
@@ -260,7 +274,7 @@ def test_a_replay_leaves_out_a_similar_note_moved_out_of_the_grant(actor):
 
     def save():
         return services.note_remember(actor=agent, operation_id=operation, content=NEAR,
-                                      kind="fact", notebook_id=granted.id)
+                                      kind="fact", notebook_id=granted.id, find_similar=True)
 
     assert save().similar == [first.note.id]
     services.note_move(actor=actor, operation_id=op(), note_ids=[first.note.id],
