@@ -40,6 +40,7 @@ NOTES = [
     ("Recipes", "solution", "Sourdough timing\n\n12-hour cold rise, then 45 minutes at 240 °C."),
     ("", "preference", "Answer in British English, with metric units."),
     ("Recipes", "fact", "Our oven runs 10 °C hot; set 230 °C for 240 °C."),
+    ("Recipes", "fact", "Oven note: it runs hot, so bake a little cooler than recipes say."),
     ("Releases", "decision",
      "## Release checklist\n\n| step | owner | done |\n|:---|:---:|---:|\n"
      "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
@@ -62,6 +63,17 @@ def demo_answer(body: dict) -> str:
 
     def cite(word: str) -> list[str]:
         return [i for i, text in notes.items() if word in text][:1]
+
+    if "Question: merge" in prompt:  # a proposal: the two oven notes become one
+        hot = [i for i, text in notes.items() if "runs" in text and "hot" in text][:2]
+        merged = ("Our oven runs 5 °C hot: set 235 °C for 240 °C, and bake a little "
+                  "cooler than recipes say.")
+        return json.dumps({"status": "answered", "blocks": [
+            {"text": "These two notes both say the oven runs hot; I propose one note.",
+             "citations": hot}], "proposals": [
+            {"kind": "merge", "action": None, "notes": hot, "content": merged,
+             "summary": "Both notes say the oven runs hot; keep one with both details.",
+             "note_kind": None, "notebook": None, "subject": None, "name": None}]})
 
     dial = "230 °C" if "230" in " ".join(notes.values()) else "235 °C"
     return json.dumps({"status": "answered", "blocks": [
@@ -205,6 +217,14 @@ def main() -> None:
             page.goto(conversation)
             page.wait_for_selector(".badge.changed")
             shoot(page, "ask-changed")
+            page.goto(base + "/ask/")
+            page.get_by_label("Question").fill("merge my two notes about the oven running hot")
+            page.get_by_role("button", name="Ask", exact=True).click()
+            page.wait_for_selector("article.proposal[data-state=proposed]", timeout=60_000)
+            shoot(page, "ask-proposal")
+            page.get_by_role("button", name="Apply").click()
+            page.wait_for_selector("article.proposal[data-state=applied]")
+            shoot(page, "ask-proposal-applied")
             page.goto(base + "/")
             page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
             page.get_by_role("link", name="Manage notebook").click()
