@@ -32,11 +32,16 @@ from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
-from notebooks.selectors.duplicates import duplicate_groups
 
 from ask import providers
 from ask.models import Conversation, Proposal, Turn
-from ask.rules import EVIDENCE_LIMIT, GENERATE, HISTORY_TURNS, scope_of
+from ask.rules import (
+    EVIDENCE_LIMIT,
+    GENERATE,
+    HISTORY_TURNS,
+    PROPOSAL_SUMMARY_MAX_CHARS,
+    scope_of,
+)
 from ask.schemas import (
     Coverage,
     NotebookCoverage,
@@ -65,6 +70,7 @@ from notebooks.selectors.access import (
     notes_live,
     notes_visible_to,
 )
+from notebooks.selectors.duplicates import duplicate_groups
 
 LEASE = timedelta(minutes=5)
 # Model calls of one attempt must end inside its lease (with room to store the answer).
@@ -269,7 +275,7 @@ def _generate(entry: Input) -> Output:
         evidence = [providers.Evidence(cite_as=e.cite_as, content=e.content[:NOTE_MAX_CHARS],
                                        kind=e.kind, place=e.place)
                     for e in evidence_of(sources)]
-        places = _places(actor, entry.context, sources)
+        places = _places(actor, entry, sources)
         draft = providers.generate(entry.question, evidence, history=entry.history,
                                    deadline=deadline, places=places, groups=groups)
         status, blocks = answered(draft, sources)
@@ -289,15 +295,18 @@ def _generate(entry: Input) -> Output:
         return Output(failure=Failed(exc.code, exc.message))
 
 
-def _places(actor: Actor, context: dict[str, Any] | None,
-            sources: list[Source]) -> list[providers.Place]:
-    """The notebooks the model may name in proposals: with `only`, the selected ones and
-    those of the notes it was shown; otherwise every live notebook the grant reaches."""
+def _places(actor: Actor, entry: Input, sources: list[Source]) -> list[providers.Place]:
+    """The notebooks the model may name in proposals, within the conversation's scope:
+    with `only`, the selected ones and those of the notes it was shown; in a tidy-up,
+    none (merges and edits name no notebook); otherwise every live notebook in scope."""
+    context = entry.context
+    if entry.tidy:
+        return []
     if context and context.get("only"):
         only = {uuid.UUID(i) for i in context["notebooks"]}
         only |= {s.note.notebook_id for s in sources if s.note.notebook_id}
-        return places_for(actor, only=only)
-    return places_for(actor)
+        return places_for(actor, entry.scope, only=only)
+    return places_for(actor, entry.scope)
 
 
 def _store_proposals(turn: Turn, output: Output) -> None:
@@ -316,8 +325,8 @@ def _store_proposals(turn: Turn, output: Output) -> None:
         Proposal.objects.create(
             account_id=turn.account_id, turn=turn, position=position,
             kind=dropped.kind if dropped.kind in Proposal.Kind.values else "",
-            summary=storable(dropped.summary)[:300], state=Proposal.State.DROPPED,
-            drop_reason=dropped.reason)
+            summary=storable(dropped.summary)[:PROPOSAL_SUMMARY_MAX_CHARS],
+            state=Proposal.State.DROPPED, drop_reason=dropped.reason)
 
 
 def execute(inputs: list[Input]) -> list[Output]:

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 TITLE_MAX_CHARS = 200
+PROPOSAL_SUMMARY_MAX_CHARS = 300
 
 
 class Conversation(models.Model):
@@ -161,7 +162,7 @@ class Proposal(models.Model):
     position = models.PositiveSmallIntegerField()  # 1-based, in the answer's order
     kind = models.CharField(max_length=16, choices=Kind.choices, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED)
-    summary = models.CharField(max_length=300, blank=True)
+    summary = models.CharField(max_length=PROPOSAL_SUMMARY_MAX_CHARS, blank=True)
     change = models.JSONField(default=dict)
     preview = models.JSONField(default=dict)
     fingerprint = models.JSONField(default=dict)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ask.rules import QUERY_MAX_CHARS
+from ask.rules import PROPOSAL_NOTES_MAX, PROPOSAL_SUMMARY_MAX_CHARS, QUERY_MAX_CHARS
 from grove.kernel.validation import storable
 
 TIMEOUT_SECONDS = 60.0
@@ -69,9 +69,9 @@ class DraftProposal(BaseModel):
     kind: Literal["edit", "create", "merge", "organise", "archive", "restore", "delete"]
     action: Literal["move_notes", "create_notebook", "move_notebook"] | None = Field(
         default=None, description="organise only: which change; null for other kinds")
-    summary: str = Field(max_length=300, description="One sentence for the owner: what "
-                         "changes and why")
-    notes: list[str] = Field(default_factory=list, max_length=12, description=(
+    summary: str = Field(max_length=PROPOSAL_SUMMARY_MAX_CHARS, description="One sentence "
+                         "for the owner: what changes and why")
+    notes: list[str] = Field(default_factory=list, max_length=PROPOSAL_NOTES_MAX, description=(
         "The ids of the notes it acts on, copied exactly (note:<uuid>@<version>); for a "
         "merge the surviving note first; empty for create, create_notebook and "
         "move_notebook"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ask.models import PROPOSAL_SUMMARY_MAX_CHARS as PROPOSAL_SUMMARY_MAX_CHARS
 from ask.models import TITLE_MAX_CHARS, Conversation
 from grove.interfaces.rendering import without_images
 from grove.kernel.errors import Conflict, Invalid
@@ -102,14 +103,11 @@ def scope_of(conversation: Conversation) -> Any:
 PROPOSALS_MAX = 6
 # Notes one proposal may act on (a merge: the survivor and the others).
 PROPOSAL_NOTES_MAX = 12
-PROPOSAL_SUMMARY_MAX_CHARS = 300
 # Notebooks listed to the model as places it may organise into.
 NOTEBOOKS_SHOWN_MAX = 50
-# The organise proposal's three changes.
-ORGANISE_ACTIONS = ("move_notes", "create_notebook", "move_notebook")
-# Why a proposal was dropped (stored with it; the turn counts them).
-DROP_REASONS = ("malformed", "too_many", "unseen_note", "outside_grant", "unseen_notebook",
-                "note_changed", "not_applicable", "too_long", "outside_group")
+# Why a proposal is dropped (stored with it; the turn counts them): malformed, too_many,
+# unseen_note, outside_grant, unseen_notebook, note_changed, not_applicable, too_long,
+# outside_group — see ask.selectors.proposals.
 
 
 def clean_tidy(value: Any, context: Any) -> dict[str, Any] | None:

@@ -430,8 +430,8 @@ class AskToolOut(Out):
         if self.sources:
             lines.append("Sources:\n\n" + "\n\n".join(s.mcp_line() for s in self.sources))
         if self.proposals:
-            lines.append("Proposed changes (the owner reviews and applies them in Grove; "
-                         "they are not applied):\n" + "\n".join(
+            lines.append("Proposed changes (not applied, not stored: to apply them the "
+                         "owner asks in a Grove conversation, on the website):\n" + "\n".join(
                              f"- {p.kind}{'/' + p.action if p.action else ''}: {p.summary}"
                              + "".join(f"\n  - {line}" for line in p.changes)
                              for p in self.proposals))

@@ -336,6 +336,7 @@ def ask_tidy(request: HttpRequest, notebook_id: uuid.UUID) -> HttpResponse:
     return redirect("ask-conversation", conversation_id=data["conversation_id"])
 
 
+PROPOSAL_NOT_FOUND = {"conversation_not_found", "turn_not_found", "proposal_not_found"}
 PROPOSAL_ACTS = {"apply": (proposal_apply, "Applied."),
                  "undo": (proposal_undo, "Undone: the earlier versions are back, as new "
                                          "revisions.")}
@@ -351,8 +352,10 @@ def ask_proposal(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid
     try:
         run(actor=session_actor(request), conversation_id=conversation_id, turn_id=turn_id,
             proposal_id=proposal_id)
-    except NotFound:
-        raise
+    except NotFound as missing:
+        if missing.code in PROPOSAL_NOT_FOUND:  # no such page: the 404 page
+            raise
+        messages.error(request, f"Nothing was changed: {missing.message}")
     except GroveError as error:
         messages.error(request, f"Nothing was changed: {error.message}")
     else:

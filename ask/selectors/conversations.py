@@ -121,7 +121,7 @@ def _detail(actor: Actor, conversation_id: Any) -> ConversationDetail:
     """The conversation with its turns (caller holds a tenant transaction)."""
     conversation = access_conversation(actor, conversation_id)
     rows = list(conversation.turns.order_by("position"))
-    proposals = proposals_of(t.id for t in rows)
+    proposals = proposals_of(actor, (t.id for t in rows))
     turns = [TurnOut.of(t, proposals.get(t.id)) for t in rows]
     return ConversationDetail(**ConversationOut.of(conversation).model_dump(), turns=turns)
 
@@ -138,7 +138,7 @@ def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
         turn = conversation.turns.filter(client_id=key).first()
         if turn is None:
             raise NotFound("No such turn.", code="turn_not_found")
-        return TurnOut.of(turn, proposals_of([turn.id]).get(turn.id))
+        return TurnOut.of(turn, proposals_of(actor, [turn.id]).get(turn.id))
 
 
 def conversation_list(*, actor: Actor, after: Any = None

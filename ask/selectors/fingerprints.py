@@ -45,6 +45,7 @@ def affected(instruction: dict[str, Any], made: dict[str, Any] | None = None) ->
     if made:
         notes += [uuid.UUID(i) for i in made.get("notes", [])]
         subtrees += [uuid.UUID(i) for i in made.get("notebooks", [])]
+        notebooks += [uuid.UUID(i) for i in made.get("origins", [])]
     return Affected(notes=tuple(sorted(set(notes), key=str)),
                     notebooks=tuple(sorted(set(notebooks), key=str)),
                     subtrees=tuple(sorted(set(subtrees), key=str)))
@@ -75,14 +76,24 @@ def fingerprint(scope: Affected) -> dict[str, Any]:
     """The state of what `scope` covers now (caller holds a tenant transaction; to
     rely on it, the caller has locked those rows): notes by version (absent: deleted),
     notebooks by a digest of their row or their whole subtree (absent: deleted)."""
-    versions = dict(Note.objects.filter(id__in=scope.notes).exclude(status=Status.DELETED)
-                    .values_list("id", "version"))
-    rows = _row_state(scope.notebooks)
-    return {
+    return fingerprints([scope])[0]
+
+
+def fingerprints(scopes: list[Affected]) -> list[dict[str, Any]]:
+    """`fingerprint` of many scopes, read together: one query for every note's version,
+    one for every notebook row, and each subtree once — what a page of proposals costs
+    does not grow with its proposals."""
+    note_ids = {i for scope in scopes for i in scope.notes}
+    versions = dict(Note.objects.filter(id__in=note_ids).exclude(status=Status.DELETED)
+                    .values_list("id", "version")) if note_ids else {}
+    notebook_ids = {i for scope in scopes for i in scope.notebooks}
+    rows = _row_state(notebook_ids) if notebook_ids else {}
+    trees = {i: _subtree_state(i) for scope in scopes for i in set(scope.subtrees)}
+    return [{
         "notes": {str(i): versions.get(i) for i in scope.notes},
         "notebooks": {str(i): rows.get(i) for i in scope.notebooks},
-        "subtrees": {str(i): _subtree_state(i) for i in scope.subtrees},
-    }
+        "subtrees": {str(i): trees[i] for i in scope.subtrees},
+    } for scope in scopes]
 
 
 def changes(expected: dict[str, Any], now: dict[str, Any]) -> list[Changed]:
@@ -95,6 +106,8 @@ def changes(expected: dict[str, Any], now: dict[str, Any]) -> list[Changed]:
     return found
 
 
-def scope_of(proposal: Proposal, *, after_apply: bool) -> Affected:
+def covered_by(proposal: Proposal, *, after_apply: bool) -> Affected:
+    """What a proposal's fingerprint covers: before apply (the apply's fence), or after
+    it (the undo's fence: also what apply made and the notebooks things left)."""
     made = (proposal.applied or {}).get("made") if after_apply else None
     return affected(proposal.change, made)

@@ -24,11 +24,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
 from pydantic import ValidationError
 
 from ask import providers
 from ask.models import Proposal
-from ask.rules import NOTEBOOKS_SHOWN_MAX, PROPOSALS_MAX
+from ask.rules import NOTEBOOKS_SHOWN_MAX, PROPOSAL_SUMMARY_MAX_CHARS, PROPOSALS_MAX
 from ask.schemas import (
     Changed,
     DiffRow,
@@ -39,19 +40,27 @@ from ask.schemas import (
     ProposalOut,
     ProposedChange,
 )
-from ask.selectors.fingerprints import affected, changes, fingerprint, scope_of
+from ask.selectors.fingerprints import (
+    Affected,
+    affected,
+    changes,
+    covered_by,
+    fingerprint,
+    fingerprints,
+)
 from grove.interfaces.rendering import first_line, revision_diff
 from grove.kernel.actor import WRITE, Actor
-from grove.kernel.errors import GroveError
+from grove.kernel.errors import Forbidden, GroveError
 from grove.kernel.tenancy import tenant
 from notebooks.models import Kind, Note, Notebook, Status
-from notebooks.rules import clean_content, clean_name, note_is_live
+from notebooks.rules import EVERYWHERE, clean_content, clean_name, note_is_live
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors.access import (
     ancestor_ids,
     live_notebooks,
     notebooks_visible_to,
     notes_visible_to,
+    require_parent_granted,
     subtree_ids,
 )
 
@@ -91,14 +100,21 @@ def _paths(notebooks: Iterable[Notebook]) -> dict[uuid.UUID, str]:
     return paths
 
 
-def places_for(actor: Actor, *, only: Iterable[uuid.UUID] | None = None
-               ) -> list[providers.Place]:
-    """The live notebooks to list to the model as places (at most NOTEBOOKS_SHOWN_MAX,
-    by path); `only`: just these (a strict source selection names its notebooks)."""
+def places_for(actor: Actor, scope: Any = EVERYWHERE, *,
+               only: Iterable[uuid.UUID] | None = None) -> list[providers.Place]:
+    """The live notebooks to list to the model as places it may organise into (at most
+    NOTEBOOKS_SHOWN_MAX, by path) — within the question's scope: every granted notebook
+    (EVERYWHERE), none (None: Personal only), or one notebook's subtree; `only`: just
+    these (a strict source selection names its notebooks)."""
+    if scope is None:
+        return []
     with tenant(actor):
         rows = live_notebooks(actor)
         paths = _paths(rows)
-    wanted = set(only) if only is not None else None
+        inside = None if scope is EVERYWHERE else set(subtree_ids(uuid.UUID(str(scope))))
+    wanted = set(only) if only is not None else inside
+    if only is not None and inside is not None:
+        wanted = set(only) & inside
     listed = sorted((p, i) for i, p in paths.items() if wanted is None or i in wanted)
     return [providers.Place(cite_as=f"notebook:{i}", path=p)
             for p, i in listed[:NOTEBOOKS_SHOWN_MAX]]
@@ -158,8 +174,10 @@ _COUNTS = {"edit": (1, 1), "merge": (2, None), "archive": (1, None), "restore": 
            "create_notebook": (0, 0), "move_notebook": (0, 0)}
 
 
-def _notebook_ref(value: str | None, shown: Shown, *, none_word: str) -> uuid.UUID | None:
-    """A notebook the model names: one it was listed, or `none_word` (personal / root)."""
+def _notebook_ref(actor: Actor, value: str | None, shown: Shown, *,
+                  none_word: str) -> uuid.UUID | None:
+    """A notebook the model names: one it was listed and that is still live for the
+    caller now (the model call takes a while), or `none_word` (personal / root)."""
     if value is None:
         raise _Drop("malformed")
     if value.strip().lower() == none_word:
@@ -173,6 +191,8 @@ def _notebook_ref(value: str | None, shown: Shown, *, none_word: str) -> uuid.UU
         raise _Drop("unseen_notebook") from None
     if notebook_id not in shown.places:
         raise _Drop("unseen_notebook")
+    if not live_notebooks(actor).filter(id=notebook_id).exists():
+        raise _Drop("not_applicable")  # archived or deleted since it was listed
     return notebook_id
 
 
@@ -187,7 +207,7 @@ def _check(actor: Actor, draft: providers.DraftProposal, shown: Shown) -> _Plan:
     if len(cited) != len(draft.notes) or len(cited) < least \
             or (most is not None and len(cited) > most):
         raise _Drop("malformed")
-    plan = _Plan(kind=kind, action=action, summary=" ".join(draft.summary.split())[:300])
+    plan = _Plan(kind=kind, action=action, summary=_summary(draft.summary))
     if any(c not in shown.notes for c in cited):
         raise _Drop("unseen_note")
     if shown.groups is not None:  # a tidy-up: merges and edits within one group
@@ -214,13 +234,13 @@ def _check(actor: Actor, draft: providers.DraftProposal, shown: Shown) -> _Plan:
     except GroveError:
         raise _Drop("malformed") from None
     plan.note_kind = draft.note_kind
-    _check_step(plan, step, draft, shown, cited)
+    _check_step(actor, plan, step, draft, shown, cited)
     return plan
 
 
-def _check_step(plan: _Plan, step: str, draft: providers.DraftProposal, shown: Shown,
-                cited: list[str]) -> None:
-    live = [note_is_live(n, _now()) for n in plan.notes]
+def _check_step(actor: Actor, plan: _Plan, step: str, draft: providers.DraftProposal,
+                shown: Shown, cited: list[str]) -> None:
+    live = [note_is_live(n, timezone.now()) for n in plan.notes]
     if step in ("edit", "merge"):
         if not all(live):
             raise _Drop("not_applicable")
@@ -236,7 +256,7 @@ def _check_step(plan: _Plan, step: str, draft: providers.DraftProposal, shown: S
     elif step == "create":
         if plan.content is None or plan.note_kind is None:
             raise _Drop("malformed")
-        plan.destination = _notebook_ref(draft.notebook, shown, none_word="personal")
+        plan.destination = _notebook_ref(actor, draft.notebook, shown, none_word="personal")
     elif step == "archive":
         if not all(live):
             raise _Drop("not_applicable")
@@ -244,27 +264,33 @@ def _check_step(plan: _Plan, step: str, draft: providers.DraftProposal, shown: S
         if any(n.status != Status.ARCHIVED for n in plan.notes):
             raise _Drop("not_applicable")  # only archived notes come back this way
     elif step == "move_notes":
-        plan.destination = _notebook_ref(draft.notebook, shown, none_word="personal")
+        plan.destination = _notebook_ref(actor, draft.notebook, shown, none_word="personal")
         if all(n.notebook_id == plan.destination for n in plan.notes):
             raise _Drop("not_applicable")
     elif step == "create_notebook":
         if plan.name is None:
             raise _Drop("malformed")
-        plan.destination = _notebook_ref(draft.notebook, shown, none_word="root")
+        plan.destination = _notebook_ref(actor, draft.notebook, shown, none_word="root")
     elif step == "move_notebook":
-        subject = _notebook_ref(draft.subject, shown, none_word="\0")
-        parent = _notebook_ref(draft.notebook, shown, none_word="root")
+        subject = _notebook_ref(actor, draft.subject, shown, none_word="\0")
+        parent = _notebook_ref(actor, draft.notebook, shown, none_word="root")
         if subject is None:
             raise _Drop("malformed")
-        if parent is not None and subject in ancestor_ids(parent):
-            raise _Drop("not_applicable")  # under itself or a descendant
+        notebook = Notebook.objects.get(id=subject)
+        try:
+            require_parent_granted(actor, notebook)  # notebook_update's own rule
+        except Forbidden:
+            raise _Drop("outside_grant") from None
+        if notebook.parent_id == parent or (parent is not None
+                                            and subject in ancestor_ids(parent)):
+            raise _Drop("not_applicable")  # where it is, or under itself
         plan.subject, plan.destination = subject, parent
+    else:
+        assert step in ("delete",), step
 
 
-def _now() -> Any:
-    from django.utils import timezone
-
-    return timezone.now()
+def _summary(text: str) -> str:
+    return " ".join(text.split())[:PROPOSAL_SUMMARY_MAX_CHARS]
 
 
 def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], list[Dropped]]:
@@ -280,17 +306,18 @@ def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], 
             except ValidationError:
                 summary = raw.get("summary") if isinstance(raw, dict) else None
                 dropped.append(Dropped(kind=str(raw.get("kind", "")) if isinstance(raw, dict)
-                                       else "", summary=str(summary or "")[:300],
+                                       else "",
+                                       summary=_summary(str(summary or "")),
                                        reason="malformed"))
                 continue
             if len(kept) >= PROPOSALS_MAX:
-                dropped.append(Dropped(kind=draft.kind, summary=draft.summary[:300],
+                dropped.append(Dropped(kind=draft.kind, summary=_summary(draft.summary),
                                        reason="too_many"))
                 continue
             try:
                 checked = _check(actor, draft, shown)
             except _Drop as drop:
-                dropped.append(Dropped(kind=draft.kind, summary=draft.summary[:300],
+                dropped.append(Dropped(kind=draft.kind, summary=_summary(draft.summary),
                                        reason=drop.reason))
                 continue
             kept.append(_planned(actor, checked, shown))
@@ -382,8 +409,8 @@ def _planned(actor: Actor, plan: _Plan, shown: Shown) -> Planned:
         notes.extend(listed(n, "moved", to) for n in plan.notes)
         notebooks.append(destination(plan.destination, "destination"))
     elif step == "create_notebook":
-        notebooks.append(PreviewNotebook(id=None, path=(f"{paths[plan.destination]} / "
-                                                        if plan.destination else "")
+        notebooks.append(PreviewNotebook(id=None, path=(
+            f"{paths.get(plan.destination, 'a notebook')} / " if plan.destination else "")
                                          + str(plan.name), effect="created", notebooks=1,
                                          notes=0))
         notebooks.append(destination(plan.destination, "parent"))
@@ -411,38 +438,79 @@ def _planned(actor: Actor, plan: _Plan, shown: Shown) -> Planned:
 
 
 def has_undo(proposal: Proposal) -> bool:
-    return bool(proposal.preview.get("preview", {}).get("undo"))
+    """Everything but a delete can be undone."""
+    return proposal.change.get("step") != "delete"
 
 
-def proposal_out(proposal: Proposal) -> ProposalOut:
-    """A stored proposal with what can be done with it now (caller holds a tenant
-    transaction): a proposed one whose fingerprint no longer holds is stale; an applied
-    one can be undone while nothing it touched has changed since (and it has an undo)."""
+def _now_of(proposal: Proposal) -> Affected | None:
+    """What to read to tell what can be done with a proposal now (None: nothing)."""
+    if proposal.state == Proposal.State.PROPOSED:
+        return covered_by(proposal, after_apply=False)
+    if proposal.state == Proposal.State.APPLIED and has_undo(proposal):
+        return covered_by(proposal, after_apply=True)
+    return None
+
+
+def _shown_to(change: ProposedChange, visible: set[uuid.UUID]) -> ProposedChange:
+    """The preview as the reader may see it now: a note deleted since, or out of the
+    reader's grant now, keeps its place in the list but not its words (no label, no
+    diff) — a stored preview is not a way around forgetting or a narrowed grant."""
+    preview = change.preview
+    hidden = {n.id for n in preview.notes if n.id is not None and n.id not in visible}
+    if not hidden:
+        return change
+    notes = [n.model_copy(update={"label": "(no longer reachable)"}) if n.id in hidden
+             else n for n in preview.notes]
+    diffs = [d for d in preview.diffs if d.note_id not in hidden]
+    return change.model_copy(update={"preview": preview.model_copy(
+        update={"notes": notes, "diffs": diffs})})
+
+
+def proposal_out(proposal: Proposal, now: dict[str, Any] | None,
+                 visible: set[uuid.UUID]) -> ProposalOut:
+    """A stored proposal with what can be done with it now, given `now` — the fingerprint
+    of what it covers as it is now (`_now_of`; None when nothing can be done) — and the
+    notes the reader can see: a proposed one whose fingerprint no longer holds is stale;
+    an applied one can be undone while nothing it touched has changed since."""
     state = proposal.state
     found: list[Changed] = []
     can_apply = can_undo = False
-    if state == Proposal.State.PROPOSED:
-        found = changes(proposal.fingerprint, fingerprint(scope_of(proposal,
-                                                                   after_apply=False)))
+    if state == Proposal.State.PROPOSED and now is not None:
+        found = changes(proposal.fingerprint, now)
         state = "stale" if found else state
         can_apply = not found
-    elif state == Proposal.State.APPLIED and has_undo(proposal):
+    elif state == Proposal.State.APPLIED and now is not None:
         assert proposal.applied is not None
-        found = changes(proposal.applied["fingerprint"],
-                        fingerprint(scope_of(proposal, after_apply=True)))
+        found = changes(proposal.applied["fingerprint"], now)
         can_undo = not found
-    change = ProposedChange.model_validate(proposal.preview)
+    change = _shown_to(ProposedChange.model_validate(proposal.preview), visible)
     return ProposalOut(**change.model_dump(), id=proposal.id, position=proposal.position,
                        state=state, can_apply=can_apply,  # type: ignore[arg-type]
                        can_undo=can_undo, changed=found, applied_at=proposal.applied_at,
                        undone_at=proposal.undone_at)
 
 
-def proposals_of(turn_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, list[ProposalOut]]:
-    """The shown proposals of these turns, by turn (caller holds a tenant transaction)."""
+def proposals_out(actor: Actor, rows: list[Proposal]) -> list[ProposalOut]:
+    """Proposals as `actor` reads them now, in a fixed number of queries (caller holds a
+    tenant transaction)."""
+    scopes = [_now_of(p) for p in rows]
+    nows = iter(fingerprints([s for s in scopes if s is not None]))
+    named = {n["id"] for p in rows for n in p.preview.get("preview", {}).get("notes", [])
+             if n.get("id")}
+    visible = set(notes_visible_to(actor).filter(id__in=named).values_list("id", flat=True)) \
+        if named else set()
+    visible = {uuid.UUID(str(i)) for i in visible}
+    return [proposal_out(p, next(nows) if s is not None else None, visible)
+            for p, s in zip(rows, scopes, strict=True)]
+
+
+def proposals_of(actor: Actor, turn_ids: Iterable[uuid.UUID]
+                 ) -> dict[uuid.UUID, list[ProposalOut]]:
+    """The shown proposals of these turns, by turn, as `actor` reads them (caller holds a
+    tenant transaction)."""
+    rows = list(Proposal.objects.filter(turn_id__in=list(turn_ids))
+                .exclude(state=Proposal.State.DROPPED).order_by("turn_id", "position"))
     shown: dict[uuid.UUID, list[ProposalOut]] = {}
-    rows = Proposal.objects.filter(turn_id__in=list(turn_ids))\
-        .exclude(state=Proposal.State.DROPPED).order_by("turn_id", "position")
-    for proposal in rows:
-        shown.setdefault(proposal.turn_id, []).append(proposal_out(proposal))
+    for proposal, out in zip(rows, proposals_out(actor, rows), strict=True):
+        shown.setdefault(proposal.turn_id, []).append(out)
     return shown

@@ -100,7 +100,7 @@ def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bo
     elif not providers.configured():
         done = AskOut(status="disabled", blocks=[], sources=sources)
     return _Prepared(question=question, previous=previous, sources=sources, done=done,
-                     places=places_for(actor) if done is None else [])
+                     places=places_for(actor, notebook_id) if done is None else [])
 
 
 def _answer(actor: Actor, prepared: _Prepared, draft: providers.Draft) -> AskOut:

@@ -10,9 +10,9 @@ Each runs in one tenant transaction:
 3. recompute the fingerprint; any difference → 409 `proposal_stale` naming what
    changed, and nothing is written;
 4. make the change through the ordinary note and notebook services (revisions,
-   embedding jobs, grants), with operation ids derived from the proposal's id, and
-   record what undo needs: the prior versions, what was made, and the fingerprint
-   right after — undo's own fence (anything touched since → 409).
+   embedding jobs, grants), with operation ids derived from the proposal's id under a
+   server key, and record what undo needs: the prior versions, what was made, and the
+   fingerprint right after — undo's own fence (anything touched since → 409).
 
 Undo writes the prior versions back as **new** revisions (history is never rewritten),
 restores a merge's archived originals, moves notes and notebooks back, and deletes what
@@ -25,20 +25,22 @@ import uuid
 from typing import Any
 
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from ask.models import Proposal, Turn
 from ask.schemas import ProposalOut
 from ask.selectors.conversations import access_conversation
-from ask.selectors.fingerprints import Affected, changes, fingerprint, scope_of
-from ask.selectors.proposals import has_undo, proposal_out
-from grove.kernel.actor import Actor
+from ask.selectors.fingerprints import Affected, changes, covered_by, fingerprint
+from ask.selectors.proposals import has_undo, proposals_out
+from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Conflict, NotFound
 from grove.kernel.tenancy import tenant
+from grove.models import Connection
 from notebooks import services as notes
 from notebooks.models import Note, Notebook
 from notebooks.rules import parse_uuid
 from notebooks.schemas.notes import BatchOut
-from notebooks.selectors.access import lock_subtree
+from notebooks.selectors.access import lock_subtree, notebooks_visible_to, notes_visible_to
 from notebooks.services.frame import tree_lock
 
 
@@ -58,6 +60,29 @@ def _locked(actor: Actor, conversation_id: Any, turn_id: Any, proposal_id: Any) 
     return proposal
 
 
+def _within_the_askers_grant(proposal: Proposal) -> None:
+    """A proposal made in a connection's conversation was checked against its grant then;
+    applying it must still be inside that connection's grant now (it may have narrowed or
+    been revoked since): else 409 proposal_out_of_grant, nothing written."""
+    turn = proposal.turn
+    if turn.connection_id is None:
+        return
+    row = Connection.objects.filter(id=turn.connection_id).first()
+    scope = covered_by(proposal, after_apply=False)
+    reachable = row is not None and row.status == Connection.Status.ACTIVE
+    if reachable:
+        asker = Actor.for_connection(row)
+        reachable = WRITE in asker.capabilities and \
+            notes_visible_to(asker).filter(id__in=scope.notes).count() == len(scope.notes) \
+            and notebooks_visible_to(asker).filter(
+                id__in=[*scope.notebooks, *scope.subtrees]).count() \
+            == len({*scope.notebooks, *scope.subtrees})
+    if not reachable:
+        raise Conflict("The connection this was proposed for no longer reaches what it "
+                       "changes; nothing was changed. Ask again.",
+                       code="proposal_out_of_grant")
+
+
 def _fence(actor: Actor, scope: Affected, expected: dict[str, Any], *, doing: str) -> None:
     """Lock what `scope` covers and refuse (409 proposal_stale) unless it is exactly as
     `expected`."""
@@ -65,8 +90,10 @@ def _fence(actor: Actor, scope: Affected, expected: dict[str, Any], *, doing: st
         tree_lock(actor)
         list(Notebook.objects.select_for_update().filter(id__in=list(scope.notebooks))
              .order_by("id").values_list("id", flat=True))
-        for notebook_id in scope.subtrees:
-            lock_subtree(notebook_id)
+        members = [i for notebook_id in scope.subtrees for i in lock_subtree(notebook_id)]
+        # and the notes in them: a note moved out or forgotten meanwhile waits for us
+        list(Note.objects.select_for_update().filter(notebook_id__in=members)
+             .order_by("id").values_list("id", flat=True))
     list(Note.objects.select_for_update().filter(id__in=list(scope.notes)).order_by("id")
          .values_list("id", flat=True))
     found = changes(expected, fingerprint(scope))
@@ -77,9 +104,16 @@ def _fence(actor: Actor, scope: Affected, expected: dict[str, Any], *, doing: st
                        changed=[c.to_json() for c in found])
 
 
+OPERATION_SALT = "grove.ask.proposal-operation"
+
+
 def _op(proposal: Proposal, phase: str, step: int) -> uuid.UUID:
-    """The operation id of one service call of an apply or an undo."""
-    return uuid.uuid5(proposal.id, f"{phase}:{step}")
+    """The operation id of one service call of an apply or an undo: derived from the
+    proposal's id under a key only the server knows, so no client can claim it first
+    (operation ids are the account's) and block the owner's apply or undo."""
+    digest = salted_hmac(OPERATION_SALT, f"{proposal.id}:{phase}:{step}",
+                         algorithm="sha256").digest()
+    return uuid.UUID(bytes=digest[:16], version=4)
 
 
 def _items(pairs: Any) -> list[dict[str, Any]]:
@@ -101,7 +135,9 @@ def _apply(actor: Actor, proposal: Proposal) -> dict[str, Any]:
     change = proposal.change
     step, listed = change["step"], [(uuid.UUID(i), v) for i, v in change["notes"]]
     destination = uuid.UUID(change["destination"]) if change["destination"] else None
-    made: dict[str, list[str]] = {"notes": [], "notebooks": []}
+    # What undo is fenced on besides the proposal's own scope: what apply made, and the
+    # notebooks things moved out of (undo moves them back there).
+    made: dict[str, list[str]] = {"notes": [], "notebooks": [], "origins": []}
     record: dict[str, Any] = {"before": {str(i): v for i, v in listed}, "made": made}
 
     def op(n: int) -> uuid.UUID:
@@ -132,6 +168,7 @@ def _apply(actor: Actor, proposal: Proposal) -> dict[str, Any]:
     elif step == "move_notes":
         record["from"] = {str(n.id): str(n.notebook_id) if n.notebook_id else None
                           for n in Note.objects.filter(id__in=[i for i, _ in listed])}
+        made["origins"] = sorted({o for o in record["from"].values() if o})
         notes.note_move(actor=actor, operation_id=op(1), note_ids=[i for i, _ in listed],
                         notebook_id=destination)
     elif step == "create_notebook":
@@ -141,8 +178,11 @@ def _apply(actor: Actor, proposal: Proposal) -> dict[str, Any]:
     elif step == "move_notebook":
         subject = Notebook.objects.get(id=change["subject"])
         record["from"] = str(subject.parent_id) if subject.parent_id else None
+        made["origins"] = [record["from"]] if record["from"] else []
         notes.notebook_update(actor=actor, operation_id=op(1), notebook_id=subject.id,
                               parent_id=destination)
+    else:
+        raise Conflict(f"This proposal's change ({step}) is unknown.", code="proposal_invalid")
     return record
 
 
@@ -184,6 +224,8 @@ def _undo(actor: Actor, proposal: Proposal) -> None:
     elif step == "move_notebook":
         notes.notebook_update(actor=actor, operation_id=op(1), notebook_id=change["subject"],
                               parent_id=record["from"])
+    else:
+        raise Conflict(f"This proposal's change ({step}) has no undo.", code="proposal_no_undo")
 
 
 def proposal_apply(*, actor: Actor, conversation_id: Any, turn_id: Any,
@@ -194,17 +236,18 @@ def proposal_apply(*, actor: Actor, conversation_id: Any, turn_id: Any,
     with tenant(actor):
         proposal = _locked(actor, conversation_id, turn_id, proposal_id)
         if proposal.state == Proposal.State.PROPOSED:
-            _fence(actor, scope_of(proposal, after_apply=False), proposal.fingerprint,
+            _within_the_askers_grant(proposal)
+            _fence(actor, covered_by(proposal, after_apply=False), proposal.fingerprint,
                    doing="previewed")
             record = _apply(actor, proposal)
             proposal.applied = record
-            record["fingerprint"] = fingerprint(scope_of(proposal, after_apply=True))
+            record["fingerprint"] = fingerprint(covered_by(proposal, after_apply=True))
             proposal.state, proposal.applied_at = Proposal.State.APPLIED, timezone.now()
             proposal.save(update_fields=["state", "applied", "applied_at"])
         elif proposal.state == Proposal.State.UNDONE:
             raise Conflict("This proposal was applied and undone; ask again to propose it "
                            "anew.", code="proposal_undone")
-        return proposal_out(proposal)
+        return proposals_out(actor, [proposal])[0]
 
 
 def proposal_undo(*, actor: Actor, conversation_id: Any, turn_id: Any,
@@ -219,11 +262,11 @@ def proposal_undo(*, actor: Actor, conversation_id: Any, turn_id: Any,
             if not has_undo(proposal):
                 raise Conflict("A delete has no undo.", code="proposal_no_undo")
             assert proposal.applied is not None
-            _fence(actor, scope_of(proposal, after_apply=True),
+            _fence(actor, covered_by(proposal, after_apply=True),
                    proposal.applied["fingerprint"], doing="applied")
             _undo(actor, proposal)
             proposal.state, proposal.undone_at = Proposal.State.UNDONE, timezone.now()
             proposal.save(update_fields=["state", "undone_at"])
         elif proposal.state == Proposal.State.PROPOSED:
             raise Conflict("This proposal has not been applied.", code="proposal_not_applied")
-        return proposal_out(proposal)
+        return proposals_out(actor, [proposal])[0]

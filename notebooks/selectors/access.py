@@ -125,6 +125,14 @@ def require_personal(actor: Actor) -> None:
                         "Personal on the Connections page.", code="personal_not_granted")
 
 
+def require_parent_granted(actor: Actor, notebook: Notebook) -> None:
+    """Moving a notebook changes the notebook it is in (and what that one's shares show):
+    a connection must be granted that one too."""
+    if notebook.parent_id is not None and not actor.grant.allows(notebook.parent_id):
+        raise Forbidden("Moving this notebook changes the notebook it is in, which "
+                        "this connection is not granted.", code="parent_not_granted")
+
+
 def access_destination(actor: Actor, notebook_id: uuid.UUID | str | None) -> Notebook | None:
     """A place notes may be written to: Personal (None) or a live granted notebook.
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from grove.kernel import operations
 from grove.kernel.actor import WRITE, Actor
-from grove.kernel.errors import Conflict, Forbidden, Invalid
+from grove.kernel.errors import Conflict, Invalid
 from grove.models import Connection
 from notebooks.models import (
     Note,
@@ -25,6 +25,7 @@ from notebooks.selectors.access import (
     access_notebook,
     ancestor_ids,
     lock_subtree,
+    require_parent_granted,
 )
 from notebooks.selectors.library import count_subtree
 from notebooks.services.frame import idempotent, require_open_notebook, tree_lock
@@ -90,10 +91,7 @@ def notebook_update(
         before = (notebook.name, notebook.parent_id)
         if "parent_id" in changes and changes["parent_id"] != notebook.parent_id:
             new_parent = changes["parent_id"]
-            if notebook.parent_id is not None and not actor.grant.allows(notebook.parent_id):
-                # Moving out changes the parent's tree (and what its shares show).
-                raise Forbidden("Moving this notebook changes the notebook it is in, which "
-                                "this connection is not granted.", code="parent_not_granted")
+            require_parent_granted(actor, notebook)
             if new_parent is not None:
                 parent = access_destination(actor, new_parent)
                 assert parent is not None

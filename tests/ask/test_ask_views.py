@@ -17,6 +17,7 @@ from ask.services import conversation_create, turn_submit
 from notebooks import services as notes
 from tests import factories
 from tests.ask.helpers import generate
+from tests.ask.proposal_helpers import proposal, reply
 from tests.ask.test_ask import answer, index_all
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
@@ -152,10 +153,11 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
 
 
 # What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
-# read in one tenant transaction (conversation, turns, their proposals, cited notes'
-# versions now, the last turn's picked notes), the notebook tree and the history panel — each tenant
+# read in one tenant transaction (conversation, turns, their proposals with the versions
+# of what they cover and which of it the reader still sees, cited notes' versions now,
+# the last turn's picked notes), the notebook tree and the history panel — each tenant
 # transaction is a savepoint, the context set, the reads, the context restored.
-CONVERSATION_PAGE_QUERIES = 25
+CONVERSATION_PAGE_QUERIES = 27
 HOME_QUERIES = 15
 HOME_WITH_PICKED_NOTES_QUERIES = 21
 
@@ -175,9 +177,11 @@ def test_the_ask_pages_make_a_fixed_number_of_queries(owner, web, provider,
             turn_submit(actor=owner, conversation_id=made.id, turn_id=uuid.uuid4(),
                         query=f"Question {version} about the boiler?",
                         expected_version=version, context={"notes": [str(facts[1].id)]})
+            cite = f"note:{facts[0].id}@1"  # each answer proposes two changes, too
             provider.chat_replies = ([] if version == 0 else
                                      ['{"question": "About the boiler?"}']) + [
-                answer("answered", ("Yes.", [f"note:{facts[0].id}@1"]))]
+                reply(cite, proposal("archive", [cite]),
+                      proposal("edit", [cite], content="The boiler fact, reworded."))]
             generate(me)
 
     asked = 0
@@ -187,6 +191,7 @@ def test_the_ask_pages_make_a_fixed_number_of_queries(owner, web, provider,
         with django_assert_num_queries(CONVERSATION_PAGE_QUERIES):
             page = web.get(f"/ask/{made.id}/").content.decode()
         assert page.count('data-status="completed"') == turns  # each answered, with sources
+        assert page.count('class="proposal card"') == 2 * turns  # and its proposals
         assert f'value="{facts[1].id}" checked' in page  # the last selection, kept
     with django_assert_num_queries(HOME_QUERIES):
         assert web.get("/ask/").status_code == 200

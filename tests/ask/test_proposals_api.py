@@ -3,6 +3,8 @@ fenced by the fingerprint, idempotent, and out of reach of API keys."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
@@ -115,17 +117,18 @@ def test_archive_restore_and_delete(owner, provider, web):
     assert act(web, conversation, turn, archive.id, "undo").status_code == 200
     assert (row(owner, old.id).status, row(owner, old.id).version) == ("active", 3)
 
-    with tenant(owner):
-        Note.objects.filter(id=old.id).update(status="archived")  # archived by hand
+    services.note_archive(actor=owner, operation_id=factories.op(), items=[str(old.id)])
     archived = factories.note_row(owner, old.id)
     conversation, turn = asked(owner, provider, "bring the VPN note back", [archived],
                                proposal("restore", [f"note:{old.id}@{archived.version}"]),
                                cite=f"note:{old.id}@{archived.version}")
     [restore] = turn.proposals
     assert act(web, conversation, turn, restore.id, "apply").status_code == 200
-    assert row(owner, old.id).status == "active"
+    assert (row(owner, old.id).status, row(owner, old.id).version) == ("active", 5)
     assert act(web, conversation, turn, restore.id, "undo").status_code == 200
-    assert row(owner, old.id).status == "archived"
+    assert (row(owner, old.id).status, row(owner, old.id).version) == ("archived", 6)
+    assert [r[1] for r in contents(owner, old.id)] == [
+        "create", "archive", "restore", "archive", "restore", "archive"]
 
     doomed = factories.note(owner, "Scratch: test test.")
     conversation, turn = asked(owner, provider, "delete the scratch note", [doomed],
@@ -210,7 +213,11 @@ def test_a_stale_preview_changes_nothing(owner, provider, web):
 
     # A note added to the subtree being moved, then one moved out of it: stale both times.
     added = factories.note(owner, "Another box note.", notebook_id=box.id)
-    assert act(web, conversation, turn, nest.id, "apply").status_code == 409
+    counted = factories.table_counts(owner.account_id)
+    added_in = act(web, conversation, turn, nest.id, "apply")
+    assert added_in.status_code == 409
+    assert added_in.json()["error"]["code"] == "proposal_stale"
+    assert factories.table_counts(owner.account_id) == counted
     services.note_forget(actor=owner, operation_id=factories.op(), items=[str(added.id)])
     # (deleted again, the subtree is as it was previewed: only the move out stands now)
     services.note_move(actor=owner, operation_id=factories.op(), note_ids=[inside.id],
@@ -275,3 +282,112 @@ def test_proposals_travel_in_the_export(owner, provider, web):
     assert (exported["kind"], exported["state"], exported["id"]) == \
         ("archive", "proposed", str(turn.proposals[0].id))
     assert [p.state for p in stored(owner)] == [Proposal.State.PROPOSED]
+
+
+def test_an_edit_of_the_kind_is_undone_to_the_kind_it_had(owner, provider, web):
+    note = factories.note(owner, "We deploy on Fridays.", kind="fact")
+    conversation, turn = asked(owner, provider, "this is a decision", [note],
+                               proposal("edit", [note.versioned_id], note_kind="decision"))
+    [edit] = turn.proposals
+    assert (edit.preview.diffs[0].kind_from, edit.preview.diffs[0].kind_to) == \
+        ("fact", "decision")
+    assert act(web, conversation, turn, edit.id, "apply").status_code == 200
+    assert row(owner, note.id).kind == "decision"
+    assert act(web, conversation, turn, edit.id, "undo").status_code == 200
+    assert (row(owner, note.id).kind, row(owner, note.id).content, row(owner, note.id).version) \
+        == ("fact", "We deploy on Fridays.", 3)
+
+
+def test_no_client_can_claim_the_operation_ids_of_an_apply_first(owner, provider, web):
+    import uuid
+
+    note = factories.note(owner, "Old router: 192.168.0.1.")
+    conversation, turn = asked(owner, provider, "archive it", [note],
+                               proposal("archive", [note.versioned_id]))
+    [shown] = turn.proposals
+    key, _ = new_key(owner)
+    agent = Caller(Client(), key)
+    for phase in ("apply", "undo"):  # what a guessable derivation would have used
+        claimed = uuid.uuid5(shown.id, f"{phase}:1")
+        made = agent.post("/notes", {"content": f"squatting {phase}", "kind": "fact"},
+                          headers={"Idempotency-Key": str(claimed)})
+        assert made.status_code == 201
+    assert act(web, conversation, turn, shown.id, "apply").status_code == 200
+    assert act(web, conversation, turn, shown.id, "undo").status_code == 200
+    assert row(owner, note.id).status == "active"
+
+
+def test_a_proposal_is_reached_only_through_its_own_turn(owner, provider, web):
+    note = factories.note(owner, "Keys are in the blue drawer.")
+    conversation, turn = asked(owner, provider, "archive it", [note],
+                               proposal("archive", [note.versioned_id]))
+    other_conversation, other_turn = asked(owner, provider, "archive it too", [note],
+                                           proposal("archive", [note.versioned_id]))
+    [shown] = turn.proposals
+    wrong = act(web, other_conversation, other_turn, shown.id, "apply")
+    assert wrong.status_code == 404 and wrong.json()["error"]["code"] == "proposal_not_found"
+    assert row(owner, note.id).status == "active"
+
+
+def test_undo_of_a_new_notebook_is_refused_once_something_is_in_it(owner, provider, web):
+    seen = factories.note(owner, "Seen.")
+    conversation, turn = asked(owner, provider, "make a notebook", [seen],
+                               proposal("organise", action="create_notebook", name="Inbox",
+                                        notebook="root"))
+    [create] = turn.proposals
+    assert act(web, conversation, turn, create.id, "apply").status_code == 200
+    with tenant(owner):
+        inbox = Notebook.objects.get(name="Inbox")
+    factories.note(owner, "Filed into the new notebook.", notebook_id=inbox.id)
+    refused = act(web, conversation, turn, create.id, "undo")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "proposal_stale"
+    with tenant(owner):
+        assert Notebook.objects.get(id=inbox.id).deleted_at is None
+
+
+def test_undo_of_a_move_is_refused_when_the_origin_is_gone(owner, provider, web):
+    origin = factories.notebook(owner, "Origin")
+    target = factories.notebook(owner, "Target")
+    note = factories.note(owner, "Moving out.", notebook_id=origin.id)
+    conversation, turn = asked(owner, provider, "move it", [note],
+                               proposal("organise", [note.versioned_id], action="move_notes",
+                                        notebook=f"notebook:{target.id}"),
+                               notebooks=[origin, target])
+    [move] = turn.proposals
+    assert act(web, conversation, turn, move.id, "apply").status_code == 200
+    services.notebook_delete(actor=owner, operation_id=factories.op(), notebook_id=origin.id)
+    refused = act(web, conversation, turn, move.id, "undo")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "proposal_stale"
+    assert row(owner, note.id).notebook_id == target.id
+
+
+def test_a_forgotten_note_leaves_its_words_out_of_the_stored_preview(owner, provider, web):
+    note = factories.note(owner, "Door code 8841, do not share.")
+    conversation, turn = asked(owner, provider, "reword it", [note],
+                               proposal("edit", [note.versioned_id],
+                                        content="Door code 8841 (private)."))
+    services.note_forget(actor=owner, operation_id=factories.op(), items=[str(note.id)])
+    shown = web.get(f"/v1/conversations/{conversation.id}/turns/{turn.id}").json()["data"]
+    [stale] = shown["proposals"]
+    assert stale["state"] == "stale" and stale["preview"]["diffs"] == []
+    assert stale["preview"]["notes"][0]["label"] == "(no longer reachable)"
+    assert "8841" not in json.dumps(shown["proposals"])
+    exported = web.get(f"/v1/conversations/{conversation.id}/export").content.decode()
+    assert "8841" not in exported.split('"proposals"', 1)[1]
+
+
+def test_apply_stays_within_the_grant_of_the_connection_that_asked(owner, provider, web):
+    shared = factories.notebook(owner, "Shared")
+    note = factories.note(owner, "Shared fact.", notebook_id=shared.id)
+    key, agent = new_key(owner, all_notebooks=False, personal=False, notebooks=[shared.id])
+    conversation, turn = asked(agent, provider, "archive it", [note],
+                               proposal("archive", [note.versioned_id]))
+    [shown] = turn.proposals
+    with tenant(owner):
+        from grove.models import Connection
+
+        Connection.objects.filter(id=agent.connection_id).update(grant_notebooks=[])
+    refused = act(web, conversation, turn, shown.id, "apply")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "proposal_out_of_grant"
+    assert row(owner, note.id).status == "active"

@@ -110,6 +110,42 @@ def test_a_stateless_answer_carries_proposals_as_data_only(owner, provider):
     [change] = result.proposals
     assert change.kind == "edit" and change.preview.diffs[0].rows[-1].text == \
         "The staging database is rebuilt on Sundays."
-    assert not hasattr(change, "id")
     assert stored(owner) == []  # nothing stored
     assert factories.note_row(owner, note.id).version == 1
+
+
+def test_a_notebook_is_not_moved_out_of_a_parent_the_connection_is_not_granted(owner,
+                                                                               provider):
+    private = factories.notebook(owner, "Private")
+    granted = factories.notebook(owner, "Granted", parent=private.id)
+    note = factories.note(owner, "Inside the granted notebook.", notebook_id=granted.id)
+    agent = factories.connection(owner, notebooks=[granted.id])
+    conversation = start(agent)
+    provider.chat_replies = [reply(note.versioned_id, proposal(
+        "organise", action="move_notebook", subject=f"notebook:{granted.id}",
+        notebook="root"))]
+    made = submit(agent, conversation, "move it to the top", context={
+        "notes": [str(note.id)], "notebooks": [str(granted.id)], "only": True})
+    generate(agent)
+    assert turn_of(agent, conversation, made).proposals == []
+    assert stored(owner)[-1].drop_reason == "outside_grant"
+
+
+def test_a_destination_archived_while_the_model_thinks_is_dropped(owner):
+    from ask import providers
+    from ask.selectors.proposals import places_for, plan, shown_of
+    from notebooks import services
+
+    target = factories.notebook(owner, "Target")
+    note = factories.note(owner, "To be moved.")
+    places = places_for(owner)  # listed to the model …
+    assert [p.cite_as for p in places] == [f"notebook:{target.id}"]
+    services.notebook_archive(actor=owner, operation_id=factories.op(),  # … then archived
+                              notebook_id=target.id)
+    evidence = [providers.Evidence(cite_as=note.versioned_id, content=note.content,
+                                   kind="fact", place="Personal")]
+    kept, dropped = plan(owner, [proposal("organise", [note.versioned_id],
+                                          action="move_notes",
+                                          notebook=f"notebook:{target.id}")],
+                         shown_of(owner, [note], evidence, places))
+    assert kept == [] and [d.reason for d in dropped] == ["not_applicable"]

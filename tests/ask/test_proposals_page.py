@@ -120,6 +120,7 @@ def test_every_kind_is_applied_and_undone_from_the_page(owner, provider, web, ki
     assert f'action="{url}/apply"' in page and f'action="{url}/undo"' not in page
     if setup.undone is None:
         assert "<strong>No undo:</strong>" in page
+        assert 'name="confirm" required' in page  # the browser asks before it posts
 
     response = web.post(f"{url}/apply")
     assert response.status_code == 302
