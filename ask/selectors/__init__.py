@@ -3,7 +3,9 @@
 | module | reads |
 |---|---|
 | `conversations` | conversations and turns as their starter sees them, history, evidence, pages |
-| `proposals` | proposals checked against what the model was shown; previews, fingerprints |
+| `proposals` | proposals checked against what the model was shown, and their previews |
+| `fingerprints` | the state a preview was made from, compared before apply and undo |
+| `proposal_state` | what can be done with a stored proposal now, as its reader sees it |
 
 The interfaces call them through this package (`from ask import selectors`).
 """

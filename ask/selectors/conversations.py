@@ -47,7 +47,7 @@ from ask.schemas import (
     Source,
     TurnOut,
 )
-from ask.selectors.proposals import proposals_of
+from ask.selectors.proposal_state import proposals_of
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page

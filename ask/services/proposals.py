@@ -31,7 +31,7 @@ from ask.models import Proposal, Turn
 from ask.schemas import ProposalOut
 from ask.selectors.conversations import access_conversation
 from ask.selectors.fingerprints import Affected, changes, covered_by, fingerprint
-from ask.selectors.proposals import has_undo, proposals_out
+from ask.selectors.proposal_state import has_undo, proposals_out
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Conflict, NotFound
 from grove.kernel.tenancy import tenant
