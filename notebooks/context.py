@@ -11,6 +11,7 @@ from django.utils.functional import SimpleLazyObject
 
 from notebooks import selectors
 from notebooks.models import Notebook
+from notebooks.rules import notebook_paths
 
 
 @dataclass
@@ -36,15 +37,8 @@ class Notebooks:
     def paths(self, *, live_only: bool = True) -> list[tuple[Notebook, str]]:
         """(notebook, "Parent / Child") in tree order, for pickers."""
         rows = self.tree if live_only else tree(self.all)
-        by_id = {nb.id: nb for nb in self.all}
-        out = []
-        for nb, _depth in rows:
-            names, parent = [nb.name], nb.parent_id
-            while parent in by_id:
-                names.insert(0, by_id[parent].name)
-                parent = by_id[parent].parent_id
-            out.append((nb, " / ".join(names)))
-        return out
+        named = notebook_paths(self.all)
+        return [(nb, named[nb.id]) for nb, _depth in rows]
 
 
 def tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:

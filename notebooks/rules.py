@@ -242,3 +242,18 @@ def past_expiry_filter(*, now: datetime, prefix: str = "") -> Q:
 def note_is_live(note: Note, now: datetime) -> bool:
     """`unexpired_filter` for one loaded note: active and not past its expiry."""
     return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
+
+
+def notebook_paths(notebooks: Iterable[Any]) -> dict[uuid.UUID, str]:
+    """Each notebook's path from the top, "Parent / Child", through the parents among
+    `notebooks` (a parent not among them — archived, outside the grant — ends the path)."""
+    by_id = {nb.id: nb for nb in notebooks}
+    paths: dict[uuid.UUID, str] = {}
+    for nb in by_id.values():
+        names, parent, seen = [nb.name], nb.parent_id, {nb.id}
+        while parent in by_id and parent not in seen:  # (a cycle cannot be stored)
+            seen.add(parent)
+            names.insert(0, by_id[parent].name)
+            parent = by_id[parent].parent_id
+        paths[nb.id] = " / ".join(names)
+    return paths

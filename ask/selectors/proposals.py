@@ -46,7 +46,13 @@ from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Forbidden, GroveError
 from grove.kernel.tenancy import tenant
 from notebooks.models import Kind, Note, Notebook, Status
-from notebooks.rules import EVERYWHERE, clean_content, clean_name, note_is_live
+from notebooks.rules import (
+    EVERYWHERE,
+    clean_content,
+    clean_name,
+    note_is_live,
+    notebook_paths,
+)
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors.access import (
     ancestor_ids,
@@ -77,22 +83,6 @@ class Shown:
     groups: tuple[frozenset[str], ...] | None = None
 
 
-def _paths(notebooks: Iterable[Notebook]) -> dict[uuid.UUID, str]:
-    by_id = {nb.id: nb for nb in notebooks}
-    paths: dict[uuid.UUID, str] = {}
-
-    def path(nb: Notebook, depth: int = 0) -> str:
-        if nb.id not in paths:
-            parent = by_id.get(nb.parent_id) if nb.parent_id else None
-            paths[nb.id] = nb.name if parent is None or depth > 64 \
-                else f"{path(parent, depth + 1)} / {nb.name}"
-        return paths[nb.id]
-
-    for nb in by_id.values():
-        path(nb)
-    return paths
-
-
 def places_for(actor: Actor, scope: Any = EVERYWHERE, *,
                only: Iterable[uuid.UUID] | None = None) -> list[providers.Place]:
     """The live notebooks to list to the model as places it may organise into (at most
@@ -103,7 +93,7 @@ def places_for(actor: Actor, scope: Any = EVERYWHERE, *,
         return []
     with tenant(actor):
         rows = live_notebooks(actor)
-        paths = _paths(rows)
+        paths = notebook_paths(rows)
         inside = None if scope is EVERYWHERE else set(subtree_ids(uuid.UUID(str(scope))))
     wanted = set(only) if only is not None else inside
     if only is not None and inside is not None:
@@ -292,7 +282,10 @@ def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], 
     dropped ones with why)."""
     kept: list[Planned] = []
     dropped: list[Dropped] = []
+    if not drafts:  # most answers propose nothing: no reads
+        return kept, dropped
     with tenant(actor):
+        paths = notebook_paths(notebooks_visible_to(actor))  # what previews call them
         for raw in drafts:
             try:
                 draft = providers.DraftProposal.model_validate(raw)
@@ -313,15 +306,11 @@ def plan(actor: Actor, drafts: list[Any], shown: Shown) -> tuple[list[Planned], 
                 dropped.append(Dropped(kind=draft.kind, summary=_summary(draft.summary),
                                        reason=drop.reason))
                 continue
-            kept.append(_planned(actor, checked, shown))
+            kept.append(_planned(checked, paths))
     return kept, dropped
 
 
 # -- the preview -------------------------------------------------------------------------------
-
-
-def _notebook_paths(actor: Actor) -> dict[uuid.UUID, str]:
-    return _paths(notebooks_visible_to(actor))
 
 
 def _counts(notebook_id: uuid.UUID) -> tuple[int, int]:
@@ -358,9 +347,10 @@ _UNDO = {
 }
 
 
-def _planned(actor: Actor, plan: _Plan, shown: Shown) -> Planned:
+def _planned(plan: _Plan, paths: dict[uuid.UUID, str]) -> Planned:
+    """The checked plan's preview, instruction and fingerprint (caller holds a tenant
+    transaction); `paths`: the caller's notebooks by path."""
     step = plan.action or plan.kind
-    paths = _notebook_paths(actor)
     notes: list[PreviewNote] = []
     diffs: list[PreviewDiff] = []
     notebooks: list[PreviewNotebook] = []
