@@ -66,8 +66,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "grove.urls"
-# Modules whose TOOLS list is served over MCP and POST /v1/tools/<name> (grove/interfaces/mcp.py).
-GROVE_MCP_TOOL_MODULES = ["notebooks.mcp", "ask.mcp"]
+# Modules whose TOOLS (and RESOURCES, PROMPTS) are served over MCP, TOOLS also at
+# POST /v1/tools/<name> (grove/interfaces/mcp.py, mcp_catalog.py), in this order.
+GROVE_MCP_TOOL_MODULES = ["notebooks.mcp_context", "notebooks.mcp", "ask.mcp"]
 # Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
 # characters and a batch at most 100 items, so 1 MiB is generous — a loose outer limit
 # (see notebooks/rules.py): it caps work, the services check the exact limits. Larger → 413.

@@ -10,6 +10,7 @@ from grove.interfaces.rest import api, not_found_view
 # Every REST router, named by module (feature apps' so core does not import them).
 api.add_router("", "grove.identity.api.router")
 api.add_router("", "grove.interfaces.tool_api.router")
+api.add_router("", "notebooks.api_context.router")  # before notebooks.api: see its docstring
 api.add_router("", "notebooks.api.router")
 api.add_router("", "ask.api.router")
 api.add_router("", "sharing.api.router")

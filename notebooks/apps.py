@@ -9,10 +9,14 @@ class NotebooksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from grove.identity.selectors import register_settings_extra
         from grove.kernel import jobs
+        from notebooks.selectors.vision_pages import account_vision_extra
         from notebooks.services.indexing import HANDLER
 
         jobs.register(HANDLER)
+        # The account's vision card on Settings is read with that page.
+        register_settings_extra(account_vision_extra)
         post_migrate.connect(_vector_index_for_profile, sender=self,
                              dispatch_uid="grove-vector-index")
 

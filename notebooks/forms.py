@@ -5,8 +5,11 @@ from typing import Any, Self, cast
 from django import forms
 
 from grove.interfaces.forms import IdChoiceField
+from grove.kernel.errors import Invalid
 from grove.kernel.paging import CURSOR_MAX_CHARS
-from notebooks.models import NAME_MAX_CHARS, SOURCE_AGENT_MAX_CHARS, Kind
+from grove.kernel.validation import TIME_ZONE_MAX_CHARS, clean_time_zone
+from notebooks import rules
+from notebooks.models import NAME_MAX_CHARS, SOURCE_AGENT_MAX_CHARS, VISION_MAX_CHARS, Kind
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS, SEARCH_QUERY_MAX_CHARS
 
 
@@ -116,3 +119,53 @@ class NotebookConfirmForm(forms.Form):
 
 class ImportForm(forms.Form):
     file = forms.FileField(label="Export file (NDJSON)")
+
+
+# -- what agents read first ----------------------------------------------------------------
+
+
+class VisionForm(forms.Form):
+    """A vision's new text, guarded by the version it was made from (0: none yet). Empty
+    clears it. The exact limit and its message come from the service (`clean_vision`);
+    this only caps the work."""
+
+    operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    expected_version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
+    content = forms.CharField(required=False, strip=False, max_length=VISION_MAX_CHARS + 1000,
+                              widget=forms.Textarea(attrs={"rows": 6}))
+
+
+class BriefForm(forms.Form):
+    """"What your agents read": the query string (bookmarkable). `connection` is a
+    connection id or "website" (the owner's own brief); `notebook` "", "personal" or a
+    notebook id. The brief selector checks every value again."""
+
+    connection = forms.CharField(required=False, max_length=64)
+    notebook = forms.CharField(required=False, max_length=64)
+    focus = forms.CharField(required=False, max_length=rules.BRIEF_FOCUS_MAX_CHARS)
+    tz = forms.CharField(required=False, max_length=TIME_ZONE_MAX_CHARS, label="Time zone")
+    budget = forms.IntegerField(required=False, min_value=rules.BRIEF_MIN_TOKENS,
+                                max_value=rules.BRIEF_MAX_TOKENS, label="Budget (tokens)")
+
+    def clean_tz(self) -> str:
+        zone = self.cleaned_data["tz"].strip() or "UTC"
+        try:
+            clean_time_zone(zone)
+        except Invalid as exc:
+            raise forms.ValidationError(exc.message) from None
+        return zone
+
+
+class ActivityForm(forms.Form):
+    """The Activity page's query string: who (a connection id, "website" or all), since
+    when (a period, or a day), and the page cursor. `activity_list` checks them again."""
+
+    PERIODS = {"today": 0, "7d": 7, "30d": 30}
+
+    connection = forms.CharField(required=False, max_length=64)
+    since = forms.ChoiceField(required=False, choices=[
+        ("today", "Today"), ("7d", "Last 7 days"), ("30d", "Last 30 days")])
+    day = forms.DateField(required=False, label="Since the day")
+    cursor = forms.CharField(required=False, max_length=CURSOR_MAX_CHARS)
+    shown = forms.IntegerField(required=False, min_value=0, max_value=10_000_000)
+    limit = forms.IntegerField(required=False, min_value=1, max_value=rules.ACTIVITY_MAX_LIMIT)

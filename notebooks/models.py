@@ -306,6 +306,10 @@ class Revision(NoteFields):
             ),
         ]
         ordering = ["note", "-version"]
+        indexes = [
+            # Recent activity: an account's revisions newest first, since a time.
+            models.Index(fields=["account", "created_at", "id"], name="revision_recent"),
+        ]
 
     def __str__(self) -> str:
         return self.versioned_id
@@ -313,6 +317,71 @@ class Revision(NoteFields):
     @property
     def versioned_id(self) -> str:
         return f"note:{self.note_id}@{self.version}"
+
+
+VISION_MAX_CHARS = CONTENT_MAX_CHARS
+
+
+class Vision(models.Model):
+    """What the work is for, in the owner's words: one narrative per notebook and one for
+    the account (`notebook` NULL). Edited in place, each change a `VisionRevision`. Never
+    embedded and never searched: the brief places it, verbatim, at the top (SPEC §10).
+    Empty content means "no vision" (clearing it is a revision too)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    notebook = models.ForeignKey(Notebook, null=True, blank=True, on_delete=models.PROTECT,
+                                 related_name="+")
+    content = models.TextField(blank=True, default="")
+    version = models.PositiveIntegerField(default=1)
+    updated_by = models.ForeignKey("grove.Connection", null=True, blank=True,
+                                   on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "notebooks_vision"
+        constraints = [
+            # One per notebook, and one for the account (NULL counts as one place).
+            models.UniqueConstraint(fields=["account", "notebook"], nulls_distinct=False,
+                                    name="vision_one_per_place"),
+            models.CheckConstraint(
+                # Trimmed (the service strips it), or empty.
+                condition=Q(content="") | (Q(content__regex=r"^\S") & Q(content__regex=r"\S$")
+                                           & Q(content__length__lte=VISION_MAX_CHARS)),
+                name="vision_content_length"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="vision_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"vision of {self.notebook_id or 'the account'} v{self.version}"
+
+
+class VisionRevision(models.Model):
+    """A vision as it was after one change (append-only for the runtime role, like
+    `Revision`)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    vision = models.ForeignKey(Vision, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    content = models.TextField(blank=True, default="")
+    connection = models.ForeignKey("grove.Connection", null=True, blank=True,
+                                   on_delete=models.PROTECT, related_name="+")
+    operation_id = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "notebooks_visionrevision"
+        constraints = [
+            models.UniqueConstraint(fields=["vision", "version"],
+                                    name="visionrevision_unique_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"vision {self.vision_id} v{self.version}"
 
 
 class NoteEmbedding(models.Model):

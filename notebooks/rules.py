@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable, Iterable
-from datetime import datetime
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
+from zoneinfo import ZoneInfo
 
 from django.db.models import Q
 
@@ -21,6 +22,7 @@ from notebooks.models import (
     RETENTION_MAX_DAYS,
     SOURCE_AGENT_MAX_CHARS,
     TASK_ID_MAX_CHARS,
+    VISION_MAX_CHARS,
     Capture,
     Kind,
     Note,
@@ -68,6 +70,26 @@ RECALL_DEFAULT_MAX_CHARS, RECALL_MIN_MAX_CHARS, RECALL_MAX_MAX_CHARS = 6000, 500
 RECALL_QUERY_MAX_CHARS = 2000
 NOTEBOOK_PAGE_MAX = 200
 
+# The brief (SPEC §10, `notebooks.selectors.brief`). Tokens are counted with
+# `grove.embeddings.tokens`. The budget covers the whole document: after its fixed parts,
+# recent changes get up to their share (what they leave unused goes to the notes), the
+# index tier its own share, and the notes in full the rest.
+BRIEF_DEFAULT_TOKENS, BRIEF_MIN_TOKENS, BRIEF_MAX_TOKENS = 2000, 200, 32_000
+BRIEF_RECENT_SHARE, BRIEF_RECENT_MIN_TOKENS = 0.15, 60
+BRIEF_INDEX_SHARE, BRIEF_INDEX_MIN_TOKENS = 0.15, 60
+BRIEF_RECENT_DAYS = 7  # recent changes without `since`
+BRIEF_RECENT_MAX = 15  # lines of recent changes (the rest are counted)
+BRIEF_HANDOFFS_MAX = 10  # live handoffs, newest first
+BRIEF_PINNED_MAX = 100  # pinned notes delivered in full (more are reported, not hidden)
+BRIEF_FACTS_PER_KIND = 100  # preferences, facts and decisions ranked, per kind
+BRIEF_RELATED_MAX = 8  # recall hits for `focus`
+BRIEF_FLOOR_MAX = 20  # floors: {kind: n}, n at most this
+BRIEF_FOCUS_MAX_CHARS = 500
+BRIEF_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
+# Recent activity (`notebooks.selectors.activity`).
+ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT = 50, 200
+ACTIVITY_DEFAULT_DAYS = 7
+
 # Likely duplicates (`notebooks.selectors.duplicates`, SPEC §8 Tidy-up). Two notes are
 # near-duplicates when the cosine distance of their current vectors is at most
 # DUPLICATE_MAX_DISTANCE — tuned for the local model on half of a labelled SciFact set and
@@ -101,6 +123,19 @@ def clean_content(value: Any) -> str:
     if len(content) > CONTENT_MAX_CHARS:
         raise Invalid(
             f"content is {len(content)} characters; the limit is {CONTENT_MAX_CHARS}.",
+            code="content_too_long",
+        )
+    return content
+
+
+def clean_vision(value: Any) -> str:
+    """A vision's text: trimmed, at most VISION_MAX_CHARS; empty clears it."""
+    if not isinstance(value, str):
+        raise Invalid("content must be text.", code="invalid_content")
+    content = storable_text(value, what="content", code="invalid_content").strip()
+    if len(content) > VISION_MAX_CHARS:
+        raise Invalid(
+            f"The vision is {len(content)} characters; the limit is {VISION_MAX_CHARS}.",
             code="content_too_long",
         )
     return content
@@ -257,3 +292,66 @@ def notebook_paths(notebooks: Iterable[Any]) -> dict[uuid.UUID, str]:
             parent = by_id[parent].parent_id
         paths[nb.id] = " / ".join(names)
     return paths
+
+
+# -- the brief's and recent activity's arguments ---------------------------------------
+
+
+def clean_budget_tokens(value: Any) -> int:
+    value = BRIEF_DEFAULT_TOKENS if value is None else value
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not BRIEF_MIN_TOKENS <= value <= BRIEF_MAX_TOKENS:
+        raise Invalid(f"budgetTokens must be a whole number from {BRIEF_MIN_TOKENS} "
+                      f"to {BRIEF_MAX_TOKENS}.", code="invalid_budget")
+    return value
+
+
+def clean_floors(value: Any) -> dict[str, int]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise Invalid("floors maps kinds to counts, e.g. {\"decision\": 3}.",
+                      code="invalid_floors")
+    floors: dict[str, int] = {}
+    for kind, count in value.items():
+        if kind not in Kind.values or isinstance(count, bool) or not isinstance(count, int) \
+                or not 0 <= count <= BRIEF_FLOOR_MAX:
+            raise Invalid(f"floors: each kind ({', '.join(Kind.values)}) takes a count from 0 "
+                          f"to {BRIEF_FLOOR_MAX}.", code="invalid_floors")
+        if count:
+            floors[kind] = count
+    return floors
+
+
+def clean_focus(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid("focus must be text.", code="invalid_focus")
+    value = storable_text(value, what="focus", code="invalid_focus").strip()
+    if len(value) > BRIEF_FOCUS_MAX_CHARS:
+        raise Invalid(f"focus is longer than {BRIEF_FOCUS_MAX_CHARS} characters.",
+                      code="invalid_focus")
+    return value or None
+
+
+def since_instant(since: datetime | date | None, zone: ZoneInfo, now: datetime,
+                  default_days: int) -> datetime:
+    """`since` as an instant in UTC: a date is its midnight in `zone`, a time without a
+    zone is read in `zone`; None is `default_days` before now. In UTC because PostgreSQL
+    refuses zone offsets beyond ±15:59 that ISO 8601 allows; a time before the first
+    UTC instant Python has (year 1 at +16:00) means "since always", one after the last
+    "since never"."""
+    if since is None:
+        return now - timedelta(days=default_days)
+    if isinstance(since, datetime):
+        instant = since if since.tzinfo is not None else since.replace(tzinfo=zone)
+    elif isinstance(since, date):
+        instant = datetime.combine(since, time(0), tzinfo=zone)
+    else:
+        raise Invalid("since must be an ISO 8601 date or time.", code="invalid_since")
+    try:
+        return instant.astimezone(UTC)
+    except (OverflowError, ValueError):
+        first, last = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+        return first if instant.year == first.year else last

@@ -16,7 +16,12 @@ urlpatterns = [
     path("notes/<uuid:note_id>/<str:action>", views.note_action, name="note-action"),
     path("notebooks/new", views.notebook_create, name="notebook-create"),
     path("notebooks/<uuid:notebook_id>/", views.notebook_manage, name="notebook"),
+    path("notebooks/<uuid:notebook_id>/vision", views.notebook_vision_edit,
+         name="notebook-vision"),
     path("notebooks/<uuid:notebook_id>/<str:action>", views.notebook_action,
          name="notebook-action"),
     path("settings/import", views.account_import_upload, name="import"),
+    path("vision/", views.account_vision_edit, name="account-vision"),
+    path("agents/brief/", views.agent_brief, name="agent-brief"),
+    path("activity/", views.activity, name="activity"),
 ]

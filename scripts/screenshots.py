@@ -1,8 +1,9 @@
 """Take the README's screenshots of the real UI: `python scripts/screenshots.py`.
 
 Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
-notes, search, a note's history, a share link, Ask, an app connecting by OAuth (consent,
-approval), Connections and Settings in headless Chromium
+notes, search, a note's history, a share link, Ask, a notebook's vision, an app
+connecting by OAuth (consent, approval), Connections, an agent writing with its key,
+Settings (the account's vision), "What your agents read" and Activity in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
 
@@ -46,6 +47,15 @@ NOTES = [
      "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
      "- [x] changelog written\n- [ ] announcement"),
 ]
+VISIONS = [
+    "Grove is where a person and their agents keep what they know.",
+    "## Grove is where a person and their agents keep what they know\n\n"
+    "- **One service layer**: the website, REST and MCP never disagree.\n"
+    "- Agents read the brief first, and write only where they are granted.\n"
+    "- Nothing in a note makes a browser fetch anything.",
+]
+ACCOUNT_VISION = ("Keep notes short and true. Decisions name their reason; handoffs say "
+                  "what is done and what is next.")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -131,6 +141,32 @@ def connect_an_app(page: Page, base: str) -> None:
     page.get_by_label("Releases").check()
     shoot(page, "approve")
     page.get_by_role("button", name="Approve").click()
+
+
+def an_agent_writes(base: str, key: str) -> None:
+    """An agent with an API key saves a decision and moves the REST handoff on."""
+    headers = {"Authorization": f"Bearer {key}"}
+    notebooks = httpx.get(f"{base}/v1/notebooks", headers=headers).json()["data"]
+    grove = next(nb["id"] for nb in notebooks if nb["name"] == "Grove")
+    for body in (
+        {"content": "Errors map once per interface\n\nREST, MCP and the website each "
+                    "translate the same domain errors; no view invents its own shape.",
+         "kind": "decision", "notebookId": grove},
+        {"content": "Next: document the envelope's error codes.\n\nDone so far: notes, "
+                    "search, recall, the REST envelope.", "kind": "handoff",
+         "notebookId": grove, "taskId": "rest-api"},
+    ):
+        saved = httpx.post(f"{base}/v1/notes", headers=headers, json=body)
+        saved.raise_for_status()
+
+
+def save_vision(page: Page, text: str) -> None:
+    card = page.locator("#vision")
+    if card.locator("details.vision-edit[open]").count() == 0:
+        card.locator("details.vision-edit summary").click()
+    card.get_by_label("Vision (markdown)").fill(text)
+    card.get_by_role("button", name="Save vision").click()
+    page.wait_for_selector(".flash:has-text('Vision saved.')")
 
 
 def main() -> None:
@@ -229,14 +265,31 @@ def main() -> None:
             page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
             page.get_by_role("link", name="Manage notebook").click()
             shoot(page, "notebook")
+            for text in VISIONS:
+                save_vision(page, text)
+            shoot(page, "vision")
             connect_an_app(page, base)
             page.goto(base + "/connections/")
             page.get_by_label("Name").fill("Claude on the laptop")
             page.get_by_label("Every notebook, current and future").check()
             page.get_by_role("button", name="Create key").click()
+            key = page.get_by_label("New API key").input_value()
             shoot(page, "connections")
+            an_agent_writes(base, key)
             page.goto(base + "/settings/")
+            save_vision(page, ACCOUNT_VISION)
             shoot(page, "settings")
+            page.goto(base + "/agents/brief/")
+            form = page.locator("#brief-form")
+            form.get_by_label("Notebook").select_option(label="Grove")
+            page.wait_for_selector("pre.brief-text:has-text('Vision — Grove')")
+            form.get_by_label("Focus").fill("the REST envelope")
+            form.get_by_label("Focus").press("Enter")
+            page.wait_for_function("location.search.includes('focus=')")
+            page.wait_for_load_state("networkidle")
+            shoot(page, "brief")
+            page.goto(base + "/activity/")
+            shoot(page, "activity")
             state = page.context.storage_state()
             phone = browser.new_context(viewport={"width": 375, "height": 740},
                                         storage_state=state, color_scheme="dark")

@@ -1,6 +1,7 @@
 """Reads of core data."""
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -56,6 +57,35 @@ def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
 def account_settings(*, actor: Actor) -> AccountSettingsOut:
     """The account's settings (any caller of the account may read them)."""
     return AccountSettingsOut.of(Account.objects.get(id=actor.account_id))
+
+
+# What feature apps add to the Settings page, read in the page's own transaction
+# (notebooks: the account's vision card — `notebooks.apps`). Registered at start-up, so
+# the core never imports the apps that build on it.
+SettingsExtra = Callable[[Actor], dict[str, Any]]
+SETTINGS_EXTRAS: list[SettingsExtra] = []
+
+
+def register_settings_extra(extra: SettingsExtra) -> None:
+    if extra not in SETTINGS_EXTRAS:
+        SETTINGS_EXTRAS.append(extra)
+
+
+@dataclass(frozen=True)
+class AccountSettingsPage:
+    settings: AccountSettingsOut
+    extras: dict[str, Any]  # from feature apps (SETTINGS_EXTRAS)
+
+
+def account_settings_page(*, actor: Actor) -> AccountSettingsPage:
+    """The Settings page's read, in one transaction: the account's settings and what
+    feature apps add (`SETTINGS_EXTRAS`). Website owner only."""
+    actor.require_session()
+    with tenant(actor):
+        extras: dict[str, Any] = {}
+        for extra in SETTINGS_EXTRAS:
+            extras.update(extra(actor))
+        return AccountSettingsPage(settings=account_settings(actor=actor), extras=extras)
 
 
 def grantable_notebooks(actor: Actor) -> QuerySet[Any]:

@@ -303,7 +303,8 @@ def connection_revoke(request: HttpRequest, connection_id: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def account_settings(request: HttpRequest) -> HttpResponse:
-    """Automatic-capture pause, provider status, export and import (SPEC §11)."""
+    """Automatic-capture pause, provider status, export and import (SPEC §11), and what
+    feature apps add (notebooks: the account's vision)."""
     actor = session_actor(request)
     if request.method == "POST":
         paused = request.POST.get("capture") == "paused"
@@ -311,13 +312,24 @@ def account_settings(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Automatic capture paused." if paused
                          else "Automatic capture resumed.")
         return redirect("settings")
+    return settings_page(request)
+
+
+def settings_page(request: HttpRequest, *, shown: dict[str, Any] | None = None,
+                  status: int = 200) -> HttpResponse:
+    """The Settings page, read in one call (`account_settings_page`). `shown`: what a
+    feature app's refused post shows again in its card (the account vision's draft and
+    why it was not saved) — that app's view renders the page with it."""
     from grove.embeddings import configured_profile
 
+    page = selectors.account_settings_page(actor=session_actor(request))
     profile = configured_profile()
     return render(request, "grove/settings.html", {
+        **page.extras,
         "section": "settings",
-        "account": selectors.account_settings(actor=actor),
+        "account": page.settings,
         "embeddings": {"provider": settings.GROVE_EMBEDDINGS, "profile": profile},
         "generation": {"base_url": settings.GROVE_LLM_BASE_URL,
                        "model": settings.GROVE_LLM_MODEL},
-    })
+        **(shown or {}),
+    }, status=status)

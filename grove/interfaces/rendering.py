@@ -230,9 +230,16 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+# Inline marks a label leaves out (cheaply, without rendering): strong/emphasis runs and
+# code ticks; a link or image keeps only its text.
+_INLINE_MARKS = re.compile(r"\*\*|__|`")
+_LINKED = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
 def first_line(content: str, limit: int = 80) -> str:
     """A note's label: its first non-empty line without markdown marks, shortened."""
     line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
+    line = _INLINE_MARKS.sub("", _LINKED.sub(r"\1", line)).strip(" #*-\t")
     return shorten(line, limit)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from grove.kernel.errors import Invalid
@@ -61,3 +62,30 @@ STORABLE_TEXT = r"^[^\u0000]*$"
 _WHITESPACE = r"\t\n\u000b\u000c\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029" \
               r"\u202f\u205f\u3000"
 NONBLANK_TEXT = rf"^[^\u0000]*[^{_WHITESPACE}\u0000][^\u0000]*$"
+
+
+TIME_ZONE_MAX_CHARS = 64
+
+
+def clean_time_zone(value: Any) -> Any:
+    """An IANA time zone name (`America/Los_Angeles`, `UTC`) as a `ZoneInfo`; Invalid
+    `invalid_time_zone` for anything else. Only names in the zone database count (a
+    path such as `../etc` never reaches the file system)."""
+    import zoneinfo
+
+    if value is None or value == "":
+        return zoneinfo.ZoneInfo("UTC")
+    if not isinstance(value, str) or len(value) > TIME_ZONE_MAX_CHARS \
+            or value not in zone_names():
+        raise Invalid("timeZone must be an IANA time zone name such as UTC or "
+                      "America/Los_Angeles.", code="invalid_time_zone")
+    return zoneinfo.ZoneInfo(value)
+
+
+@functools.cache
+def zone_names() -> frozenset[str]:
+    """Every IANA zone name this Python knows (the system's zone database, or the
+    `tzdata` package)."""
+    import zoneinfo
+
+    return frozenset(zoneinfo.available_timezones())

@@ -4,6 +4,14 @@
 here, `tools/list` comes from `GET /v1/tools` and every `tools/call` is
 `POST /v1/tools/<name>?format=mcp`, which answers with exactly the tool result `/mcp`
 would give — the same tools, grants, texts and errors (codes and details included).
+Resources and prompts (`resources/*`, `prompts/*`) are forwarded as they are to
+`POST /mcp` in the handshake era, and the answer's result or error is passed back
+unchanged, so they too are exactly what `/mcp` serves; the capabilities declared are
+`/mcp`'s (`grove.interfaces.mcp_protocol.capabilities`).
+
+The bridge speaks the handshake era only (`initialize`, 2024-11-05 … 2025-11-25): the
+2026-07-28 era on stdio is out of scope. A client probing with `server/discover` gets
+"method not found", which makes SDK clients in `auto` mode fall back to `initialize`.
 
 Messages are newline-delimited JSON-RPC on stdin/stdout (the MCP stdio transport);
 diagnostics go to stderr. An unreachable server or a refused key stops the bridge at
@@ -22,13 +30,20 @@ import httpx
 
 from grove.interfaces.mcp_protocol import (
     HANDSHAKE_VERSIONS,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    capabilities,
     error_result,
     message_kind,
 )
+
+# What the bridge forwards to /mcp as is; everything it answers itself is listed in
+# `Bridge.handle`.
+FORWARDED = ("resources/list", "resources/templates/list", "resources/read",
+             "prompts/list", "prompts/get")
 
 
 class Bridge:
@@ -74,7 +89,7 @@ class Bridge:
             return _result(request_id, {
                 "protocolVersion": requested if requested in HANDSHAKE_VERSIONS
                 else HANDSHAKE_VERSIONS[0],
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": capabilities(),
                 "serverInfo": {"name": "grove", "title": "Grove (stdio bridge)",
                                "version": self.server.get("version", "unknown")},
                 "instructions": self.instructions,
@@ -85,7 +100,33 @@ class Bridge:
             return _result(request_id, {"tools": self.tools})
         if method == "tools/call":
             return self._call(request_id, params.get("name"), params.get("arguments") or {})
+        if method in FORWARDED:
+            return self._forward(request_id, method, params)
         return _error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}.")
+
+    def _forward(self, request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The request as /mcp answers it in the handshake era: its result or its error
+        (code, message and data untouched), under this request's id."""
+        try:
+            response = self.http.post(
+                self.url + "/mcp", json={"jsonrpc": "2.0", "id": request_id, "method": method,
+                                         "params": params},
+                headers={"MCP-Protocol-Version": HANDSHAKE_VERSIONS[0],
+                         "Accept": "application/json, text/event-stream"})
+        except httpx.HTTPError as exc:
+            return _error(request_id, INTERNAL_ERROR, f"Grove at {self.url} is unreachable: "
+                                                      f"{exc}")
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict) and isinstance(answer.get("result"), dict):
+            return _result(request_id, answer["result"])
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            return {"jsonrpc": "2.0", "id": request_id, "error": answer["error"]}
+        return _error(request_id, INTERNAL_ERROR, f"Grove answered HTTP "
+                                                  f"{response.status_code} without a "
+                                                  "JSON-RPC answer; try again later.")
 
     def _call(self, request_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
         if not isinstance(name, str) or not any(t["name"] == name for t in self.tools):

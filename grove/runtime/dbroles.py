@@ -18,7 +18,7 @@ from grove.runtime.config import ConfigError
 
 PGVECTOR_MIN = (0, 8, 0)
 # History is never rewritten: the runtime role may add revisions, not change them.
-APPEND_ONLY_TABLES = ("notebooks_revision",)
+APPEND_ONLY_TABLES = ("notebooks_revision", "notebooks_visionrevision")
 # Security-definer functions (each applies the account rule itself); EXECUTE is revoked
 # from PUBLIC by their migration and granted to the runtime role only.
 DEFINER_FUNCTIONS = (
@@ -76,6 +76,9 @@ def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) 
             raw.execute(sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}").format(
                 sql.SQL(signature), role))
         for table in APPEND_ONLY_TABLES:
+            raw.execute("SELECT to_regclass(%s) IS NOT NULL", [table])
+            if not raw.fetchone()[0]:  # not migrated that far
+                continue
             raw.execute(
                 sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {} FROM {}").format(
                     sql.Identifier(table), role

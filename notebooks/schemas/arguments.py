@@ -119,6 +119,16 @@ def place_of(value: uuid.UUID | str | None) -> uuid.UUID | None:
     return None if value is None or value == PERSONAL else uuid.UUID(str(value))
 
 
+def parse_place(value: str) -> uuid.UUID | None:
+    """A place written as text — "personal" or a notebook id — for the services (None is
+    Personal); Invalid otherwise. For arguments that arrive as plain strings (prompts)."""
+    try:
+        return place_of(_place(value))
+    except ValueError:
+        raise Invalid("A place is a notebook id (`<uuid>`, `notebook:<uuid>`) or "
+                      "\"personal\".", code="invalid_arguments") from None
+
+
 def expected(ref: NoteRef, given: int | None) -> int | None:
     """The version a change expects: `expectedVersion`, or the version in the id."""
     if given is not None and ref.version is not None and given != ref.version:

@@ -285,7 +285,26 @@ class RevisionRecord(ExportedNoteFields):
     created_at: datetime
 
 
+class VisionRevisionRecord(ExportRecord):
+    version: int = Field(ge=1, le=INT_MAX)
+    content: str
+    created_at: datetime
+
+
+class VisionRecord(ExportRecord):
+    """A vision (format 2): the account's when `notebookId` is null, with its history."""
+
+    type: Literal["vision"]
+    notebook_id: uuid.UUID | None
+    version: int = Field(ge=1, le=INT_MAX)
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    revisions: list[VisionRevisionRecord]
+
+
 class ImportOut(Out):
     notebooks: int
     notes: int
     revisions: int
+    visions: int = 0

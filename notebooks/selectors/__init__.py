@@ -7,11 +7,17 @@
 | `search` | `search`: full-text and filters, keyset pages |
 | `recall` | `recall`: hybrid lexical + semantic ranking within a budget |
 | `duplicates` | likely duplicates: `similar_notes`, `similar_to_text`, `duplicate_groups` |
+| `vision` | the account's and a notebook's vision, and their revisions |
+| `brief` | the brief: an agent's first read, within a token budget |
+| `whoami` | what a connection is and may do (the brief's startup line) |
+| `activity` | recent activity: revisions in scope since a time |
 
 Selectors import models and `notebooks.rules`, never a service. The interfaces call them
 through this package (`from notebooks import selectors`).
 """
 
+from notebooks.selectors.activity import activity_list
+from notebooks.selectors.brief import brief_for_connection, brief_get
 from notebooks.selectors.library import (
     NotebookPage,
     NotePage,
@@ -27,8 +33,16 @@ from notebooks.selectors.library import (
     notebook_page_of,
     notebook_subtree_counts,
 )
+from notebooks.selectors.vision import vision_get, vision_revisions
+from notebooks.selectors.whoami import whoami
 
 __all__ = [
+    "activity_list",
+    "brief_for_connection",
+    "brief_get",
+    "vision_get",
+    "vision_revisions",
+    "whoami",
     "NotePage",
     "NotebookPage",
     "note_get",

@@ -16,6 +16,7 @@ stable codes; when one is raised nothing has changed.
 | `indexing` | the embedding job and re-indexing to another model |
 | `term_stats` | the lexical arm's term statistics |
 | `portability` | export and import of a whole account |
+| `vision` | a notebook's or the account's vision, replaced as a new version |
 
 The interfaces call them through this package (`from notebooks import services`).
 """
@@ -35,6 +36,7 @@ from notebooks.services.notebooks import (
 )
 from notebooks.services.notes import note_move, note_remember, note_update
 from notebooks.services.revisions import note_restore_revision
+from notebooks.services.vision import vision_update
 
 __all__ = [
     "note_archive",
@@ -52,4 +54,5 @@ __all__ = [
     "notebook_delete",
     "notebook_restore",
     "notebook_update",
+    "vision_update",
 ]

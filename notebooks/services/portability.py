@@ -5,8 +5,11 @@ NDJSON, one JSON object per line with a `type` field.
     {"type": "notebook", "id", "name", "parentId", "archivedAt", "createdAt", "updatedAt"}
     {"type": "note", "id", "notebookId", "content", "kind", …, "version", "status", …}
     {"type": "revision", "noteId", "version", "reason", "restoredFrom", "createdAt", …}
+    {"type": "vision", "notebookId", "version", "content", …, "revisions": [{…}, …]}
 
-Notebooks come parents first; each note is followed by its revisions, oldest first.
+Notebooks come parents first, then their visions (and the account's, `notebookId`
+null) with their history; each note is followed by its revisions, oldest first.
+Format 2 added visions; format 1 files (without them) still import.
 Export is what the caller can see (grant-scoped, deleted things left out); import
 recreates everything under new ids in the importing account, in one transaction —
 all or nothing.
@@ -27,7 +30,16 @@ from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import Key, keyset_page
 from grove.kernel.tenancy import tenant
-from notebooks.models import Note, Notebook, NoteFields, Revision, RevisionReason, Status
+from notebooks.models import (
+    Note,
+    Notebook,
+    NoteFields,
+    Revision,
+    RevisionReason,
+    Status,
+    Vision,
+    VisionRevision,
+)
 from notebooks.rules import (
     clean_bool,
     clean_capture,
@@ -38,6 +50,7 @@ from notebooks.rules import (
     clean_retention,
     clean_source_agent,
     clean_task_id,
+    clean_vision,
 )
 from notebooks.schemas.notes import (
     ExportedNoteFields,
@@ -48,12 +61,15 @@ from notebooks.schemas.notes import (
     NotebookRecord,
     NoteRecord,
     RevisionRecord,
+    VisionRecord,
+    VisionRevisionRecord,
 )
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
 from notebooks.services.indexing import mark_for_indexing
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 PAGE = 500
 IMPORT_MAX_LINES = 500_000
 
@@ -84,6 +100,7 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
         actor.require(READ)
         notebooks = notebooks_as_seen(
             actor, list(notebooks_visible_to(actor).order_by("created_at", "id")))
+        visions = _visions(actor, {nb.id for nb in notebooks})
     yield _dump(Header(type="grove-export", format=FORMAT, exported_at=timezone.now()))
     for notebook in _parents_first(notebooks):
         yield _dump(NotebookRecord(type="notebook", id=notebook.id, name=notebook.name,
@@ -91,6 +108,8 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
                                    archived_at=notebook.archived_at,
                                    created_at=notebook.created_at,
                                    updated_at=notebook.updated_at))
+    for vision in visions:
+        yield _dump(vision)
     after: Key | None = None
     while True:
         with tenant(actor):
@@ -116,6 +135,22 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
         after = page.next_key
 
 
+def _visions(actor: Actor, notebook_ids: set[uuid.UUID]) -> list[VisionRecord]:
+    """The account's vision and those of the notebooks exported, with their history."""
+    rows = [row for row in Vision.objects.order_by("created_at", "id")
+            if row.notebook_id is None or row.notebook_id in notebook_ids]
+    history: dict[uuid.UUID, list[VisionRevisionRecord]] = {}
+    for revision in VisionRevision.objects.filter(vision__in=rows).order_by("vision",
+                                                                            "version"):
+        history.setdefault(revision.vision_id, []).append(VisionRevisionRecord(
+            version=revision.version, content=revision.content,
+            created_at=revision.created_at))
+    return [VisionRecord(type="vision", notebook_id=row.notebook_id, version=row.version,
+                         content=row.content, created_at=row.created_at,
+                         updated_at=row.updated_at, revisions=history.get(row.id, []))
+            for row in rows]
+
+
 def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
     """A parent before its children (a parent the caller cannot see is already hidden:
     `notebooks_as_seen` exported such a notebook at the root)."""
@@ -136,7 +171,8 @@ def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
 
 def _parse(number: int, raw: dict[str, Any]) -> ExportRecord:
     kinds: dict[str, type[ExportRecord]] = {"grove-export": Header, "notebook": NotebookRecord,
-                                       "note": NoteRecord, "revision": RevisionRecord}
+                                       "note": NoteRecord, "revision": RevisionRecord,
+                                       "vision": VisionRecord}
     model = kinds.get(str(raw.get("type"))) if isinstance(raw, dict) else None
     if model is None:
         raise Invalid(f"line {number}: not a Grove export record (unknown type).",
@@ -163,13 +199,16 @@ def ndjson_records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
 
 
 def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> ImportOut:
-    """Recreate exported notebooks, notes and revision history in the caller's account,
-    under new ids, in one transaction (website owner only; anything invalid → Invalid
-    and nothing is stored). Active notes are queued for embedding on commit."""
+    """Recreate exported notebooks, visions, notes and revision history in the caller's
+    account, under new ids, in one transaction (website owner only; anything invalid →
+    Invalid and nothing is stored). Active notes are queued for embedding on commit. The
+    account's own vision is imported only into an account that has none yet (an
+    existing one is the owner's current word and is kept)."""
     actor.require_session()
     notebook_ids: dict[uuid.UUID, uuid.UUID] = {}
     note_ids: dict[uuid.UUID, uuid.UUID] = {}
-    counts = {"notebooks": 0, "notes": 0, "revisions": 0}
+    counts = {"notebooks": 0, "notes": 0, "revisions": 0, "visions": 0}
+    seen_visions: set[uuid.UUID | None] = set()
     current: Note | None = None
     versions: list[int] = []
     to_index: list[Note] = []
@@ -181,8 +220,9 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
                               code="import_too_large")
             record = _parse(number, raw)
             if number == 1:
-                if not isinstance(record, Header) or record.format != FORMAT:
-                    raise Invalid(f"line 1: expected a format {FORMAT} grove-export header.",
+                if not isinstance(record, Header) or record.format not in READABLE_FORMATS:
+                    raise Invalid(f"line 1: expected a grove-export header of format "
+                                  f"{' or '.join(map(str, READABLE_FORMATS))}.",
                                   code="invalid_import")
                 continue
             if isinstance(record, Header):
@@ -200,6 +240,15 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
                                   code="invalid_import")
                 notebook_ids[record.id] = new.id
                 counts["notebooks"] += 1
+            elif isinstance(record, VisionRecord):
+                _check_history(current, versions)
+                current = None
+                place = _mapped(notebook_ids, record.notebook_id, number, "notebookId")
+                if place in seen_visions:
+                    raise Invalid(f"line {number}: a second vision for one place.",
+                                  code="invalid_import")
+                seen_visions.add(place)
+                counts["visions"] += _import_vision(actor, record, place, number)
             elif isinstance(record, NoteRecord):
                 _check_history(current, versions)
                 if record.id in note_ids:
@@ -242,6 +291,30 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
         for note in to_index:
             mark_for_indexing(note)
     return ImportOut(**counts)
+
+
+def _import_vision(actor: Actor, record: VisionRecord, place: uuid.UUID | None,
+                   number: int) -> int:
+    """One vision with its history (1 if stored, 0 if the account already has its own)."""
+    if place is None and Vision.objects.filter(notebook__isnull=True).exists():
+        return 0
+    if [r.version for r in record.revisions] != list(range(1, record.version + 1)) \
+            or record.revisions[-1].content != record.content:
+        raise Invalid(f"line {number}: a vision's revisions must be versions 1 to "
+                      f"{record.version} in order, the last one its content.",
+                      code="invalid_import")
+    try:
+        contents = [clean_vision(r.content) for r in record.revisions]
+    except Invalid as exc:
+        raise Invalid(f"line {number}: {exc.message}", code="invalid_import") from None
+    vision = Vision.objects.create(
+        account_id=actor.account_id, notebook_id=place, content=contents[-1],
+        version=record.version, created_at=record.created_at, updated_at=record.updated_at)
+    VisionRevision.objects.bulk_create([
+        VisionRevision(account_id=actor.account_id, vision=vision, version=r.version,
+                       content=text, created_at=r.created_at)
+        for r, text in zip(record.revisions, contents, strict=True)])
+    return 1
 
 
 def _mapped(ids: dict[uuid.UUID, uuid.UUID], old: uuid.UUID | None, number: int,

@@ -1,5 +1,5 @@
 // Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts and copy buttons. Loaded from a file: the CSP allows no inline script.
+// shortcuts, copy buttons and the browser's time zone on "What your agents read". Loaded from a file: the CSP allows no inline script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
@@ -94,4 +94,22 @@ document.addEventListener("DOMContentLoaded", () => {
     const editor = document.querySelector("#edit textarea");
     if (editor) editor.focus();
   }
+});
+
+// "What your agents read": a time zone nobody chose yet (<input data-browser-zone>, UTC
+// by default) becomes the browser's, and the brief is shown again in it. Without this
+// script the brief stays in UTC, which its header names.
+document.addEventListener("DOMContentLoaded", () => {
+  const field = document.querySelector("input[data-browser-zone]");
+  if (!field) return;
+  let zone = "";
+  try {
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  } catch {
+    return;
+  }
+  field.removeAttribute("data-browser-zone");
+  if (!zone || zone === field.value) return;
+  field.value = zone;
+  field.form.requestSubmit();
 });

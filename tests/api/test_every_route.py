@@ -94,8 +94,10 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         PROPOSALS[1]: {},
         "/v1/conversations/{conversation_id}/turns": {
             "id": str(uuid.uuid4()), "query": "hello again?", "expectedVersion": 1},
+        "/v1/vision": {"content": "What the work is for."},
+        "/v1/notebooks/{notebook_id}/vision": {"content": "What this notebook is for."},
     }
-    if method in ("post", "patch") and path in bodies:
+    if method in ("post", "patch", "put") and path in bodies:
         return bodies[path]
     return None
 

@@ -1,6 +1,6 @@
-"""The README's three-line REST example works on the embedded default: the block is
-taken from README.md and run with bash against a real `grove serve`; only the address
-(a free port instead of 8000) and the path of the `grove` command are substituted."""
+"""The README's REST example works on the embedded default: the block is taken from
+README.md and run with bash against a real `grove serve`; only the address (a free port
+instead of 8000) and the path of the `grove` command are substituted."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ def start_with_owner(serve: Serve, home: Path) -> None:
 def test_readme_curl_example_works_verbatim(home):
     script = readme_example()
     assert "grove key create" in script and "/v1/notes" in script and "/v1/recall" in script
+    assert "/v1/brief" in script
     serve = Serve(home)
     try:
         start_with_owner(serve, home)
@@ -53,11 +54,19 @@ def test_readme_curl_example_works_verbatim(home):
                                 env=grove_env(home), capture_output=True, text=True,
                                 timeout=120, check=False)
         assert result.returncode == 0, result.stderr
-        saved, recalled = (json.loads(line) for line in result.stdout.strip().splitlines())
+        first, second, brief = result.stdout.split("\n", 2)
+        saved, recalled = json.loads(first), json.loads(second)
     finally:
         assert serve.stop(signal.SIGTERM) == 0, serve.output()
     assert saved["success"] is True and saved["data"]["kind"] == "fact"
     assert recalled["success"] is True
+    # The brief, as markdown: the key's startup line, the date in the zone asked for,
+    # and the note just saved, in full and among the recent changes.
+    lines = brief.splitlines()
+    assert lines[0].startswith("# Brief for laptop — ") and lines[0].endswith(
+        "(Europe/Paris)"), brief
+    assert "You are laptop in alice's Grove: read and write" in brief
+    assert brief.count("The staging database is db-stage-2.") == 2, brief
     assert [item["note"]["id"] for item in recalled["data"]] == [saved["data"]["id"]]
     assert recalled["meta"]["available"] == 1
 

@@ -95,3 +95,40 @@ def pending_client_token(served: Served, name: str = "Inspector test") -> str:
         "grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
         "client_id": client_id, "code_verifier": verifier}).json()
     return tokens["access_token"]
+
+
+@pytest.fixture
+def catalog(settings) -> Iterator[None]:
+    """The test-only provider and prompt (tests/mcp/catalog_fixtures.py) before the real
+    modules, in this process (the Django test client and the `site_url` server)."""
+    from grove.interfaces.mcp_catalog import prompts, resource_providers
+    from grove.interfaces.mcp_tools import tools
+
+    def forget() -> None:
+        tools.cache_clear()
+        resource_providers.cache_clear()
+        prompts.cache_clear()
+
+    settings.GROVE_MCP_TOOL_MODULES = ["tests.mcp.catalog_fixtures",
+                                       *settings.GROVE_MCP_TOOL_MODULES]
+    forget()
+    yield
+    forget()
+
+
+@pytest.fixture
+def pending_token(db) -> str:
+    """An access token of an OAuth client the owner has not approved (the code flow
+    through Django's test client): authenticated, and nothing granted yet."""
+    from django.test import Client
+
+    from grove.models import Account
+    from tests.grove.identity.oauth_helpers import consent, exchange, new_flow, register
+
+    owner = Account.objects.create_user(username="owner", password=PASSWORD)
+    web = Client()
+    web.force_login(owner)
+    flow = new_flow(register(name="Pending agent"))
+    status, tokens = exchange(flow, consent(web, flow)["code"])
+    assert status == 200, tokens
+    return tokens["access_token"]

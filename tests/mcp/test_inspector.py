@@ -39,6 +39,20 @@ def inspector(served: Served, token: str, *args: str) -> tuple[int, dict, str]:
     return result.returncode, envelope, problems
 
 
+def inspector_refusal(served: Served, token: str, *args: str) -> tuple[int, str]:
+    """(exit code, message) of a request the server answered with a JSON-RPC error: the
+    Inspector prints `{"error": {…, "message": …}}` on stderr and nothing on stdout."""
+    npx = require_program("npx")
+    result = subprocess.run(
+        [npx, "-y", "@modelcontextprotocol/inspector@2", "--cli", f"{served.url}/mcp",
+         "--transport", "http", "--header", f"Authorization: Bearer {token}",
+         "--format", "json", *args],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode != 0 and "{" not in result.stdout, result.stdout[-2000:]
+    [line] = [line for line in result.stderr.splitlines() if line.startswith('{"error"')]
+    return result.returncode, json.loads(line)["error"]["message"]
+
+
 def test_the_inspector_lists_the_tools_and_finds_them_portable(served):
     """--strict lints every schema for portability (single-type fields, …): no finding."""
     code, listed, problems = inspector(served, served.key, "--method", "tools/list",
@@ -84,3 +98,63 @@ def test_the_inspector_calls_a_tool_within_the_grant(served):
     saved = shown["result"]
     assert saved["isError"] is False
     assert saved["structuredContent"]["id"].startswith("note:")
+
+
+# -- resources and prompts (the real catalog, notebooks.mcp_context) --------------------------
+
+
+def test_the_inspector_lists_and_reads_resources(served):
+    code, listed, problems = inspector(served, served.key, "--method", "resources/list")
+    assert code == 0, problems
+    uris = [resource["uri"] for resource in listed["result"]["resources"]]
+    diary = served.notebooks["Diary"]
+    assert uris[:1] == ["brief://all"] and f"notebook://{diary}" in uris
+    [found] = served.api("GET", "/v1/notes", params={"notebookId": diary}).json()["data"]
+    note = f"note://{found['note']['id']}"
+    assert note in uris
+    code, templates, problems = inspector(served, served.key,
+                                          "--method", "resources/templates/list")
+    assert code == 0, problems
+    assert {t["uriTemplate"] for t in templates["result"]["resourceTemplates"]} == {
+        "note://{id}", "note://{id}@{version}", "notebook://{id}", "brief://{notebookId}"}
+    code, read, problems = inspector(served, served.key, "--method", "resources/read",
+                                     "--uri", note)
+    assert code == 0, problems
+    [content] = read["result"]["contents"]
+    assert content["uri"] == note and "the tomatoes made me happy" in content["text"]
+    _code, message = inspector_refusal(served, served.key, "--method", "resources/read",
+                                       "--uri", f"note://{uuid.uuid4()}")
+    assert message == "Resource not found."
+
+
+def test_the_inspector_lists_and_gets_prompts(served):
+    code, listed, problems = inspector(served, served.key, "--method", "prompts/list")
+    assert code == 0, problems
+    prompts = {prompt["name"]: prompt for prompt in listed["result"]["prompts"]}
+    assert list(prompts) == ["load_my_context", "save_handoff", "end_of_session"]
+    assert prompts["save_handoff"]["arguments"][0] == {
+        "name": "taskId", "description": "The task (stable, e.g. a ticket or branch).",
+        "required": True}
+    code, got, problems = inspector(served, served.key, "--method", "prompts/get",
+                                    "--prompt-name", "save_handoff",
+                                    "--prompt-args", "taskId=tomato-beds")
+    assert code == 0, problems
+    [message] = got["result"]["messages"]
+    assert message["role"] == "user" and 'task "tomato-beds"' in message["content"]["text"]
+    code, brief, problems = inspector(served, served.key, "--method", "prompts/get",
+                                      "--prompt-name", "load_my_context", "--prompt-args",
+                                      f"notebookId={served.notebooks['Diary']}")
+    assert code == 0, problems
+    assert "the tomatoes made me happy" in brief["result"]["messages"][0]["content"]["text"]
+
+
+def test_the_inspector_shows_a_pending_app_where_to_approve_it_for_resources(served):
+    token = pending_client_token(served, "Inspector resources")
+    code, listed, problems = inspector(served, token, "--method", "resources/list")
+    assert code == 0 and listed["result"]["resources"] == [], problems
+    _code, message = inspector_refusal(served, token, "--method", "resources/read",
+                                       "--uri", "brief://all")
+    assert "has not approved this app" in message and f"{served.url}/connections/" in message
+    _code, message = inspector_refusal(served, token, "--method", "prompts/get",
+                                       "--prompt-name", "end_of_session")
+    assert "has not approved this app" in message

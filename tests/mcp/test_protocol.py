@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from grove.interfaces.mcp import HANDSHAKE_VERSIONS, tools
+from grove.interfaces.mcp import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, tools
 from notebooks import selectors
 from tests import factories
 from tests.api.conftest import Caller, new_key
@@ -59,8 +59,10 @@ def test_initialize_echoes_a_supported_version_and_names_the_server(key):
     future = rpc(key, "initialize", {"protocolVersion": "2099-01-01"}).json()["result"]
     assert future["protocolVersion"] == HANDSHAKE_VERSIONS[0]
     assert future["serverInfo"]["name"] == "grove"
-    assert future["capabilities"] == {"tools": {"listChanged": False}}
-    assert "recall" in future["instructions"]
+    assert future["capabilities"] == {"tools": {"listChanged": False},
+                                      "resources": {"subscribe": False, "listChanged": False},
+                                      "prompts": {"listChanged": False}}
+    assert "recall" in future["instructions"] and "`brief`" in future["instructions"]
 
 
 def test_transport_rules(key):
@@ -76,8 +78,10 @@ def test_transport_rules(key):
     assert note.status_code == 202 and note.content == b""
     bad_version = rpc(key, "ping", headers={"MCP-Protocol-Version": "1999-01-01"})
     assert bad_version.status_code == 400
-    assert bad_version.json()["error"]["data"]["supported"] == list(HANDSHAKE_VERSIONS)
-    unknown = rpc(key, "resources/list")
+    assert bad_version.json()["error"]["code"] == -32022
+    assert bad_version.json()["error"]["data"] == {"supported": list(SUPPORTED_VERSIONS),
+                                                   "requested": "1999-01-01"}
+    unknown = rpc(key, "completion/complete")
     assert unknown.status_code == 200 and unknown.json()["error"]["code"] == -32601
     foreign = rpc(key, "ping", headers={"Origin": "https://evil.example"})
     assert foreign.status_code == 403
@@ -123,11 +127,14 @@ def test_an_oversize_body_is_a_json_413_before_anything_is_read(key):
     assert anonymous.status_code == 413
 
 
-def test_a_modern_probe_gets_the_error_that_makes_clients_fall_back(key):
-    probe = rpc(key, "server/discover", {}, headers={"MCP-Protocol-Version": "2026-07-28"})
-    assert probe.status_code == 400
-    error = probe.json()["error"]
-    assert error["code"] == -32022 and "2025-11-25" in error["data"]["supported"]
+def test_discover_is_a_modern_method_only(key):
+    """Without the 2026 header (or with a handshake one) `server/discover` is an unknown
+    method, answered as the handshake era answers errors: HTTP 200. (An `auto` client
+    always probes with the 2026 header; tests/mcp/test_modern.py covers that.)"""
+    for headers in ({}, {"MCP-Protocol-Version": "2025-11-25"}):
+        probe = rpc(key, "server/discover", {}, headers=headers)
+        assert probe.status_code == 200
+        assert probe.json()["error"]["code"] == -32601
 
 
 def test_unauthenticated_requests_get_the_resource_metadata_challenge():
@@ -153,7 +160,8 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     response = rpc(key, "tools/list")
     listed = response.json()["result"]["tools"]
     names = [t["name"] for t in listed]
-    assert names == ["remember", "recall", "update_memory", "forget", "get_note",
+    assert names == ["brief", "whoami", "recent_activity", "update_vision",
+                     "remember", "recall", "update_memory", "forget", "get_note",
                      "list_notes", "note_history", "restore_note", "archive_notes",
                      "move_notes", "list_notebooks", "create_notebook", "update_notebook",
                      "ask"]
@@ -179,8 +187,10 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     assert content["maxLength"] == 6000  # the real limit
     assert "automatic" in by_name["remember"]["description"]
     # Lean: a client's context is not free (20,000 bytes until `ask` returned proposals,
-    # whose compact shape adds about 300).
-    assert len(response.content) <= 20_500
+    # whose compact shape adds about 300; the first-read tools — brief, whoami,
+    # recent_activity, update_vision — add about 8,700, most of it the brief's parts in
+    # its outputSchema).
+    assert len(response.content) <= 29_500
 
 
 def test_tool_results_match_their_declared_output_schemas(owner, key):
@@ -208,7 +218,11 @@ def test_tool_results_match_their_declared_output_schemas(owner, key):
              ("list_notebooks", {}), ("create_notebook", {"name": "Home"}),
              ("update_notebook", {"notebookId": str(notebook.id), "name": "Trips"}),
              ("forget", {"items": [str(uuid.uuid4()), str(note.id)]}),
-             ("ask", {"query": "flight", "mode": "search"})]
+             ("ask", {"query": "flight", "mode": "search"}),
+             ("update_vision", {"content": "Travel light."}),
+             ("brief", {}), ("brief", {"notebookId": str(notebook.id), "focus": "flight"}),
+             ("whoami", {}), ("recent_activity", {}),
+             ("recent_activity", {"notebookId": "personal", "limit": 1})]
     for tool, arguments in calls:
         result = call(key, tool, arguments)
         assert result["isError"] is False, (tool, result)
@@ -333,14 +347,16 @@ def test_grants_apply_to_tools(owner):
 def _state(owner) -> list:
     """Everything a tool call can change, timestamps included."""
     from grove.kernel.tenancy import tenant
-    from notebooks.models import Note, Notebook, Revision
+    from notebooks.models import Note, Notebook, Revision, Vision, VisionRevision
 
     with tenant(owner):
         return [sorted(Note.objects.values_list("id", "version", "content", "status",
                                                 "notebook_id", "expires_at")),
                 Revision.objects.count(),
                 sorted(Notebook.objects.values_list("id", "name", "parent_id",
-                                                    "updated_at", "archived_at"))]
+                                                    "updated_at", "archived_at")),
+                sorted(Vision.objects.values_list("id", "version", "content")),
+                VisionRevision.objects.count()]
 
 
 def test_idempotent_hints_say_what_a_repeat_without_an_operation_id_does(owner, key):
@@ -365,6 +381,10 @@ def test_idempotent_hints_say_what_a_repeat_without_an_operation_id_does(owner, 
         "create_notebook": {"name": "Ideas"},
         "update_notebook": {"notebookId": str(other.id), "name": "House"},
         "ask": {"query": "standup", "mode": "search"},
+        "brief": {"focus": "standup"},
+        "whoami": {},
+        "recent_activity": {},
+        "update_vision": {"content": "Ship small."},
     }
     assert set(repeats) == set(hints)
     for tool, arguments in repeats.items():
@@ -524,3 +544,20 @@ def test_the_bridge_answers_bad_lines_and_goes_on():
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r.get("error", {}).get("code") for r in replies] == [-32600, -32600, -32700, None]
     assert replies[-1] == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the answer gets none
+
+
+def test_the_bridge_says_so_when_grove_is_unreachable_for_resources_and_prompts():
+    import io
+
+    from grove.runtime.bridge import Bridge, serve
+
+    bridge = Bridge("http://127.0.0.1:9", "grv_unused", timeout=5)
+    lines = ['{"jsonrpc": "2.0", "id": 1, "method": "resources/list"}',
+             '{"jsonrpc": "2.0", "id": "p", "method": "prompts/get", "params": {"name": "x"}}',
+             '{"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}}']
+    out = io.StringIO()
+    serve(bridge, io.StringIO("\n".join(lines) + "\n"), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [
+        (1, -32603), ("p", -32603), (3, -32601)]  # discover: stdio stays handshake-era
+    assert "unreachable" in replies[0]["error"]["message"]

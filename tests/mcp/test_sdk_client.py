@@ -1,6 +1,7 @@
 """The official MCP Python SDK client against a live Grove (uvicorn, real database),
-authenticated with an API key: the era probe falls back to initialize, tools are
-listed, and tool calls save and find notes within the key's grant."""
+authenticated with an API key: the era probe finds the 2026-07-28 era, tools are
+listed, and tool calls save and find notes within the key's grant. (Each client mode,
+resources and prompts: tests/mcp/test_sdk_eras.py.)"""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def test_sdk_client_lists_tools_and_calls_them_within_the_grant(site_url, commit
     init, listed, saved, again, found, refused, bad = asyncio.run(
         _session(f"{site_url}/mcp", key, steps))
 
-    assert init == ("2025-11-25", "grove")  # the modern probe fell back to initialize
+    assert init == ("2026-07-28", "grove")  # the auto probe found the stateless era
     names = {tool.name for tool in listed.tools}
     assert {"remember", "recall", "list_notes", "forget", "update_notebook"} <= names
     recall_tool = next(t for t in listed.tools if t.name == "recall")

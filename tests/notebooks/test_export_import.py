@@ -38,6 +38,11 @@ def build_library(owner):
     services.note_archive(actor=owner, operation_id=op(), items=[archived.id])
     gone = factories.note(owner, "Forget me.")
     services.note_forget(actor=owner, operation_id=op(), items=[gone.id])
+    services.vision_update(actor=owner, operation_id=op(), content="Ship calm software.")
+    services.vision_update(actor=owner, operation_id=op(), notebook_id=infra.id,
+                           content="Infra: boring and reliable.")
+    services.vision_update(actor=owner, operation_id=op(), notebook_id=infra.id,
+                           content="Infra: boring, reliable, cheap.")
     services.notebook_archive(actor=owner, operation_id=op(), notebook_id=old.id)
     return work
 
@@ -68,6 +73,10 @@ def test_export_then_import_reproduces_the_library_exactly():
     assert exported[0]["type"] == "grove-export"
     types = [r["type"] for r in exported[1:]]
     assert types.count("notebook") == 3 and types.count("note") == 4
+    assert types.count("vision") == 2 and exported[0]["format"] == 2
+    infra_vision = next(r for r in exported if r["type"] == "vision" and r["notebookId"])
+    assert [v["content"] for v in infra_vision["revisions"]] == [
+        "Infra: boring and reliable.", "Infra: boring, reliable, cheap."]
     assert "Forget me." not in json.dumps(exported)  # deleted notes are not exported
     edited = next(r for r in exported if r.get("content", "").startswith("Deploys go through CI.")
                   and r["type"] == "note")
@@ -77,11 +86,32 @@ def test_export_then_import_reproduces_the_library_exactly():
 
     fresh = factories.owner()
     result = account_import(actor=fresh, records=exported)
-    assert (result.notebooks, result.notes, result.revisions) == (3, 4, 7)
+    assert (result.notebooks, result.notes, result.revisions, result.visions) == (3, 4, 7, 2)
     again = list(export_records(actor=fresh))
     assert canonical(again) == canonical(exported)
     # The imported active notes are queued for embedding; the original is untouched.
     assert factories.table_counts(owner.account_id)["notes"] == 5
+
+
+def test_an_account_vision_is_imported_only_where_there_is_none():
+    owner = factories.owner()
+    build_library(owner)
+    exported = list(export_records(actor=owner))
+    other = factories.owner()
+    services.vision_update(actor=other, operation_id=op(), content="My own words.")
+    result = account_import(actor=other, records=exported)
+    assert result.visions == 1  # the notebook's; the account keeps its own
+    from notebooks import selectors
+
+    assert selectors.vision_get(actor=other).content == "My own words."
+    # Format 1 files (before visions) still import.
+    old = [{**exported[0], "format": 1}] + [r for r in exported[1:] if r["type"] != "vision"]
+    assert account_import(actor=factories.owner(), records=old).visions == 0
+    broken = [r if r["type"] != "vision" else {**r, "revisions": r["revisions"][:-1]}
+              for r in exported]
+    with pytest.raises(Invalid) as refused:
+        account_import(actor=factories.owner(), records=broken)
+    assert refused.value.code == "invalid_import"
 
 
 def test_rest_export_is_ndjson_scoped_to_the_grant():
@@ -139,7 +169,7 @@ def test_commands_round_trip(tmp_path):
     fresh_user = Account.objects.get(id=fresh.account_id).username
     out = StringIO()
     call_command("import", "--user", fresh_user, str(path), stdout=out)
-    assert "imported 3 notebooks, 4 notes, 7 revisions" in out.getvalue()
+    assert "imported 3 notebooks, 4 notes, 7 revisions, 2 visions" in out.getvalue()
     assert canonical(list(export_records(actor=fresh))) == \
         canonical([json.loads(line) for line in path.read_text().splitlines()])
     path.write_text('{"type": "grove-export", "format": 99, "exportedAt": "2026-01-01T00:00:00Z"}')

@@ -36,4 +36,4 @@ class Command(BaseCommand):
         except GroveError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(f"imported {result.notebooks} notebooks, {result.notes} notes, "
-                          f"{result.revisions} revisions")
+                          f"{result.revisions} revisions, {result.visions} visions")

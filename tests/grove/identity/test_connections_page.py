@@ -101,3 +101,12 @@ def test_posts_need_csrf():
     web = Client(enforce_csrf_checks=True)
     web.force_login(Account.objects.get(id=owner.account_id))
     assert web.post("/connections/", {"name": "x", "scope": "all"}).status_code == 403
+
+
+def test_each_active_connection_links_to_what_it_reads():
+    owner = factories.owner()
+    active = factories.connection(owner, all_notebooks=True)
+    revoked = factories.connection(owner, status="revoked")
+    page = signed_in(owner).get("/connections/").content.decode()
+    assert f'href="/agents/brief/?connection={active.connection_id}">What it reads</a>' in page
+    assert f"?connection={revoked.id}" not in page

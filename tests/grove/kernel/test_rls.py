@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
-    "notebooks_termdelta",
+    "notebooks_termdelta", "notebooks_vision", "notebooks_visionrevision",
     "ask_conversation", "ask_turn", "ask_proposal", "sharing_share",
 }
 
@@ -59,6 +59,8 @@ def populate(actor):
                                 turn=Turn.objects.get(client_id=asked.id),
                                 state="dropped", drop_reason="malformed")
     share_services.share_create(actor=actor, notebook_id=nb.id)
+    services.vision_update(actor=actor, operation_id=op(), notebook_id=nb.id,
+                           content="secret vision")
     return nb, note
 
 

@@ -1,6 +1,7 @@
 """The browser library (SPEC §11): the notes list with search, filters and infinite
-scroll; the note page; notebook management; import. Each view parses its input, calls
-one service or selector, and renders — a page, or with HTMX the page's partial.
+scroll; the note page; notebook management (with its vision card); import. Each view
+parses its input, calls one service or selector, and renders — a page, or with HTMX the
+page's partial.
 
 Domain errors not handled in place (a conflict that keeps a draft, a form error) reach
 `grove.interfaces.middleware.WebErrorMiddleware`, which renders the one error page/partial.
@@ -42,7 +43,7 @@ from notebooks.forms import (
 )
 from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
-from notebooks.selectors import search
+from notebooks.selectors import search, vision_pages
 from notebooks.services import portability
 
 PAGE_SIZE = 25
@@ -364,10 +365,15 @@ def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
 # -- notebooks ---------------------------------------------------------------------------------
 
 
-def _notebook_page(request: HttpRequest, notebook_id: str, *,
-                   form: NotebookEditForm | None = None, problem: str | None = None,
-                   status: int = 200) -> HttpResponse:
-    page = selectors.notebook_page_of(actor=session_actor(request), notebook_id=notebook_id)
+def notebook_page_response(request: HttpRequest, notebook_id: str | uuid.UUID, *,
+                           form: NotebookEditForm | None = None, problem: str | None = None,
+                           vision_shown: dict[str, Any] | None = None,
+                           status: int = 200) -> HttpResponse:
+    """The notebook page (`vision_shown`: a refused vision edit, shown again in its
+    card — notebooks.views.vision)."""
+    read = vision_pages.notebook_vision_page(actor=session_actor(request),
+                                             notebook_id=notebook_id)
+    page = read.page
     notebook, counts = page.notebook, page.counts
     notebooks = notebooks_for(request)
     # The parent picker offers every live notebook outside this one's subtree.
@@ -385,6 +391,8 @@ def _notebook_page(request: HttpRequest, notebook_id: str, *,
                                   "parent": str(notebook.parent_id or "")}),
         "confirm": {action: NotebookConfirmForm(auto_id=f"{action}-%s")
                     for action in NOTEBOOK_ACTIONS},
+        "vision_card": read.vision,
+        **(vision_shown or {}),
     }, status=status)
 
 
@@ -394,10 +402,10 @@ def notebook_manage(request: HttpRequest, notebook_id: str) -> HttpResponse:
     """Rename and move (a parent picker, no dragging); the subtree counts that archive,
     restore and delete would act on."""
     if request.method == "GET":
-        return _notebook_page(request, notebook_id)
+        return notebook_page_response(request, notebook_id)
     form = NotebookEditForm(request.POST)  # the service checks the parent
     if not form.is_valid():
-        return _notebook_page(request, notebook_id, form=form, status=400)
+        return notebook_page_response(request, notebook_id, form=form, status=400)
     data = form.cleaned_data
     try:
         services.notebook_update(
@@ -405,7 +413,7 @@ def notebook_manage(request: HttpRequest, notebook_id: str) -> HttpResponse:
             notebook_id=notebook_id, name=data["name"], parent_id=data["parent"] or None)
     except GroveError as exc:  # a missing notebook is still a 404: the page's read raises it
         form.add_error(None, exc.message)
-        return _notebook_page(request, notebook_id, form=form, status=exc.status)
+        return notebook_page_response(request, notebook_id, form=form, status=exc.status)
     messages.success(request, "Notebook saved.")
     return redirect("notebook", notebook_id=notebook_id)
 
@@ -424,7 +432,7 @@ def notebook_action(request: HttpRequest, notebook_id: str, action: str) -> Http
         raise Http404("No such action.")
     form = NotebookConfirmForm(request.POST)
     if not form.is_valid():
-        return _notebook_page(request, notebook_id, status=400,
+        return notebook_page_response(request, notebook_id, status=400,
                               problem="Tick the confirmation first.")
     counts = NOTEBOOK_ACTIONS[action](
         actor=session_actor(request), notebook_id=notebook_id,

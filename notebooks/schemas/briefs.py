@@ -1,0 +1,433 @@
+"""The shapes of an agent's first read (SPEC §10): visions, the brief, recent activity and
+who-am-I — arguments and results shared by REST, MCP and the website — and the brief's
+markdown, written here once so every interface hands out the same document.
+
+Dates in a brief are dates only, in the time zone the caller asked for (named in the
+header); stored instants stay UTC, and recent activity gives them as such.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, JsonValue
+
+from grove.kernel.paging import CURSOR_MAX_CHARS
+from grove.kernel.schemas import In, ListMeta, Out
+from grove.kernel.validation import STORABLE_TEXT, TIME_ZONE_MAX_CHARS, zone_names
+from notebooks import rules
+from notebooks.models import VISION_MAX_CHARS
+from notebooks.schemas.arguments import (
+    KindName,
+    NotebookId,
+    Operated,
+    Place,
+    ToolArguments,
+    place_of,
+)
+
+# -- vision ------------------------------------------------------------------------------------
+
+
+class VisionOut(Out):
+    """A vision (the account's when `notebookId` is null). Version 0: never written."""
+
+    notebook_id: uuid.UUID | None
+    content: str
+    version: int
+    updated_at: datetime | None
+    updated_by: str | None  # the connection's name, or "website"
+
+
+class VisionRevisionOut(Out):
+    version: int
+    content: str
+    created_at: datetime
+    by: str  # the connection's name, or "website"
+    operation_id: uuid.UUID | None
+
+
+class VisionIn(Operated):
+    content: str = Field(
+        max_length=VISION_MAX_CHARS + 1000,  # outer cap: the service trims, then checks
+        description=f"Markdown, what the work is for (trimmed, at most {VISION_MAX_CHARS} "
+        "characters); it replaces the whole vision; empty clears it.",
+        json_schema_extra={"pattern": STORABLE_TEXT})
+    expected_version: int | None = Field(
+        default=None, ge=0, description="The version you read (0: none yet); "
+        "version_conflict if it changed. Omitted: no check.")
+
+
+class UpdateVisionArgs(ToolArguments, VisionIn):
+    notebook_id: NotebookId | None = Field(
+        default=None, description="The notebook (`<uuid>` or `notebook:<uuid>`) whose "
+        "vision to replace. Omitted: the account's (needs every notebook and Personal).")
+
+
+class VisionSaved(Out):
+    """update_vision's answer: where, and the new version (send it back as
+    expectedVersion next time)."""
+
+    notebook_id: str | None = None  # notebook:<uuid>; left out for the account's
+    version: int
+
+
+# -- the brief ---------------------------------------------------------------------------------
+
+Section = Literal["handoffs", "facts", "related"]
+FloorCount = Annotated[int, Field(ge=0, le=rules.BRIEF_FLOOR_MAX)]
+# One floor in a query string: a kind and a count from 0 to 20 (BRIEF_FLOOR_MAX).
+_FLOOR = r"(preference|fact|decision|solution|handoff):([0-9]|1[0-9]|20)"
+FLOORS = "Per kind, at least this many ranked first among the facts, e.g. {\"decision\": 3}."
+
+
+class _BriefArguments(In):
+    """The brief's arguments (`GET /v1/brief` query, the `brief` tool)."""
+
+    notebook_id: Place | None = Field(
+        default=None, description="A notebook (`<uuid>`, `notebook:<uuid>`) or "
+        "\"personal\"; omitted: everything this connection may read.")
+    include_personal: bool = Field(default=True, description="With a notebook: also "
+                                   "Personal notes, when granted.")
+    focus: str | None = Field(default=None, max_length=rules.BRIEF_FOCUS_MAX_CHARS,
+                              description="What you are about to work on: adds related "
+                              "notes (recall).", json_schema_extra={"pattern": STORABLE_TEXT})
+    since: datetime | date | None = Field(
+        default=None, description="Recent changes since this date or time (ISO 8601; "
+        "without a zone: in timeZone). Default: 7 days ago.")
+    time_zone: str = Field(default="UTC", max_length=TIME_ZONE_MAX_CHARS,
+                           description="IANA zone for the dates shown, e.g. "
+                           "America/Los_Angeles.")
+    format: Literal["markdown", "json"] = Field(default="markdown", description="markdown: "
+                                                "one document; json: its parts.")
+    budget_tokens: int = Field(default=rules.BRIEF_DEFAULT_TOKENS, ge=rules.BRIEF_MIN_TOKENS,
+                               le=rules.BRIEF_MAX_TOKENS, description="Token budget of the "
+                               "whole brief; pinned notes are delivered whatever it is.")
+
+    def floor_counts(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def service_kwargs(self) -> dict[str, Any]:
+        """`brief_get` keywords: an omitted notebookId means everything granted."""
+        scope: Any = rules.EVERYWHERE
+        if "notebook_id" in self.model_fields_set and self.notebook_id is not None:
+            scope = place_of(self.notebook_id)
+        return {"notebook_id": scope, "include_personal": self.include_personal,
+                "focus": self.focus, "since": self.since, "time_zone": self.time_zone,
+                "budget_tokens": self.budget_tokens, "floors": self.floor_counts(),
+                "format": self.format}
+
+
+class BriefIn(_BriefArguments):
+    floors: dict[KindName, FloorCount] | None = Field(default=None, description=FLOORS)
+
+    def floor_counts(self) -> dict[str, int]:
+        return {str(kind): count for kind, count in (self.floors or {}).items()}
+
+
+class BriefArgs(ToolArguments, BriefIn):
+    pass
+
+
+class BriefQuery(_BriefArguments):
+    """`GET /v1/brief`: the same arguments from a query string, floors written
+    `floors=decision:3,fact:2`."""
+
+    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
+    # The OpenAPI document names every zone the service accepts (a few kilobytes there;
+    # the tool's schema, which a model reads, describes the field in words instead).
+    time_zone: str = Field(default="UTC", max_length=TIME_ZONE_MAX_CHARS,
+                           description="IANA zone for the dates shown.",
+                           json_schema_extra={"enum": list[JsonValue](sorted(zone_names()))})
+    floors: str | None = Field(default=None, max_length=200, description=FLOORS
+                               + " Here: decision:3,fact:2 (a kind named twice: the last "
+                               "count).", pattern=rf"^{_FLOOR}(,{_FLOOR})*$")
+
+    def floor_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for pair in (self.floors or "").split(","):
+            if pair:
+                kind, _, count = pair.partition(":")
+                counts[kind] = int(count)
+        return counts
+
+
+class BriefNote(Out):
+    """A note delivered in full."""
+
+    id: str  # note:<uuid>@<version>
+    kind: str
+    section: Section
+    content: str
+    updated: date  # in the brief's zone
+    notebook: str | None = None  # left out for a Personal note
+    task_id: str | None = None
+    pinned: bool | None = None  # set (true) only for a pinned note
+
+
+class BriefIndexEntry(Out):
+    """A note past the full-text budget, as one line: `first line — detail (id)`."""
+
+    id: str
+    section: Section
+    line: str
+
+
+class BriefChange(Out):
+    """One recent change: the note as it is now, what happened last and who did it."""
+
+    id: str  # note:<uuid>@<version>
+    date: date
+    change: str  # the last revision's reason: create, update, move, restore, …
+    kind: str
+    title: str
+    by: str
+
+
+class BriefVision(Out):
+    scope: Literal["account", "notebook"]
+    notebook: str | None = None  # the notebook's name
+    version: int
+    updated: date
+    by: str
+    content: str
+
+
+class BriefRecentMeta(Out):
+    returned: int  # lines of recent changes shown
+    available: int  # notes changed since `since`
+    tokens: int  # what the lines took
+
+
+class BriefMeta(Out):
+    returned: int  # notes in full (every pinned one included)
+    indexed: int  # notes as index lines (never counted in `returned`)
+    dropped: int  # notes that fit neither
+    available: int  # returned + indexed + dropped
+    truncated: bool
+    returned_items: list[str]
+    indexed_items: list[str]
+    dropped_items: list[str]
+    dropped_unlisted: int  # dropped notes beyond the ranked window, counted but not named
+    pinned: int
+    budget_tokens: int
+    tokens: int  # the markdown document, counted
+    full_text_tokens: int  # what the notes in full took
+    index_tokens: int  # what the index lines took (of index_budget)
+    index_budget: int
+    tokenizer: str
+    time_zone: str
+    today: date
+    since: date
+    recent: BriefRecentMeta
+    focus_mode: str | None = None  # recall's mode for `focus`: hybrid | lexical
+
+
+class BriefOut(Out):
+    """The brief: `markdown` (format markdown), or its parts (format json); `meta` with
+    both."""
+
+    format: Literal["markdown", "json"]
+    markdown: str | None = None
+    startup: str | None = None
+    visions: list[BriefVision] | None = None
+    handoffs: list[BriefNote] | None = None
+    recent: list[BriefChange] | None = None
+    facts: list[BriefNote] | None = None
+    related: list[BriefNote] | None = None
+    index: list[BriefIndexEntry] | None = None
+    meta: BriefMeta
+
+    def mcp_text(self) -> str | None:
+        return self.markdown  # json: the structured result's JSON
+
+
+# -- who am I ----------------------------------------------------------------------------------
+
+
+class GrantedNotebook(Out):
+    id: str  # notebook:<uuid>
+    name: str  # its path, "Parent / Child"
+
+
+class WhoamiOut(Out):
+    account: str  # the owner's user name
+    via: Literal["connection", "session"]
+    connection_id: uuid.UUID | None = None
+    connection_name: str | None = None
+    connection_kind: str | None = None  # api_key | oauth
+    capabilities: list[str]
+    personal: bool  # Personal notes granted
+    all_notebooks: bool  # every notebook, current and future
+    notebooks: list[GrantedNotebook]  # the live notebooks granted now
+    capture_paused: bool
+    startup: str  # the same line the brief opens with
+
+    def mcp_text(self) -> str:
+        return self.startup
+
+
+class WhoamiArgs(ToolArguments):
+    pass
+
+
+# -- recent activity ---------------------------------------------------------------------------
+
+
+class ActivityIn(In):
+    since: datetime | date | None = Field(
+        default=None, description="Changes at or after this time (ISO 8601; a date is its "
+        "midnight UTC). Default: 7 days ago.")
+    notebook_id: Place | None = Field(
+        default=None, description="A notebook (`<uuid>`, `notebook:<uuid>`) or "
+        "\"personal\"; omitted: everything this connection may read.")
+    connection_id: uuid.UUID | Literal["website"] | None = Field(
+        default=None, description="Only changes made by this connection (its id), or "
+        "\"website\" for the owner's own.")
+    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
+                               description="meta.nextCursor of the previous page.")
+    limit: int = Field(default=rules.ACTIVITY_DEFAULT_LIMIT, ge=1,
+                       le=rules.ACTIVITY_MAX_LIMIT, description="Changes per page.")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        scope: Any = rules.EVERYWHERE
+        if "notebook_id" in self.model_fields_set and self.notebook_id is not None:
+            scope = place_of(self.notebook_id)
+        return {"since": self.since, "notebook_id": scope,
+                "connection_id": self.connection_id, "cursor": self.cursor,
+                "limit": self.limit}
+
+
+class ActivityArgs(ToolArguments, ActivityIn):
+    pass
+
+
+class ActivityQuery(ActivityIn):
+    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
+
+
+class ActivityItem(Out):
+    """One revision: which note and version, what changed, who changed it, when."""
+
+    id: str  # note:<uuid>@<version>
+    change: str  # create, update, restore_revision, archive, restore, move, expire, delete
+    kind: str
+    title: str  # the revision's first line ("" for a deleted note)
+    at: datetime
+    by: str  # the connection's name, "website" or "Grove" (retention)
+    notebook: str | None = None  # left out for Personal
+    connection_id: uuid.UUID | None = None
+
+
+class ActivityPage(Out):
+    data: list[ActivityItem]
+    meta: ListMeta
+
+    def mcp_text(self) -> str:
+        meta = self.meta
+        head = f"{meta.returned} of {meta.available} changes, newest first"
+        if meta.next_cursor:
+            head += f"; next page: cursor {meta.next_cursor}"
+        lines = [f"{item.at:%Y-%m-%d %H:%M} UTC {item.id} {item.change} ({item.kind}"
+                 + (f", {item.notebook}" if item.notebook else "") + f") by {item.by}"
+                 + (f": {item.title}" if item.title else "") for item in self.data]
+        return "\n".join([head, *lines])
+
+
+# -- the brief's markdown: each part written once ------------------------------------------------
+
+BYLINE_WEBSITE = "website"
+BYLINE_SYSTEM = "Grove"
+
+
+def header_line(name: str, today: date, zone: str) -> str:
+    return f"# Brief for {name} — {today:%a %Y-%m-%d} ({zone})"
+
+
+def _who(by: str) -> str:
+    """A byline as an agent reads it: the owner's own changes say so."""
+    return "the owner" if by == BYLINE_WEBSITE else by
+
+
+def vision_block(vision: BriefVision) -> str:
+    where = "account" if vision.scope == "account" else vision.notebook
+    return (f"## Vision — {where}\n_v{vision.version}, {vision.updated:%Y-%m-%d}, by "
+            f"{_who(vision.by)}_\n\n{vision.content}")
+
+
+def note_head(note: BriefNote) -> str:
+    head = note.kind + (f" (task {note.task_id})" if note.task_id else "")
+    if note.pinned:
+        head += ", pinned"
+    if note.notebook is not None:
+        head += f", {note.notebook}"
+    return f"### {note.id} — {head}, {note.updated:%Y-%m-%d}"
+
+
+def note_block(note: BriefNote) -> str:
+    return f"{note_head(note)}\n{note.content}"
+
+
+def index_line(entry: BriefIndexEntry) -> str:
+    return f"- {entry.line} ({entry.id})"
+
+
+def change_line(change: BriefChange) -> str:
+    return (f"- {change.date:%Y-%m-%d} {change.id} {change.change} ({change.kind}) by "
+            f"{_who(change.by)}: {change.title}")
+
+
+SECTION_TITLES: dict[str, str] = {
+    "handoffs": "## Handoffs in progress",
+    "facts": "## Preferences, facts and decisions",
+    "related": "## Related to your focus",
+    "index": "## Index (past the budget: get_note for the full text)",
+}
+NOTHING_RECENT = "No notes changed."
+
+
+def recent_title(since: date) -> str:
+    return f"## Recent changes since {since:%Y-%m-%d}"
+
+
+def recent_more(more: int) -> str:
+    return f"- … and {more} more (recent_activity lists them all)"
+
+
+def footer(meta: BriefMeta) -> str:
+    parts = [f"{meta.returned} notes in full", f"{meta.indexed} as index lines"]
+    if meta.dropped:
+        parts.append(f"{meta.dropped} dropped over the budget")
+    return (f"---\n_{', '.join(parts)}; about {meta.tokens} of {meta.budget_tokens} tokens "
+            f"({meta.tokenizer})._")
+
+
+def brief_markdown(*, header: str, startup: str, visions: list[BriefVision],
+                   recent: list[BriefChange], recent_available: int, since: date,
+                   notes: list[BriefNote], index: list[BriefIndexEntry],
+                   meta_footer: str = "") -> str:
+    """The brief as one markdown document: header, startup line, visions, handoffs,
+    recent changes, facts, related notes, the index, and the counts."""
+    blocks = [header, startup]
+    blocks += [vision_block(v) for v in visions]
+    handoffs = [n for n in notes if n.section == "handoffs"]
+    if handoffs:
+        blocks.append(SECTION_TITLES["handoffs"])
+        blocks += [note_block(n) for n in handoffs]
+    recent_lines = [change_line(c) for c in recent] or [NOTHING_RECENT]
+    if recent_available > len(recent):
+        recent_lines.append(recent_more(recent_available - len(recent)))
+    blocks.append(recent_title(since) + "\n" + "\n".join(recent_lines))
+    for section in ("facts", "related"):
+        chosen = [n for n in notes if n.section == section]
+        if chosen:
+            blocks.append(SECTION_TITLES[section])
+            blocks += [note_block(n) for n in chosen]
+    if index:
+        blocks.append(SECTION_TITLES["index"] + "\n"
+                      + "\n".join(index_line(e) for e in index))
+    if meta_footer:
+        blocks.append(meta_footer)
+    return "\n\n".join(blocks) + "\n"

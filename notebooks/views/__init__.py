@@ -1,0 +1,49 @@
+"""The website pages of notebooks (SPEC §11), one module per part of the site:
+
+| module | pages |
+|---|---|
+| `library` | the notes list (search, filters, infinite scroll); a note; notebooks; import |
+| `vision` | saving a notebook's vision (notebook page) and the account's (Settings) |
+| `agents` | what agents read first: "What your agents read" (a brief) and Activity |
+
+Each view parses its input, calls one service or selector, and renders — a page, or with
+HTMX the page's partial. `notebooks/urls.py` names the views through this package.
+"""
+
+from notebooks.views.agents import activity, agent_brief
+from notebooks.views.library import (
+    account_import_upload,
+    home,
+    note_action,
+    note_create,
+    note_detail,
+    note_diff,
+    note_edit,
+    note_move,
+    note_restore_revision,
+    note_retry_indexing,
+    notebook_action,
+    notebook_create,
+    notebook_manage,
+)
+from notebooks.views.vision import account_vision_edit, notebook_vision_edit
+
+__all__ = [
+    "account_import_upload",
+    "account_vision_edit",
+    "activity",
+    "agent_brief",
+    "home",
+    "note_action",
+    "note_create",
+    "note_detail",
+    "note_diff",
+    "note_edit",
+    "note_move",
+    "note_restore_revision",
+    "note_retry_indexing",
+    "notebook_action",
+    "notebook_create",
+    "notebook_manage",
+    "notebook_vision_edit",
+]

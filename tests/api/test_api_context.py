@@ -1,0 +1,152 @@
+"""What agents read first over REST and MCP (SPEC §10): visions, the brief, recent activity
+and who-am-I — the same functions and arguments behind `/v1` and the tools, the same
+document for the same connection, 4xx with codes for bad input."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.test import Client
+
+from notebooks import services
+from tests import factories
+from tests.api.conftest import Caller, data, new_key
+from tests.factories import op
+from tests.mcp.helpers import error_of
+from tests.mcp.test_protocol import call
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def garden(owner):
+    return factories.notebook(owner, "Garden")
+
+
+def test_visions_over_rest(api, owner, garden):
+    assert data(api.get("/vision")) == {"notebookId": None, "content": "", "version": 0,
+                                        "updatedAt": None, "updatedBy": None}
+    put = api.call("PUT", f"/notebooks/{garden.id}/vision",
+                   {"content": "Feed four people.", "expectedVersion": 0},
+                   headers={"Idempotency-Key": str(uuid.uuid4())})
+    assert put.status_code == 200 and data(put)["version"] == 1
+    assert data(put)["updatedBy"] == "test key"
+    stale = api.call("PUT", f"/notebooks/{garden.id}/vision",
+                     {"content": "Feed six.", "expectedVersion": 0})
+    assert stale.status_code == 409
+    assert stale.json()["error"]["code"] == "version_conflict"
+    assert stale.json()["error"]["details"] == {"currentVersion": 1}
+    assert data(api.get(f"/notebooks/{garden.id}/vision"))["content"] == "Feed four people."
+    history = api.get(f"/notebooks/{garden.id}/vision/revisions").json()
+    assert [r["version"] for r in history["data"]] == [1]
+    assert history["meta"]["available"] == 1
+    account = api.call("PUT", "/vision", {"content": "Grow food."})
+    assert account.status_code == 200 and data(api.get("/vision"))["content"] == "Grow food."
+    assert [r["content"] for r in data(api.get("/vision/revisions"))] == ["Grow food."]
+
+
+def test_vision_bad_input_and_grants_over_rest(owner, garden):
+    key, _ = new_key(owner, all_notebooks=False, personal=False, notebooks=[garden.id])
+    limited = Caller(Client(), key)
+    for body, status, code in (({"content": "x" * 6001}, 400, "content_too_long"),
+                               ({"content": 3}, 422, "invalid_request"),
+                               ({"content": "x", "extra": 1}, 422, "invalid_request"),
+                               ({"content": "x", "expectedVersion": -1}, 422,
+                                "invalid_request")):
+        answer = limited.call("PUT", f"/notebooks/{garden.id}/vision", body)
+        assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), body
+    refused = limited.call("PUT", "/vision", {"content": "Obey me."})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (
+        403, "account_vision_forbidden")
+    hidden = factories.notebook(owner, "Hidden")
+    unknown = uuid.uuid4()
+    for place in (hidden.id, unknown):
+        for method, path in (("GET", f"/notebooks/{place}/vision"),
+                             ("PUT", f"/notebooks/{place}/vision")):
+            answer = limited.call(method, path, {"content": "x"} if method == "PUT" else None)
+            assert answer.status_code == 404, (method, path)
+            assert answer.json()["error"]["code"] == "notebook_not_found"
+
+
+def test_the_brief_over_rest(api, owner, garden):
+    services.vision_update(actor=owner, operation_id=op(), content="Grow food.")
+    factories.note(owner, "Tomatoes need sun.", notebook_id=garden.id, pinned=True)
+    factories.note(owner, "A decision in Personal.", kind="decision")
+    brief = data(api.get(f"/brief?notebookId={garden.id}&timeZone=Europe/Paris"))
+    assert brief["format"] == "markdown" and "Grow food." in brief["markdown"]
+    assert "(Europe/Paris)" in brief["markdown"].splitlines()[0]
+    assert brief["meta"]["returned"] == 2 and brief["meta"]["pinned"] == 1
+    parts = data(api.get("/brief?format=json&floors=decision:1,fact:1,decision:0"
+                         f"&includePersonal=false&notebookId={garden.id}"))
+    assert parts["markdown"] is None and [n["content"] for n in parts["facts"]] == [
+        "Tomatoes need sun."]
+    for query, code in (("timeZone=Nowhere/Else", "invalid_time_zone"),
+                        ("budgetTokens=5", "invalid_request"),
+                        ("floors=poem:2", "invalid_request"),
+                        ("floors=decision:21", "invalid_request"),
+                        ("floors=decision", "invalid_request"),
+                        ("format=html", "invalid_request"),
+                        ("since=yesterday", "invalid_request"),
+                        (f"notebookId={uuid.uuid4()}", "notebook_not_found")):
+        answer = api.get(f"/brief?{query}")
+        assert 400 <= answer.status_code < 500, (query, answer.content)
+        assert answer.json()["error"]["code"] == code, (query, answer.json())
+
+
+def test_activity_and_whoami_over_rest(api, owner, garden):
+    note = factories.note(owner, "Planted garlic.", notebook_id=garden.id)
+    page = api.get("/activity?limit=1").json()
+    assert page["data"][0]["id"] == note.versioned_id and page["data"][0]["by"] == "website"
+    assert page["meta"]["returned"] == 1 and page["meta"]["available"] == 1
+    assert page["data"][0]["notebook"] == "Garden"
+    assert api.get("/activity?connectionId=website").json()["meta"]["available"] == 1
+    assert api.get(f"/activity?connectionId={uuid.uuid4()}").json()["meta"]["available"] == 0
+    for query in ("limit=0", "connectionId=someone", "cursor=forged", "since=soon"):
+        answer = api.get(f"/activity?{query}")
+        assert 400 <= answer.status_code < 500, query
+    me = data(api.get("/whoami"))
+    assert (me["connectionName"], me["personal"], me["allNotebooks"]) == ("test key", True,
+                                                                         True)
+    assert me["notebooks"] == [{"id": f"notebook:{garden.id}", "name": "Garden"}]
+
+
+def test_the_tools_answer_what_the_routes_answer(api, owner, garden):
+    factories.note(owner, "A fact for both.", notebook_id=garden.id)
+    args = {"notebookId": str(garden.id), "timeZone": "America/Los_Angeles",
+            "budgetTokens": 900}
+    rest = data(api.get(f"/brief?notebookId={garden.id}&timeZone=America/Los_Angeles"
+                        "&budgetTokens=900"))
+    tool = call(api.key, "brief", args)
+    assert tool["content"][0]["text"] == rest["markdown"]
+    # The tool leaves out what REST says is null (its outputSchema has no nulls).
+    assert tool["structuredContent"]["meta"] == {k: v for k, v in rest["meta"].items()
+                                                 if v is not None}
+    json_tool = call(api.key, "brief", {**args, "format": "json"})
+    assert json_tool["structuredContent"]["facts"][0]["content"] == "A fact for both."
+    who = call(api.key, "whoami", {})
+    assert who["content"][0]["text"] == data(api.get("/whoami"))["startup"]
+    activity = call(api.key, "recent_activity", {"limit": 5})
+    assert [(i["id"], i["change"], i["by"]) for i in activity["structuredContent"]["data"]] \
+        == [(i["id"], i["change"], i["by"]) for i in api.get("/activity?limit=5").json()["data"]]
+    assert "1 of 1 changes" in activity["content"][0]["text"]
+    saved = call(api.key, "update_vision", {"notebookId": f"notebook:{garden.id}",
+                                            "content": "Tomatoes first.",
+                                            "expectedVersion": 0})
+    assert saved["structuredContent"] == {"notebookId": f"notebook:{garden.id}",
+                                          "version": 1}
+    stale = call(api.key, "update_vision", {"content": "Grow food.", "expectedVersion": 3})
+    assert error_of(stale) == {"code": "version_conflict", "currentVersion": 0}
+    bad = call(api.key, "brief", {"timeZone": "Mars/Base"})
+    assert error_of(bad)["code"] == "invalid_time_zone"
+
+
+def test_a_read_only_key_reads_but_cannot_write_a_vision(owner, garden):
+    key, _ = new_key(owner, capabilities=["memory:read"])
+    reader = Caller(Client(), key)
+    assert reader.get("/brief").status_code == 200
+    refused = reader.call("PUT", f"/notebooks/{garden.id}/vision", {"content": "x"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (
+        403, "insufficient_capability")
+    assert error_of(call(key, "update_vision", {"content": "x"}))["code"] == \
+        "insufficient_capability"
