@@ -4,7 +4,7 @@ agent's first read is known to be cheap).
 Data: 100,000 notes bulk-loaded as in latency.py (SciFact documents and variations),
 spread over 20 notebooks as in library.py (every 10th stays Personal), then given a mix
 of kinds — 20 % preferences, 20 % decisions, 2 % handoffs (each its own task), the rest
-facts — 40 pinned, and 300 changed within the last week; random vectors (recall for a
+facts — 8 pinned, and 300 changed within the last week; random vectors (recall for a
 focus embeds the query with the configured local model and walks the HNSW index).
 
 Measured in-process, after 5 warm-up calls each, `--samples` calls (default 100) of:
@@ -48,7 +48,9 @@ def mix_kinds(env: Env) -> dict[str, int]:
 
     with tenant(env.actor), connection.cursor() as cursor:
         cursor.execute(
-            "WITH numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n "
+            # Numbered in another order than `spread_over_notebooks` numbers them, so
+            # kinds are independent of places (every place holds every kind).
+            "WITH numbered AS (SELECT id, row_number() OVER (ORDER BY md5(id::text)) AS n "
             "FROM notebooks_note) "
             "UPDATE notebooks_note SET "
             " kind = CASE WHEN n % 50 = 7 THEN 'handoff' WHEN n % 5 = 1 THEN 'preference' "
@@ -56,7 +58,7 @@ def mix_kinds(env: Env) -> dict[str, int]:
             " task_id = CASE WHEN n % 50 = 7 THEN 'task-' || n ELSE NULL END, "
             " retention_days = CASE WHEN n % 50 = 7 THEN 30 ELSE NULL END, "
             " expires_at = CASE WHEN n % 50 = 7 THEN now() + interval '30 days' ELSE NULL END, "
-            " pinned = (n % 2500 = 3), importance = (n % 10) / 10.0, "
+            " pinned = (n % 12500 = 3), importance = (n % 10) / 10.0, "
             " updated_at = CASE WHEN n % 333 = 0 THEN now() - (n % 7) * interval '1 day' "
             "                   ELSE now() - interval '60 days' END "
             "FROM numbered WHERE notebooks_note.id = numbered.id")

@@ -20,6 +20,8 @@
     .venv/bin/python bench/pipeline.py [--n 1000]
     .venv/bin/python bench/pipeline.py --saves-only --out pipeline-saves   # step 1 only,
         # plus the same saves with the term-statistics triggers on and off, alternating
+    .venv/bin/python bench/pipeline.py --saves-only --brief-indexes --out pipeline-saves-brief
+        # step 1, plus the same saves with the brief's indexes (notebooks 0014) on and off
 """
 
 from __future__ import annotations
@@ -151,12 +153,44 @@ def trigger_ab(env: Env, texts: list[str], block: int = 100) -> dict[str, Any]:
             "triggers_off": summary_ms(timings["off"])}
 
 
+# The brief's indexes (notebooks 0014), as that migration creates them.
+BRIEF_INDEXES = {
+    "note_brief_counting": "(account_id, status) INCLUDE (notebook_id, expires_at, kind, pinned)",
+    "note_ranked": "(account_id, kind, importance DESC, updated_at DESC, id)",
+    "note_ranked_place": "(account_id, notebook_id, kind, importance DESC, updated_at DESC, id)",
+    "note_pinned": "(account_id) WHERE pinned",
+}
+
+
+def brief_indexes_ab(env: Env, texts: list[str], block: int = 100) -> dict[str, Any]:
+    """What the brief's four indexes cost a save: the same saves in alternating blocks
+    with the indexes present and dropped (as the schema owner), so other load hits both
+    alike; the indexes are back afterwards."""
+    timings: dict[str, list[float]] = {"on": [], "off": []}
+    try:
+        for number, lo in enumerate(range(0, len(texts), block)):
+            state = "off" if number % 2 else "on"
+            if state == "off":
+                env.owner_sql(*(f"DROP INDEX IF EXISTS {name}" for name in BRIEF_INDEXES))
+            else:
+                env.owner_sql(*(f"CREATE INDEX IF NOT EXISTS {name} ON notebooks_note {cols}"
+                                for name, cols in BRIEF_INDEXES.items()))
+            timings[state] += save_all(env, texts[lo:lo + block])[0]
+    finally:
+        env.owner_sql(*(f"CREATE INDEX IF NOT EXISTS {name} ON notebooks_note {cols}"
+                        for name, cols in BRIEF_INDEXES.items()))
+    return {"block": block, "indexes_on": summary_ms(timings["on"]),
+            "indexes_off": summary_ms(timings["off"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--out", default="pipeline")
     parser.add_argument("--saves-only", action="store_true",
                         help="measure save latency (step 1) only")
+    parser.add_argument("--brief-indexes", action="store_true",
+                        help="with --saves-only: the brief's indexes on and off, alternating")
     args = parser.parse_args()
     n = args.n
     started_all = time.perf_counter()
@@ -192,8 +226,13 @@ def main() -> None:
     results["save_without_wakeup"] = summary_ms(nosend_seconds)
     print("save without wake-up", results["save_without_wakeup"], flush=True)
     if args.saves_only:
-        results["term_stats_triggers_ab"] = trigger_ab(env, texts_of(corpus, 1000, skip=n + 320))
-        print("triggers on / off", results["term_stats_triggers_ab"], flush=True)
+        extra = texts_of(corpus, 1000, skip=n + 320)
+        if args.brief_indexes:
+            results["brief_indexes_ab"] = brief_indexes_ab(env, extra)
+            print("brief indexes on / off", results["brief_indexes_ab"], flush=True)
+        else:
+            results["term_stats_triggers_ab"] = trigger_ab(env, extra)
+            print("triggers on / off", results["term_stats_triggers_ab"], flush=True)
         results["seconds"] = round(time.perf_counter() - started_all, 1)
         print(f"wrote {write_result(args.out, results, env)}")
         env.close()

@@ -163,12 +163,26 @@ def ingest_then_ask() -> None:
         print()
 
 
+def brief() -> None:
+    d = read("brief")
+    if not d:
+        return
+    print("### brief —", provenance(d))
+    rows = [[label, ms(s)] for label, s in d["paths"].items()]
+    print(md([f"call at {d['size']:,} notes (in-process)", "p50 / p95 / p99 ms"], rows))
+    meta = d["brief_meta"]
+    print(f"\nthe default brief: {meta['returned']} in full, {meta['indexed']} indexed, "
+          f"{meta['dropped']} dropped of {meta['available']}; {meta['tokens']} tokens of "
+          f"{meta['budgetTokens']}; load {d['load']}\n")
+
+
 def main() -> None:
     ingest_then_ask()
     quality()
     pipeline()
     latency()
     library()
+    brief()
 
 
 if __name__ == "__main__":

@@ -215,6 +215,16 @@ class Note(NoteFields):
             # note's row (content included).
             models.Index(fields=["account", "status"], name="note_counting",
                          include=["notebook", "expires_at", "created_at", "updated_at"]),
+            # The brief: its count of the notes it could carry (kinds and pins, read
+            # from the index alone), and each kind's best notes, walked in rank order
+            # (notebooks.selectors.brief).
+            models.Index(fields=["account", "status"], name="note_brief_counting",
+                         include=["notebook", "expires_at", "kind", "pinned"]),
+            models.Index(fields=["account", "kind", "-importance", "-updated_at", "id"],
+                         name="note_ranked"),
+            models.Index(fields=["account", "notebook", "kind", "-importance", "-updated_at",
+                                 "id"], name="note_ranked_place"),
+            models.Index(fields=["account"], condition=Q(pinned=True), name="note_pinned"),
             models.Index(
                 fields=["expires_at"],
                 condition=Q(status="active", expires_at__isnull=False),

@@ -136,15 +136,33 @@ def _visions(notebook: Notebook | None, zone: ZoneInfo,
     return found
 
 
+# The facts' rank within a kind, as the indexes note_ranked and note_ranked_place hold it.
+RANK_ORDER = ("-importance", "-updated_at", "id")
+
+
 def _facts(scope: Scope) -> list[Note]:
     """Unpinned preferences, facts and decisions in scope, taken in turn by kind (each
     kind by importance, then recency), at most BRIEF_FACTS_PER_KIND of each."""
     per_kind = rules.BRIEF_FACTS_PER_KIND
-    # One top-N query per kind: a bounded sort each, where one window over every
-    # note of the three kinds sorted them all (85 ms at 3,000 notes).
-    unpinned = scope.notes().filter(pinned=False)
-    queues = {str(kind): list(unpinned.filter(kind=kind).order_by(
-        "-importance", "-updated_at", "id")[:per_kind]) for kind in rules.BRIEF_KINDS}
+    # The best of each kind, walked in rank order on an index and stopped after
+    # `per_kind` (one window over every note of the three kinds sorted them all: 85 ms
+    # at 3,000 notes): everything granted walks `note_ranked`; a notebook (and Personal)
+    # walks `note_ranked_place` once per place and the places are merged here — one
+    # walk filtering a 5 % notebook out of an account-wide order read 40,000 rows.
+    if scope.notebook_ids is None:
+        places = [scope]
+    else:
+        places = [Scope(actor=scope.actor, notebook_ids=[nb], personal=False)
+                  for nb in scope.notebook_ids]
+        if scope.personal:
+            places.append(Scope(actor=scope.actor, notebook_ids=[], personal=True))
+    queues: dict[str, list[Note]] = {}
+    for kind in rules.BRIEF_KINDS:
+        found = [note for place in places for note in place.notes().filter(
+            pinned=False, kind=kind).order_by(*RANK_ORDER)[:per_kind]]
+        queues[str(kind)] = sorted(found, key=lambda n: (-n.importance,
+                                                         -n.updated_at.timestamp(),
+                                                         str(n.id)))[:per_kind]
     ordered: list[Note] = []
     for round_ in range(per_kind):
         ordered += [queue[round_] for queue in queues.values() if round_ < len(queue)]
@@ -189,8 +207,9 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         handoffs = list(live.filter(kind=Kind.HANDOFF, pinned=False)
                         .order_by("-updated_at", "id")[:rules.BRIEF_HANDOFFS_MAX])
         facts = _facts(scope)
-        available = live.filter(pinned=True).count() + live.filter(
-            pinned=False, kind__in=[Kind.HANDOFF, *rules.BRIEF_KINDS]).count()
+        # One count, from the index alone (note_brief_counting holds kind and pin).
+        available = live.filter(Q(pinned=True) | Q(kind__in=[Kind.HANDOFF,
+                                                             *rules.BRIEF_KINDS])).count()
         recent, recent_available = _recent(scope, since, zone, connections)
         hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
         related = [Candidate(hits[i], "related", pinned=hits[i].pinned)
