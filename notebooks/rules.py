@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Q
 
 from grove.kernel.errors import Invalid
-from grove.kernel.validation import storable_text
+from grove.kernel.validation import clean_text, storable_text
 from notebooks.models import (
     CONTENT_MAX_CHARS,
     NAME_MAX_CHARS,
@@ -326,13 +326,8 @@ def clean_floors(value: Any) -> dict[str, int]:
 def clean_focus(value: Any) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise Invalid("focus must be text.", code="invalid_focus")
-    value = storable_text(value, what="focus", code="invalid_focus").strip()
-    if len(value) > BRIEF_FOCUS_MAX_CHARS:
-        raise Invalid(f"focus is longer than {BRIEF_FOCUS_MAX_CHARS} characters.",
-                      code="invalid_focus")
-    return value or None
+    return clean_text(value, what="focus", max_chars=BRIEF_FOCUS_MAX_CHARS,
+                      code="invalid_focus") or None
 
 
 def since_instant(since: datetime | date | None, zone: ZoneInfo, now: datetime,

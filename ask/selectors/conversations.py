@@ -52,7 +52,7 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
-from grove.kernel.validation import storable_text
+from grove.kernel.validation import clean_text
 from notebooks.rules import EVERYWHERE, parse_uuid
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall, search
@@ -170,12 +170,10 @@ def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
     row's exact timestamp. Returns (page, next cursor or None, matches in all)."""
     text = ""
     if query is not None:
-        if not isinstance(query, str):
-            raise Invalid("query must be text.", code="invalid_query")
-        text = storable_text(query, what="query", code="invalid_query").strip()
-        if len(text) > SEARCH_MAX_CHARS:
-            raise Invalid(f"A history search is at most {SEARCH_MAX_CHARS} characters.",
-                          code="invalid_query")
+        text = clean_text(query, what="query", max_chars=SEARCH_MAX_CHARS,
+                          code="invalid_query",
+                          too_long=f"A history search is at most {SEARCH_MAX_CHARS} "
+                                   "characters.")
     fingerprint = hashlib.sha256(f"history\n{text}".encode()).hexdigest()
     opened = cursor_read(cursor, salt=HISTORY_SALT, binding=caller_binding(actor),
                          fingerprint=fingerprint)

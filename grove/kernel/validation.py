@@ -53,6 +53,20 @@ def storable_text(value: str, *, what: str, code: str) -> str:
     return value
 
 
+def clean_text(value: Any, *, what: str, max_chars: int, code: str,
+               too_long_code: str | None = None, too_long: str | None = None) -> str:
+    """A piece of text a caller searches or asks with (a query, a focus): text PostgreSQL
+    can store, trimmed, at most `max_chars` (`too_long_code`, `too_long` when given).
+    Invalid `code` otherwise. An empty result is the caller's to read as "none"."""
+    if not isinstance(value, str):
+        raise Invalid(f"{what} must be text.", code=code)
+    text = storable_text(value, what=what, code=code).strip()
+    if len(text) > max_chars:
+        raise Invalid(too_long or f"{what} is longer than {max_chars} characters.",
+                      code=too_long_code or code)
+    return text
+
+
 # The rules above as JSON Schema patterns (valid in ECMA-262 and Python `re` alike), for
 # the documents that describe the arguments: text PostgreSQL can store (`is_storable`;
 # JSON Schema has no way to say "valid Unicode", and a JSON parser yields it anyway),

@@ -33,7 +33,7 @@ from grove.embeddings.profile import active_profile_name
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
-from grove.kernel.validation import storable_text
+from grove.kernel.validation import clean_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.rules import (
     RECALL_DEFAULT_LIMIT,
@@ -268,13 +268,8 @@ def recall(
     """
     limit, max_chars = clean_budget(limit, max_chars)
     if query is not None:
-        if not isinstance(query, str):
-            raise Invalid("query must be text.", code="invalid_query")
-        query = storable_text(query, what="query", code="invalid_query").strip()
-        if len(query) > RECALL_QUERY_MAX_CHARS:
-            raise Invalid(f"query is longer than {RECALL_QUERY_MAX_CHARS} characters.",
-                          code="query_too_long")
-        query = query or None
+        query = clean_text(query, what="query", max_chars=RECALL_QUERY_MAX_CHARS,
+                           code="invalid_query", too_long_code="query_too_long") or None
     task_id = clean_task_id(task_id)
     if not 0 < max_distance <= 2:
         raise Invalid("maxDistance must be in (0, 2].", code="invalid_max_distance")
