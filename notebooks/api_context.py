@@ -38,6 +38,7 @@ from notebooks.schemas.briefs import (
     VisionRevisionOut,
     WhoamiOut,
 )
+from notebooks.schemas.truth import TruthOut, TruthQuery
 
 router = ApiRouter()
 
@@ -91,6 +92,27 @@ def vision_notebook_put(request: HttpRequest, notebook_id: uuid.UUID,
 def vision_notebook_revisions(request: HttpRequest, notebook_id: uuid.UUID) -> Any:
     return listed(selectors.vision_revisions(actor=actor_of(request),
                                              notebook_id=notebook_id))
+
+
+# -- ground truth ------------------------------------------------------------------------------
+
+
+@router.get("/truth", tags=["truth"], response={200: Ok[TruthOut], **ERRORS},
+            summary="The account's declared ground truth and negative claims")
+def truth_account(request: HttpRequest, arguments: Query[TruthQuery]) -> Any:
+    """Unranked: the declared notes in declaration order (a manifest, or `full=true`)."""
+    return ok(selectors.truth_get(actor=actor_of(request), full=arguments.full))
+
+
+@router.get("/notebooks/{notebook_id}/truth", tags=["truth"],
+            response={200: Ok[TruthOut], **ERRORS},
+            summary="A notebook's ground truth: its own, inherited from the account, or none")
+def truth_notebook(request: HttpRequest, notebook_id: uuid.UUID,
+                   arguments: Query[TruthQuery]) -> Any:
+    """`state` says which holds; the declared notes this caller may read follow, and
+    `withheld` counts the rest. Negatives: the account's and the notebook's."""
+    return ok(selectors.truth_get(actor=actor_of(request), notebook_id=notebook_id,
+                                  full=arguments.full))
 
 
 # -- the first read ----------------------------------------------------------------------------

@@ -176,7 +176,8 @@ TOOLS = [
     Tool("update_memory", "Correct a note",
          "Change a note's content, kind or other fields (omitted fields stay) as a new "
          "revision. Send the version you read — expectedVersion, or the id as recall cites "
-         "it — to get version_conflict instead of overwriting a newer change.",
+         "it — to get version_conflict instead of overwriting a newer change. A declared "
+         "ground-truth note's change is held for the owner (pendingRevision).",
          NoteUpdateArgs, Saved, _update, read_only=False, idempotent=False),
     Tool("forget", "Forget notes",
          "Delete notes (per item deleted, not_found or version_conflict). Tools cannot bring "

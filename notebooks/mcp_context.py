@@ -43,11 +43,13 @@ from notebooks.schemas.briefs import (
     WhoamiArgs,
     WhoamiOut,
 )
+from notebooks.schemas.truth import TruthArgs, TruthOut
 from notebooks.selectors.access import (
     access_note,
     access_notebook,
     live_notebooks,
     notes_live,
+    require_personal,
 )
 
 # -- tools -------------------------------------------------------------------------------------
@@ -63,6 +65,10 @@ def _whoami(actor: Actor, args: WhoamiArgs) -> WhoamiOut:
 
 def _activity(actor: Actor, args: ActivityArgs) -> ActivityPage:
     return selectors.activity_list(actor=actor, **args.service_kwargs())
+
+
+def _truth(actor: Actor, args: TruthArgs) -> TruthOut:
+    return selectors.truth_get(actor=actor, notebook_id=args.notebook_id, full=args.full)
 
 
 def _update_vision(actor: Actor, args: UpdateVisionArgs) -> VisionSaved:
@@ -91,6 +97,12 @@ TOOLS = [
          "Changes (revisions) since a time, newest first: note, version, what changed, "
          "and which connection made it. Pass meta.nextCursor back as cursor.",
          ActivityArgs, ActivityPage, _activity, read_only=True),
+    Tool("truth", "Ground truth",
+         "The notes a notebook (or, without notebookId, the account) declares "
+         "authoritative, unranked, and its claims known to be false. state: own, "
+         "inherited or none; policy restrict: only declared notes answer for facts, "
+         "decisions and solutions there. Revisions of declared notes wait for the owner.",
+         TruthArgs, TruthOut, _truth, read_only=True),
     Tool("update_vision", "Update a vision",
          "Replace a notebook's vision (what its work is for; it heads every brief) as a "
          "new version — or the account's, without notebookId. Send the version you read "
@@ -233,13 +245,22 @@ NOTEBOOK_ARGUMENT = PromptArgument(
     "omitted: everything this connection may read.")
 
 
-def _scope_argument(arguments: dict[str, str]) -> Any:
+def _scope_argument(actor: Actor, arguments: dict[str, str]) -> Any:
+    """The place a prompt names, checked as the tools check it: a notebook the caller may
+    read (NotFound otherwise), Personal when granted, or everything."""
     value = (arguments.get("notebookId") or "").strip()
-    return parse_place(value) if value else rules.EVERYWHERE
+    if not value:
+        return rules.EVERYWHERE
+    place = parse_place(value)
+    if place is None:
+        require_personal(actor)
+        return None
+    with tenant(actor):
+        return access_notebook(actor, place).id
 
 
 def _load_context(actor: Actor, arguments: dict[str, str]) -> tuple[str, list[PromptMessage]]:
-    brief = selectors.brief_get(actor=actor, notebook_id=_scope_argument(arguments),
+    brief = selectors.brief_get(actor=actor, notebook_id=_scope_argument(actor, arguments),
                                 focus=arguments.get("focus") or None,
                                 time_zone=arguments.get("timeZone") or "UTC")
     assert brief.markdown is not None
@@ -256,7 +277,7 @@ def _save_handoff(actor: Actor, arguments: dict[str, str]) -> tuple[str, list[Pr
     if task is None:
         raise Invalid("taskId is required: the task this handoff is for.",
                       code="invalid_arguments")
-    scope = _scope_argument(arguments)
+    scope = _scope_argument(actor, arguments)
     where = ("" if scope is rules.EVERYWHERE else
              ', "notebookId": "personal"' if scope is None else f', "notebookId": "{scope}"')
     current = _live_handoff(actor, task, scope)
@@ -287,7 +308,7 @@ def _live_handoff(actor: Actor, task: str, scope: Any) -> Note | None:
 
 def _end_of_session(actor: Actor, arguments: dict[str, str]
                     ) -> tuple[str, list[PromptMessage]]:
-    scope = _scope_argument(arguments)
+    scope = _scope_argument(actor, arguments)
     where = ("the notebook it belongs to" if scope is rules.EVERYWHERE
              else "Personal" if scope is None else f"notebook {scope}")
     text = (

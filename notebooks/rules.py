@@ -80,7 +80,16 @@ BRIEF_INDEX_SHARE, BRIEF_INDEX_MIN_TOKENS = 0.15, 60
 BRIEF_RECENT_DAYS = 7  # recent changes without `since`
 BRIEF_RECENT_MAX = 15  # lines of recent changes (the rest are counted)
 BRIEF_HANDOFFS_MAX = 10  # live handoffs, newest first
-BRIEF_PINNED_MAX = 100  # pinned notes delivered in full (more are reported, not hidden)
+# Pinned notes are a delivery guarantee — in full, whatever the budget — for the
+# BRIEF_PINNED_GUARANTEED most important of them: any connection that may write a
+# notebook may pin there, and without a bound it could make every reader's brief as long
+# as it likes. Pinned notes past that rank first among the rest (within the budget), up
+# to BRIEF_PINNED_MAX; more are counted, not named.
+BRIEF_PINNED_GUARANTEED = 20
+# Kinds a `restrict` declaration leaves alone: declared truth binds facts, decisions and
+# solutions; preferences and handoffs answer as always (SPEC §10).
+UNRESTRICTED_KINDS = ("preference", "handoff")
+BRIEF_PINNED_MAX = 100
 BRIEF_FACTS_PER_KIND = 100  # preferences, facts and decisions ranked, per kind
 BRIEF_RELATED_MAX = 8  # recall hits for `focus`
 BRIEF_FLOOR_MAX = 20  # floors: {kind: n}, n at most this

@@ -86,9 +86,12 @@ def _new_key(account_id: uuid.UUID) -> str:
 
 
 def clean_connection_name(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value.strip()) > 200:
+    """A connection's name, as one line: an app names itself when it registers, and
+    its name is shown to agents (bylines, the brief) and to the owner."""
+    name = " ".join(value.split()) if isinstance(value, str) else ""
+    if not name or len(name) > 200:
         raise Invalid("Name the connection (1–200 characters).", code="invalid_name")
-    return value.strip()
+    return name
 
 
 def clean_capabilities(value: Any) -> list[str]:

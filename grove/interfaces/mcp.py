@@ -120,7 +120,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return _rpc_error(None, INVALID_REQUEST, "Origin not allowed.", status=403)
     if too_big(request):
         return _too_large()
-    version = request.headers.get("MCP-Protocol-Version")
+    # An empty header is no header (the first Streamable HTTP clients' era).
+    version = request.headers.get("MCP-Protocol-Version") or None
     modern = version in MODERN_VERSIONS
     if modern and not _accepts_json(request):
         return HttpResponse(status=406)  # a 2026 client must accept application/json

@@ -20,16 +20,24 @@ sends it; `grove/interfaces/mcp.py` adds what the 2026-07-28 era stamps on top
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from grove.interfaces import mcp_resources
 from grove.interfaces.mcp_access import connection_required
-from grove.interfaces.mcp_protocol import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
+from grove.interfaces.mcp_protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    RpcError,
+)
 from grove.interfaces.mcp_tools import UnknownTool, declarations, run_tool, tool_error, tools
 from grove.interfaces.mcp_tools import tool_result as _tool_result
 from grove.kernel.actor import Actor
 from grove.kernel.errors import GroveError
+
+log = logging.getLogger(__name__)
 
 CacheHint = tuple[int, str]  # (ttlMs, cacheScope)
 SAME_FOR_EVERYONE: CacheHint = (3_600_000, "public")
@@ -80,4 +88,11 @@ def dispatch(caller: Any, method: str, params: dict[str, Any], *,
     if known is None:
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.", method)
     handler, hint = known
-    return handler(caller, modern, params), hint
+    try:
+        return handler(caller, modern, params), hint
+    except RpcError:
+        raise
+    except Exception:  # a bug: answered as JSON-RPC, never the website's HTML 500 page
+        log.exception("unhandled error in MCP %s", method)
+        raise RpcError(INTERNAL_ERROR, "Something went wrong on our side.",
+                       {"code": "internal_error"}) from None

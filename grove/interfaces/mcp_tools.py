@@ -104,6 +104,8 @@ def compact_schema(node: Any, *, offer_null: bool = True, describe: bool = True)
             other = dict(others[0])
             if offer_null:
                 other["type"] = [other["type"], "null"]
+                if "enum" in other:  # an enum lists every value it allows, null too
+                    other["enum"] = [*other["enum"], None]
             out = {**other, **out}
         elif not offer_null:
             out["anyOf"] = others

@@ -3,9 +3,10 @@ snake_case in Python."""
 
 from __future__ import annotations
 
-from typing import Any
+import types
+from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from grove.kernel.errors import Invalid
@@ -16,6 +17,16 @@ class In(BaseModel):
     fields refused."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_are_not_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        """`true` is not 1: pydantic's lax int reads it so, and a version fence of `true`
+        sent by a confused model must not pass for "the version I read"."""
+        if isinstance(value, bool) and info.field_name is not None \
+                and _numeric(cls.model_fields[info.field_name].annotation):
+            raise ValueError("Input should be a number, not true or false")
+        return value
 
     def given(self, *names: str) -> dict[str, Any]:
         """The named fields the caller actually sent (omitted ≠ null)."""
@@ -29,6 +40,14 @@ class In(BaseModel):
             if value is None:
                 raise Invalid(f"{name} cannot be null.", code="invalid_argument")
         return given
+
+
+def _numeric(annotation: Any) -> bool:
+    """An int or float field (optional or not), which a boolean must not fill."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        options = [a for a in get_args(annotation) if a is not type(None)]
+        return bool(options) and all(_numeric(a) for a in options)
+    return annotation in (int, float)
 
 
 class Out(BaseModel):

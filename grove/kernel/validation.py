@@ -96,10 +96,15 @@ def clean_time_zone(value: Any) -> Any:
     return zoneinfo.ZoneInfo(value)
 
 
+# Files of a zone database that are not places: the machine's own setting, the build's
+# placeholder and the POSIX rules template.
+NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
 @functools.cache
 def zone_names() -> frozenset[str]:
     """Every IANA zone name this Python knows (the system's zone database, or the
     `tzdata` package)."""
     import zoneinfo
 
-    return frozenset(zoneinfo.available_timezones())
+    return frozenset(zoneinfo.available_timezones()) - NOT_ZONES

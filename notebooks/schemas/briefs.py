@@ -12,7 +12,7 @@ import uuid
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, StrictInt
 
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.schemas import In, ListMeta, Out
@@ -55,6 +55,7 @@ class VisionIn(Operated):
         description=f"Markdown, what the work is for (trimmed, at most {VISION_MAX_CHARS} "
         "characters); it replaces the whole vision; empty clears it.",
         json_schema_extra={"pattern": STORABLE_TEXT})
+    # `true` is not version 1 (a lax reading would write over a newer vision).
     expected_version: int | None = Field(
         default=None, ge=0, description="The version you read (0: none yet); "
         "version_conflict if it changed. Omitted: no check.")
@@ -77,7 +78,7 @@ class VisionSaved(Out):
 # -- the brief ---------------------------------------------------------------------------------
 
 Section = Literal["handoffs", "facts", "related"]
-FloorCount = Annotated[int, Field(ge=0, le=rules.BRIEF_FLOOR_MAX)]
+FloorCount = Annotated[StrictInt, Field(ge=0, le=rules.BRIEF_FLOOR_MAX)]
 # One floor in a query string: a kind and a count from 0 to 20 (BRIEF_FLOOR_MAX).
 _FLOOR = r"(preference|fact|decision|solution|handoff):([0-9]|1[0-9]|20)"
 FLOORS = "Per kind, at least this many ranked first among the facts, e.g. {\"decision\": 3}."
@@ -105,6 +106,9 @@ class _BriefArguments(In):
     budget_tokens: int = Field(default=rules.BRIEF_DEFAULT_TOKENS, ge=rules.BRIEF_MIN_TOKENS,
                                le=rules.BRIEF_MAX_TOKENS, description="Token budget of the "
                                "whole brief; pinned notes are delivered whatever it is.")
+    truth: Literal["manifest", "full"] = Field(
+        default="manifest", description="Declared ground truth as a manifest (first "
+        "lines, ids) or in full; always delivered.")
 
     def floor_counts(self) -> dict[str, int]:
         raise NotImplementedError
@@ -117,7 +121,7 @@ class _BriefArguments(In):
         return {"notebook_id": scope, "include_personal": self.include_personal,
                 "focus": self.focus, "since": self.since, "time_zone": self.time_zone,
                 "budget_tokens": self.budget_tokens, "floors": self.floor_counts(),
-                "format": self.format}
+                "format": self.format, "truth": self.truth}
 
 
 class BriefIn(_BriefArguments):
@@ -195,6 +199,25 @@ class BriefVision(Out):
     content: str
 
 
+class BriefTruthNote(Out):
+    id: str  # note:<uuid>@<current accepted version>
+    declared_version: int
+    kind: str
+    notebook: str | None = None  # left out for a Personal note
+    line: str  # first line, then its section headings
+    content: str | None = None  # with truth=full
+
+
+class BriefTruth(Out):
+    """The scope's declared ground truth, unranked (SPEC §10), and its negatives."""
+
+    state: Literal["own", "inherited", "none"]
+    policy: Literal["prioritize", "restrict"] | None = None
+    notes: list[BriefTruthNote]
+    withheld: int  # declared notes not given: archived, deleted or outside the grant
+    negatives: list[str]  # claims known to be false here
+
+
 class BriefRecentMeta(Out):
     returned: int  # lines of recent changes shown
     available: int  # notes changed since `since`
@@ -223,6 +246,9 @@ class BriefMeta(Out):
     since: date
     recent: BriefRecentMeta
     focus_mode: str | None = None  # recall's mode for `focus`: hybrid | lexical
+    truth_state: Literal["own", "inherited", "none"] = "none"
+    truth_policy: Literal["prioritize", "restrict"] | None = None
+    declared: int = 0  # declared notes given (in the truth section, never ranked)
 
 
 class BriefOut(Out):
@@ -233,6 +259,7 @@ class BriefOut(Out):
     markdown: str | None = None
     startup: str | None = None
     visions: list[BriefVision] | None = None
+    truth: BriefTruth | None = None
     handoffs: list[BriefNote] | None = None
     recent: list[BriefChange] | None = None
     facts: list[BriefNote] | None = None
@@ -336,98 +363,6 @@ class ActivityPage(Out):
         return "\n".join([head, *lines])
 
 
-# -- the brief's markdown: each part written once ------------------------------------------------
-
+# Who made a change, as bylines name it: the owner on the website, and Grove itself.
 BYLINE_WEBSITE = "website"
 BYLINE_SYSTEM = "Grove"
-
-
-def header_line(name: str, today: date, zone: str) -> str:
-    return f"# Brief for {name} — {today:%a %Y-%m-%d} ({zone})"
-
-
-def _who(by: str) -> str:
-    """A byline as an agent reads it: the owner's own changes say so."""
-    return "the owner" if by == BYLINE_WEBSITE else by
-
-
-def vision_block(vision: BriefVision) -> str:
-    where = "account" if vision.scope == "account" else vision.notebook
-    return (f"## Vision — {where}\n_v{vision.version}, {vision.updated:%Y-%m-%d}, by "
-            f"{_who(vision.by)}_\n\n{vision.content}")
-
-
-def note_head(note: BriefNote) -> str:
-    head = note.kind + (f" (task {note.task_id})" if note.task_id else "")
-    if note.pinned:
-        head += ", pinned"
-    if note.notebook is not None:
-        head += f", {note.notebook}"
-    return f"### {note.id} — {head}, {note.updated:%Y-%m-%d}"
-
-
-def note_block(note: BriefNote) -> str:
-    return f"{note_head(note)}\n{note.content}"
-
-
-def index_line(entry: BriefIndexEntry) -> str:
-    return f"- {entry.line} ({entry.id})"
-
-
-def change_line(change: BriefChange) -> str:
-    return (f"- {change.date:%Y-%m-%d} {change.id} {change.change} ({change.kind}) by "
-            f"{_who(change.by)}: {change.title}")
-
-
-SECTION_TITLES: dict[str, str] = {
-    "handoffs": "## Handoffs in progress",
-    "facts": "## Preferences, facts and decisions",
-    "related": "## Related to your focus",
-    "index": "## Index (past the budget: get_note for the full text)",
-}
-NOTHING_RECENT = "No notes changed."
-
-
-def recent_title(since: date) -> str:
-    return f"## Recent changes since {since:%Y-%m-%d}"
-
-
-def recent_more(more: int) -> str:
-    return f"- … and {more} more (recent_activity lists them all)"
-
-
-def footer(meta: BriefMeta) -> str:
-    parts = [f"{meta.returned} notes in full", f"{meta.indexed} as index lines"]
-    if meta.dropped:
-        parts.append(f"{meta.dropped} dropped over the budget")
-    return (f"---\n_{', '.join(parts)}; about {meta.tokens} of {meta.budget_tokens} tokens "
-            f"({meta.tokenizer})._")
-
-
-def brief_markdown(*, header: str, startup: str, visions: list[BriefVision],
-                   recent: list[BriefChange], recent_available: int, since: date,
-                   notes: list[BriefNote], index: list[BriefIndexEntry],
-                   meta_footer: str = "") -> str:
-    """The brief as one markdown document: header, startup line, visions, handoffs,
-    recent changes, facts, related notes, the index, and the counts."""
-    blocks = [header, startup]
-    blocks += [vision_block(v) for v in visions]
-    handoffs = [n for n in notes if n.section == "handoffs"]
-    if handoffs:
-        blocks.append(SECTION_TITLES["handoffs"])
-        blocks += [note_block(n) for n in handoffs]
-    recent_lines = [change_line(c) for c in recent] or [NOTHING_RECENT]
-    if recent_available > len(recent):
-        recent_lines.append(recent_more(recent_available - len(recent)))
-    blocks.append(recent_title(since) + "\n" + "\n".join(recent_lines))
-    for section in ("facts", "related"):
-        chosen = [n for n in notes if n.section == section]
-        if chosen:
-            blocks.append(SECTION_TITLES[section])
-            blocks += [note_block(n) for n in chosen]
-    if index:
-        blocks.append(SECTION_TITLES["index"] + "\n"
-                      + "\n".join(index_line(e) for e in index))
-    if meta_footer:
-        blocks.append(meta_footer)
-    return "\n\n".join(blocks) + "\n"

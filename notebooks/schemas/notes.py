@@ -20,6 +20,7 @@ from notebooks.models import (
     Revision,
 )
 from notebooks.rules import INT_MAX, note_is_live
+from notebooks.schemas.truth import PendingRef
 
 
 def _now() -> datetime:
@@ -46,6 +47,9 @@ class NoteOut(Out):
     indexing: str
     created_at: datetime
     updated_at: datetime
+    # Only on a correction of declared ground truth by a connection: the change is held
+    # for the owner and this is the accepted version, unchanged (SPEC §10).
+    pending_revision: PendingRef | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @classmethod
     def of(cls, note: object) -> NoteOut:
@@ -189,11 +193,22 @@ class RevisionOut(Out):
 # -- what tools return: compact items, the full record on request -----------------------------
 
 
+class KnownFalse(Out):
+    """A claim on the place's negative list that a recalled note matches (SPEC §10)."""
+
+    claim_id: uuid.UUID
+    claim: str
+
+
 class RecallItem(Out):
     note: NoteOut
     score: float
-    matched: list[str]  # "lexical", "semantic"
+    matched: list[str]  # "lexical", "semantic", "profile", "declared"
     distance: float | None = None
+    # Declared ground truth of the scope's notebook (SPEC §10).
+    authority: bool = False
+    # Claims known to be false that this note matches: read it with care.
+    known_false: list[KnownFalse] = Field(default_factory=list)
 
 
 class RecallMeta(Out):
@@ -204,6 +219,11 @@ class RecallMeta(Out):
     max_chars: int
     mode: str  # hybrid | lexical | profile
     pending: int
+    # With declared ground truth in scope (one notebook's): its policy, and whether the
+    # declared notes answer the query — under `restrict`, `not_covered` means they do not
+    # and nothing else was reached for.
+    policy: Literal["prioritize", "restrict"] | None = None
+    coverage: Literal["covered", "not_covered"] | None = None
 
 
 class RecallOut(Out):

@@ -28,6 +28,7 @@ from notebooks.schemas.arguments import (
     ToolArguments,
 )
 from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RevisionOut
+from notebooks.schemas.truth import PendingRef
 
 
 def _minute(value: datetime) -> datetime:
@@ -241,12 +242,13 @@ class Saved(Out):
     id: str  # note:<uuid>@<version>
     indexing: str  # pending | ready | failed
     created: bool | None = None  # remember: false when a live handoff was updated
+    # update_memory of declared ground truth: held for the owner; `id` is unchanged.
+    pending_revision: PendingRef | None = None
 
     @classmethod
     def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
-        if created is None:
-            return cls(id=note.versioned_id, indexing=note.indexing)
-        return cls(id=note.versioned_id, indexing=note.indexing, created=created)
+        return cls(id=note.versioned_id, indexing=note.indexing, created=created,
+                   pending_revision=note.pending_revision)
 
 
 class Remembered(Saved):

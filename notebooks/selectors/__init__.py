@@ -11,6 +11,8 @@
 | `brief` | the brief: an agent's first read, within a token budget |
 | `whoami` | what a connection is and may do (the brief's startup line) |
 | `activity` | recent activity: revisions in scope since a time |
+| `truth` | declared ground truth of a place, and its negative claims |
+| `negatives` | matching text against claims known to be false |
 
 Selectors import models and `notebooks.rules`, never a service. The interfaces call them
 through this package (`from notebooks import selectors`).
@@ -33,6 +35,7 @@ from notebooks.selectors.library import (
     notebook_page_of,
     notebook_subtree_counts,
 )
+from notebooks.selectors.truth import truth_get
 from notebooks.selectors.vision import vision_get, vision_revisions
 from notebooks.selectors.whoami import whoami
 
@@ -40,6 +43,7 @@ __all__ = [
     "activity_list",
     "brief_for_connection",
     "brief_get",
+    "truth_get",
     "vision_get",
     "vision_revisions",
     "whoami",

@@ -1,4 +1,4 @@
-"""The brief (SPEC §10): an agent's first read, and who-am-I.
+"""The brief (SPEC §10): an agent's first read.
 
 One read per connection and scope, in this order: a startup line (who the account is,
 what this connection may read and write, whether capture is paused), the visions
@@ -9,9 +9,11 @@ decisions that apply (pinned first), and notes related to the caller's `focus`.
 pinning is a delivery guarantee, not a rank boost), then the floors' picks, handoffs
 (newest first), recall's hits for `focus`, then preferences, facts and decisions taken
 in turn by importance and recency. The fixed parts (header, startup line, visions,
-recent changes, section titles, counts) are counted first; the index tier's share is set
-aside; the full-text tier is what is left. Walking the ranking: a pinned note is always
-given in full; any other note is given in full while it fits, then — once one does not
+section titles, counts) are counted first — the visions are never cut — recent changes
+take up to their share, the index tier's share is set aside, and the full-text tier is
+what is left. Walking the ranking: the first `BRIEF_PINNED_GUARANTEED` pinned notes are
+always given in full (any writer may pin, so the guarantee is bounded); any other note is
+given in full while it fits, then — once one does not
 fit — it and everything after it fall to one-line index entries in the index tier's own
 budget, and once that is spent the rest are dropped. Every note lands in exactly one of
 returned / indexed / dropped, and `meta` names them. Tokens are counted with
@@ -27,7 +29,7 @@ from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from grove.embeddings.tokens import TOKENIZER_NAME, count_each, count_tokens
@@ -41,6 +43,7 @@ from notebooks import rules
 from notebooks.models import Kind, Note, Notebook, Revision, Vision
 from notebooks.rules import (
     EVERYWHERE,
+    UNRESTRICTED_KINDS,
     clean_budget_tokens,
     clean_floors,
     clean_focus,
@@ -48,18 +51,8 @@ from notebooks.rules import (
     parse_uuid,
     since_instant,
 )
-from notebooks.schemas.briefs import (
-    BYLINE_SYSTEM,
+from notebooks.schemas.brief_markdown import (
     SECTION_TITLES,
-    BriefChange,
-    BriefIndexEntry,
-    BriefMeta,
-    BriefNote,
-    BriefOut,
-    BriefRecentMeta,
-    BriefVision,
-    Section,
-    WhoamiOut,
     brief_markdown,
     change_line,
     footer,
@@ -68,7 +61,22 @@ from notebooks.schemas.briefs import (
     note_block,
     recent_more,
     recent_title,
+    truth_block,
     vision_block,
+)
+from notebooks.schemas.briefs import (
+    BYLINE_SYSTEM,
+    BriefChange,
+    BriefIndexEntry,
+    BriefMeta,
+    BriefNote,
+    BriefOut,
+    BriefRecentMeta,
+    BriefTruth,
+    BriefTruthNote,
+    BriefVision,
+    Section,
+    WhoamiOut,
 )
 from notebooks.selectors.access import access_notebook, live_notebooks, require_personal
 from notebooks.selectors.brief_budget import (
@@ -80,6 +88,7 @@ from notebooks.selectors.brief_budget import (
     share,
 )
 from notebooks.selectors.recall import Scope, recall
+from notebooks.selectors.truth import Truth, manifest_of, scoped_truth
 from notebooks.selectors.vision import byline, connection_names
 from notebooks.selectors.whoami import whoami_in
 
@@ -113,6 +122,7 @@ class Gathered:
     recent_available: int
     available: int  # every note the brief could carry (pinned, handoffs, facts)
     names: dict[uuid.UUID, str]  # notebook paths
+    truth: Truth
 
 
 def _visions(notebook: Notebook | None, zone: ZoneInfo,
@@ -140,7 +150,14 @@ def _visions(notebook: Notebook | None, zone: ZoneInfo,
 RANK_ORDER = ("-importance", "-updated_at", "id")
 
 
-def _facts(scope: Scope) -> list[Note]:
+def _bound(notes: QuerySet[Note], truth: Truth) -> QuerySet[Note]:
+    """The notes the brief ranks, as declared truth leaves them: the declared ones are in
+    their own section, unranked; under `restrict` no other fact, decision or solution."""
+    notes = notes.exclude(id__in=truth.ids)
+    return notes.filter(kind__in=UNRESTRICTED_KINDS) if truth.restricts else notes
+
+
+def _facts(scope: Scope, truth: Truth) -> list[Note]:
     """Unpinned preferences, facts and decisions in scope, taken in turn by kind (each
     kind by importance, then recency), at most BRIEF_FACTS_PER_KIND of each."""
     per_kind = rules.BRIEF_FACTS_PER_KIND
@@ -158,7 +175,7 @@ def _facts(scope: Scope) -> list[Note]:
             places.append(Scope(actor=scope.actor, notebook_ids=[], personal=True))
     queues: dict[str, list[Note]] = {}
     for kind in rules.BRIEF_KINDS:
-        found = [note for place in places for note in place.notes().filter(
+        found = [note for place in places for note in _bound(place.notes(), truth).filter(
             pinned=False, kind=kind).order_by(*RANK_ORDER)[:per_kind]]
         queues[str(kind)] = sorted(found, key=lambda n: (-n.importance,
                                                          -n.updated_at.timestamp(),
@@ -201,26 +218,43 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         who = whoami_in(actor)
         connections = connection_names()
         names = notebook_paths(live_notebooks(actor))
-        live = scope.notes()
+        truth = scoped_truth(actor, scope.notebook_ids)
+        live = _bound(scope.notes(), truth)
         pinned = list(live.filter(pinned=True)
                       .order_by("-importance", "-updated_at", "id")[:rules.BRIEF_PINNED_MAX])
         handoffs = list(live.filter(kind=Kind.HANDOFF, pinned=False)
                         .order_by("-updated_at", "id")[:rules.BRIEF_HANDOFFS_MAX])
-        facts = _facts(scope)
+        facts = _facts(scope, truth)
         # One count, from the index alone (note_brief_counting holds kind and pin).
         available = live.filter(Q(pinned=True) | Q(kind__in=[Kind.HANDOFF,
                                                              *rules.BRIEF_KINDS])).count()
         recent, recent_available = _recent(scope, since, zone, connections)
         hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
-        related = [Candidate(hits[i], "related", pinned=hits[i].pinned)
-                   for i in related_ids if i in hits]
+        related = [Candidate(hits[i], "related") for i in related_ids if i in hits]
         return Gathered(
             who=who, visions=_visions(notebook, zone, connections),
-            pinned=[Candidate(n, _section(n), pinned=True) for n in pinned],
+            pinned=[Candidate(n, _section(n), pinned=i < rules.BRIEF_PINNED_GUARANTEED)
+                    for i, n in enumerate(pinned)],
             handoffs=[Candidate(n, "handoffs") for n in handoffs],
             facts=[Candidate(n, "facts") for n in facts],
             recent=recent, recent_available=recent_available, available=available,
-            names=names), related
+            names=names, truth=truth), related
+
+
+def _brief_truth(truth: Truth, names: Mapping[uuid.UUID, str], *,
+                 full: bool) -> BriefTruth:
+    notes = []
+    for note, declared in truth.notes:
+        manifest = manifest_of(note.content)
+        line = manifest.first_line + (f" (sections: {' · '.join(manifest.headings)})"
+                                      if manifest.headings else "")
+        notes.append(BriefTruthNote(
+            id=note.versioned_id, declared_version=declared, kind=note.kind,
+            notebook=(names.get(note.notebook_id, "(a notebook you cannot see)")
+                      if note.notebook_id else None),
+            line=line, content=note.content if full else None))
+    return BriefTruth(state=truth.state, policy=truth.policy, notes=notes,
+                      withheld=truth.withheld, negatives=[n.claim for n in truth.negatives])
 
 
 def _section(note: Note) -> Section:
@@ -266,6 +300,7 @@ def brief_get(
     budget_tokens: int | None = None,
     floors: Mapping[str, int] | None = None,
     format: str = "markdown",
+    truth: str = "manifest",
 ) -> BriefOut:
     """The brief for this caller: everything granted (`EVERYWHERE`), Personal (None) or
     a notebook (with Personal when `include_personal`). Read-only; one tenant
@@ -278,6 +313,8 @@ def brief_get(
     focus = clean_focus(focus)
     if format not in ("markdown", "json"):
         raise Invalid("format is markdown or json.", code="invalid_format")
+    if truth not in ("manifest", "full"):
+        raise Invalid("truth is manifest or full.", code="invalid_truth")
     now = timezone.now()
     since_at = since_instant(since, zone, now, rules.BRIEF_RECENT_DAYS)
     related_ids: list[uuid.UUID] = []
@@ -298,12 +335,14 @@ def brief_get(
     entries = Counted(order, lambda c: _index_entry(c, zone, gathered.names), index_line)
 
     today = now.astimezone(zone).date()
-    since_day = since_at.astimezone(zone).date()
+    since_day = _day_in(since_at, zone)
     header = header_line(gathered.who.connection_name or "the owner", today, zone.key)
+    declared = _brief_truth(gathered.truth, gathered.names, full=truth == "full")
     fixed_text = "\n\n".join([
         header, gathered.who.startup, *(vision_block(v) for v in gathered.visions),
+        truth_block(declared),
         recent_title(since_day), recent_more(gathered.recent_available),
-        *SECTION_TITLES.values(), footer(_meta_template(budget))])
+        *SECTION_TITLES.values(), footer(_meta_template(budget), wordy=True)])
     left = budget - count_tokens(fixed_text)
     shown, recent_tokens = fit_lines(
         count_each([change_line(c) for c in gathered.recent]),
@@ -333,18 +372,28 @@ def brief_get(
         today=today, since=since_day,
         recent=BriefRecentMeta(returned=len(recent), available=gathered.recent_available,
                                tokens=recent_tokens),
-        focus_mode=focus_mode)
+        focus_mode=focus_mode, truth_state=declared.state, truth_policy=declared.policy,
+        declared=len(declared.notes))
     document = dict(header=header, startup=gathered.who.startup, visions=gathered.visions,
-                    recent=recent, recent_available=gathered.recent_available,
+                    truth=declared, recent=recent, recent_available=gathered.recent_available,
                     since=since_day, notes=full_notes, index=index)
     markdown, meta = _counted(document, meta)
     if format == "markdown":
         return BriefOut(format="markdown", markdown=markdown, meta=meta)
     return BriefOut(
-        format="json", startup=gathered.who.startup, visions=gathered.visions,
+        format="json", startup=gathered.who.startup, visions=gathered.visions, truth=declared,
         handoffs=[n for n in full_notes if n.section == "handoffs"], recent=recent,
         facts=[n for n in full_notes if n.section == "facts"],
         related=[n for n in full_notes if n.section == "related"], index=index, meta=meta)
+
+
+def _day_in(instant: datetime, zone: ZoneInfo) -> date:
+    """The date of `instant` in `zone`; at the very edges of time (year 1 or 9999 moved
+    by the zone's offset past what a date can hold), the first or last date there is."""
+    try:
+        return instant.astimezone(zone).date()
+    except OverflowError:
+        return date.min if instant.year == date.min.year else date.max
 
 
 def _counted(document: dict[str, Any], meta: BriefMeta) -> tuple[str, BriefMeta]:
@@ -353,14 +402,16 @@ def _counted(document: dict[str, Any], meta: BriefMeta) -> tuple[str, BriefMeta]
     # The tokenizer splits on whitespace first, so the document's count is the body's
     # plus the footer's (the tests hold the whole document to it).
     body = count_tokens(brief_markdown(**document))
-    tokens = body
-    for _ in range(4):
-        meta = meta.model_copy(update={"tokens": tokens})
-        counted = body + count_tokens(footer(meta))
-        if counted == tokens:
-            break
-        tokens = counted
-    return brief_markdown(**document, meta_footer=footer(meta)), meta
+    near = body + count_tokens(footer(meta.model_copy(update={"tokens": body})))
+    # The count's own digits take one or two tokens: the exact statement is one of a
+    # few candidates near `near`, in one phrasing or the other.
+    for wordy in (False, True):
+        for tokens in range(near - 3, near + 5):
+            stated = meta.model_copy(update={"tokens": tokens})
+            if body + count_tokens(footer(stated, wordy=wordy)) == tokens:
+                return brief_markdown(**document, meta_footer=footer(stated, wordy=wordy)), stated
+    stated = meta.model_copy(update={"tokens": near})  # not reached: the nearest statement
+    return brief_markdown(**document, meta_footer=footer(stated)), stated
 
 
 def _meta_template(budget: int) -> BriefMeta:

@@ -18,7 +18,7 @@ from notebooks.schemas.briefs import Section
 class Candidate:
     note: Any  # a Note (its id, kind, content, …)
     section: Section
-    pinned: bool = False
+    pinned: bool = False  # guaranteed: in full whatever the budget (the first pinned notes)
 
 
 def ranked(*, pinned: Sequence[Candidate], handoffs: Sequence[Candidate],

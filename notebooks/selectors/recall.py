@@ -42,16 +42,20 @@ from notebooks.rules import (
     RECALL_MAX_MAX_CHARS,
     RECALL_MIN_MAX_CHARS,
     RECALL_QUERY_MAX_CHARS,
+    UNRESTRICTED_KINDS,
     clean_task_id,
     parse_uuid,
 )
 from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
+from notebooks.schemas.truth import Coverage
+from notebooks.selectors import negatives
 from notebooks.selectors.access import (
     access_notebook,
     live_filter,
     live_notebooks,
     require_personal,
 )
+from notebooks.selectors.truth import Truth, scoped_truth
 
 CANDIDATES = 50  # per arm
 RRF_K = 10  # chosen on SciFact train (bench/quality.py --tune); test run once
@@ -294,8 +298,9 @@ def recall(
         scope = Scope(actor=actor, notebook_ids=scope_ids,
                       personal=include_personal and actor.grant.personal)
         pending = _pending(scope) if get_embedder() is not None else 0
+        truth = scoped_truth(actor, scope_ids)
         if query is None:
-            return _profile(scope, task_id, limit, max_chars, pending)
+            return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
 
         weights = term_weights(query)
         lexical, lexical_total = _lexical(weights, scope)
@@ -317,15 +322,31 @@ def recall(
         available = lexical_total + len(set(semantic_only) - _also_lexical(semantic_only,
                                                                             weights))
         ranked_ids = sorted(fused, key=lambda i: (-fused[i], str(i)))
+        coverage: Coverage | None = None
+        if truth.notes:
+            declared = _declared_hits(truth, weights, vector, embedder, profile, max_distance)
+            coverage = "covered" if declared else "not_covered"
+            for note_id, (score, arms, distance) in declared.items():
+                fused[note_id], matched[note_id] = score, [*arms, "declared"]
+                if distance is not None:
+                    distances[note_id] = distance
+            others = [i for i in ranked_ids if i not in truth.ids]
+            if truth.restricts:  # only declared notes answer for facts and the like
+                kinds = dict(Note.objects.filter(id__in=others).values_list("id", "kind"))
+                others = [i for i in others if kinds.get(i) in UNRESTRICTED_KINDS]
+                available = len(others)
+            available += len(declared)
+            ranked_ids = sorted(declared, key=lambda i: (-fused[i], str(i))) + others
         head = ranked_ids[: limit * 3 + 10]
         notes = {n.id: n for n in Note.objects.filter(id__in=head)}
         items = _within_budget(
             [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
-            limit, max_chars)
+            limit, max_chars, truth=truth, profile=profile)
         available = max(available, len(items))
         meta = RecallMeta(returned=len(items), available=available,
                           truncated=len(items) < available, limit=limit, max_chars=max_chars,
-                          mode="hybrid" if hybrid else "lexical", pending=pending)
+                          mode="hybrid" if hybrid else "lexical", pending=pending,
+                          policy=truth.policy, coverage=coverage)
         return RecallOut(data=items, meta=meta)
 
 
@@ -335,11 +356,16 @@ def _pending(scope: Scope) -> int:
 
 
 def _profile(scope: Scope, task_id: str | None, limit: int, max_chars: int,
-             pending: int) -> RecallOut:
-    """Query-free recall: the handoff of `task_id` when one is given, then pinned notes,
-    then preferences, facts and decisions taken in turn (each kind by importance, then
-    recency), so a run of new decisions never pushes every preference out."""
+             pending: int, truth: Truth, profile: str | None) -> RecallOut:
+    """Query-free recall: the handoff of `task_id` when one is given, then the scope's
+    declared ground truth (in declaration order), then pinned notes, then preferences,
+    facts and decisions taken in turn (each kind by importance, then recency), so a run
+    of new decisions never pushes every preference out. Under `restrict`, the declared
+    notes are the only facts and decisions."""
     candidates = scope.notes().filter(kind__in=[str(k) for k in PROFILE_KINDS])
+    if truth.restricts:
+        candidates = candidates.filter(kind__in=UNRESTRICTED_KINDS)
+    candidates = candidates.exclude(id__in=truth.ids)
     per_kind = limit + 1
     ranked = (candidates.annotate(rank=Window(
         RowNumber(), partition_by=[F("kind")],
@@ -351,39 +377,88 @@ def _profile(scope: Scope, task_id: str | None, limit: int, max_chars: int,
     ordered: list[Note] = []
     if task_id:
         ordered += list(scope.notes().filter(kind=Kind.HANDOFF, task_id=task_id)[:1])
+    ordered += [note for note, _ in truth.notes if note not in ordered]
     pinned = sorted((n for queue in queues.values() for n in queue if n.pinned),
                     key=lambda n: (-n.importance, -n.updated_at.timestamp(), str(n.id)))
     ordered += pinned
     rest = [[n for n in queue if not n.pinned] for queue in queues.values()]
     for round_ in range(per_kind):
         ordered += [queue[round_] for queue in rest if round_ < len(queue)]
-    items = _within_budget([(n, 1.0 / (RRF_K + rank + 1), ["profile"], None)
-                            for rank, n in enumerate(ordered)], limit, max_chars)
-    available = candidates.count() + (1 if task_id and ordered
-                                      and ordered[0].kind == Kind.HANDOFF else 0)
+    items = _within_budget([(n, 1.0 / (RRF_K + rank + 1),
+                             ["profile", "declared"] if n.id in truth.ids else ["profile"],
+                             None) for rank, n in enumerate(ordered)], limit, max_chars,
+                           truth=truth, profile=profile)
+    available = candidates.count() + len(truth.notes) + (
+        1 if task_id and ordered and ordered[0].kind == Kind.HANDOFF else 0)
     meta = RecallMeta(returned=len(items), available=available,
                       truncated=len(items) < available, limit=limit, max_chars=max_chars,
-                      mode="profile", pending=pending)
+                      mode="profile", pending=pending, policy=truth.policy)
     return RecallOut(data=items, meta=meta)
 
 
 def _within_budget(ranked: list[tuple[Note, float, list[str], float | None]], limit: int,
-                   max_chars: int) -> list[RecallItem]:
+                   max_chars: int, *, truth: Truth, profile: str | None) -> list[RecallItem]:
     """Items in rank order until the item or character budget is spent (the first item
-    is always returned, even if it alone is larger than the budget)."""
-    items: list[RecallItem] = []
+    is always returned, even if it alone is larger than the budget); declared notes
+    marked as such, and any claim known to be false that an item matches named on it."""
+    chosen: list[tuple[NoteOut, float, list[str], float | None]] = []
     spent = 0
     for note, score, matched, distance in ranked:
-        if len(items) >= limit:
+        if len(chosen) >= limit:
             break
         out = NoteOut.of(note)
         cost = item_chars(out)
-        if items and spent + cost > max_chars:
+        if chosen and spent + cost > max_chars:
             break
         spent += cost
-        items.append(RecallItem(note=out, score=round(score, 6), matched=matched,
-                                distance=None if distance is None else round(distance, 6)))
-    return items
+        chosen.append((out, score, matched, distance))
+    warned = negatives.notes_matching([out.id for out, *_ in chosen], truth.negatives,
+                                      profile)
+    return [RecallItem(note=out, score=round(score, 6), matched=matched,
+                       distance=None if distance is None else round(distance, 6),
+                       authority=out.id in truth.ids, known_false=warned.get(out.id, []))
+            for out, score, matched, distance in chosen]
+
+
+def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,
+                   embedder: Any, profile: str | None, max_distance: float
+                   ) -> dict[uuid.UUID, tuple[float, list[str], float | None]]:
+    """The declared notes that answer the query, scored as recall scores its arms: a
+    declared note containing a distinctive query term, or within `max_distance` of the
+    query's vector — looked up among the declared notes themselves (a few), not among
+    the arms' top candidates, so a declared note is never missed for ranking 51st."""
+    ids = list(truth.ids)
+    lexical: list[tuple[uuid.UUID, float]] = []
+    selecting = weights.selecting()
+    if selecting:
+        literal = {_tsquery_literal(t): t for t in weights.terms}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n.id, array_agg(q.t) FROM notebooks_note n "
+                "JOIN unnest(%s::text[]) AS q(t) ON n.search @@ q.t::tsquery "
+                "WHERE n.id = ANY(%s) GROUP BY n.id", [list(literal), ids])
+            for note_id, contains in cursor.fetchall():
+                found = {literal[t] for t in contains}
+                if found & set(selecting):
+                    lexical.append((note_id, sum(weights.terms[t] for t in found)))
+    semantic: list[tuple[uuid.UUID, float]] = []
+    if vector is not None and embedder is not None and profile is not None:
+        dim = int(embedder.dimension)
+        measure = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
+        semantic = [(note_id, float(d)) for note_id, d, made_from, current in
+                    NoteEmbedding.objects.filter(note_id__in=ids, profile=profile,
+                                                 dimension=dim)
+                    .annotate(distance=measure).order_by("distance")
+                    .values_list("note_id", "distance", "content_hash", "note__content_hash")
+                    if made_from == current and d <= max_distance]
+    hits: dict[uuid.UUID, tuple[float, list[str], float | None]] = {}
+    for arm, ranked in (("lexical", sorted(lexical, key=lambda h: (-h[1], str(h[0])))),
+                        ("semantic", semantic)):
+        for rank, (note_id, value) in enumerate(ranked):
+            score, arms, distance = hits.get(note_id, (0.0, [], None))
+            hits[note_id] = (score + 1.0 / (RRF_K + rank + 1), [*arms, arm],
+                             value if arm == "semantic" else distance)
+    return hits
 
 
 def term_counts(lexemes: Sequence[str]) -> dict[str, int]:

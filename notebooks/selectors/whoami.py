@@ -7,6 +7,7 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 from notebooks.rules import notebook_paths
+from notebooks.schemas.brief_markdown import one_line
 from notebooks.schemas.briefs import GrantedNotebook, WhoamiOut
 from notebooks.selectors.access import live_notebooks
 
@@ -27,8 +28,9 @@ def whoami_in(actor: Actor) -> WhoamiOut:
     paths = notebook_paths(live_notebooks(actor).order_by("name", "id"))
     granted = sorted(((path, nb_id) for nb_id, path in paths.items()),
                      key=lambda item: item[0].lower())
-    name = connection.name if connection else "the owner (website)"
-    named = [path for path, _ in granted[:STARTUP_NOTEBOOKS_NAMED]]
+    # Names are one line here: the startup line opens every brief (see one_line).
+    name = one_line(connection.name) if connection else "the owner (website)"
+    named = [one_line(path) for path, _ in granted[:STARTUP_NOTEBOOKS_NAMED]]
     where = "every notebook" if actor.grant.all_notebooks else ", ".join(named) or "no notebooks"
     if not actor.grant.all_notebooks and len(granted) > STARTUP_NOTEBOOKS_NAMED:
         where += f" and {len(granted) - STARTUP_NOTEBOOKS_NAMED} more"

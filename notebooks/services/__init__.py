@@ -17,6 +17,7 @@ stable codes; when one is raised nothing has changed.
 | `term_stats` | the lexical arm's term statistics |
 | `portability` | export and import of a whole account |
 | `vision` | a notebook's or the account's vision, replaced as a new version |
+| `truth` | ground truth: declarations, inheritance, negative claims, held changes |
 
 The interfaces call them through this package (`from notebooks import services`).
 """
@@ -36,6 +37,14 @@ from notebooks.services.notebooks import (
 )
 from notebooks.services.notes import note_move, note_remember, note_update
 from notebooks.services.revisions import note_restore_revision
+from notebooks.services.truth import (
+    negative_add,
+    negative_remove,
+    pending_accept,
+    pending_reject,
+    truth_declare,
+    truth_set_inheritance,
+)
 from notebooks.services.vision import vision_update
 
 __all__ = [
@@ -54,5 +63,11 @@ __all__ = [
     "notebook_delete",
     "notebook_restore",
     "notebook_update",
+    "negative_add",
+    "negative_remove",
+    "pending_accept",
+    "pending_reject",
+    "truth_declare",
+    "truth_set_inheritance",
     "vision_update",
 ]

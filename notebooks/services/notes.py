@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -40,12 +41,14 @@ from notebooks.rules import (
     parse_uuid,
 )
 from notebooks.schemas.notes import NoteOut, RememberOut
+from notebooks.schemas.truth import PendingRef
 from notebooks.selectors import duplicates
 from notebooks.selectors.access import (
     access_destination,
     access_note,
     notes_visible_to,
 )
+from notebooks.selectors.truth import is_declared
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
     expiry,
@@ -56,6 +59,7 @@ from notebooks.services.frame import (
 )
 from notebooks.services.indexing import mark_for_indexing
 from notebooks.services.revisions import save_new_version, write_revision
+from notebooks.services.truth import hold_change
 
 # -- notes -----------------------------------------------------------------------------
 
@@ -244,12 +248,15 @@ def note_update(
         if new_kind == Kind.HANDOFF and not new_task:
             raise Invalid("A handoff needs a taskId.", code="task_id_required")
         before = _snapshot(note)
-        for field, value in changes.items():
-            if field == "retention_days":
-                note.retention_days, note.expires_at = value, expiry(value, now)
-            else:
-                setattr(note, field, value)
+        apply_changes(note, changes, now)
         if _snapshot(note) != before or "retention_days" in changes:
+            if actor.connection_id is not None and is_declared(note.id):
+                # Declared ground truth: the change waits for the owner (SPEC §10);
+                # readers — this caller included — keep the accepted version.
+                note.refresh_from_db()
+                held = hold_change(actor, note, changes, op_id)
+                return NoteOut.of(note).model_copy(
+                    update={"pending_revision": PendingRef(id=held.id)})
             save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
                              operation_id=op_id, now=now)
             if note.content != before["content"]:
@@ -261,6 +268,16 @@ def note_update(
                       arguments=arguments, decode=NoteOut.model_validate, write=write,
                       target=lambda result: result.id, gone_if_deleted=True,
                       note_ids=lambda result: [result.id])
+
+
+def apply_changes(note: Note, changes: dict[str, Any], now: datetime) -> None:
+    """Set a correction's cleaned fields on the note (a given retention restarts the
+    clock). `note_update` and the owner's acceptance of a held change apply them alike."""
+    for field, value in changes.items():
+        if field == "retention_days":
+            note.retention_days, note.expires_at = value, expiry(value, now)
+        else:
+            setattr(note, field, value)
 
 
 def _snapshot(note: Note) -> dict[str, Any]:

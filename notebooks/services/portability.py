@@ -298,7 +298,9 @@ def _import_vision(actor: Actor, record: VisionRecord, place: uuid.UUID | None,
     """One vision with its history (1 if stored, 0 if the account already has its own)."""
     if place is None and Vision.objects.filter(notebook__isnull=True).exists():
         return 0
-    if [r.version for r in record.revisions] != list(range(1, record.version + 1)) \
+    # Lengths first: a version near 2**31 must not become a list of that many numbers.
+    if len(record.revisions) != record.version \
+            or [r.version for r in record.revisions] != list(range(1, record.version + 1)) \
             or record.revisions[-1].content != record.content:
         raise Invalid(f"line {number}: a vision's revisions must be versions 1 to "
                       f"{record.version} in order, the last one its content.",
@@ -349,6 +351,8 @@ def _clean_fields(record: ExportedNoteFields, notebook_ids: dict[uuid.UUID, uuid
 
 def _check_history(note: Note | None, versions: list[int]) -> None:
     """A note's revisions are 1…version, each once, in order."""
-    if note is not None and versions != list(range(1, note.version + 1)):
+    # Lengths first: a version near 2**31 must not become a list of that many numbers.
+    if note is not None and (len(versions) != note.version
+                             or versions != list(range(1, note.version + 1))):
         raise Invalid(f"note {note.id}: its revisions must be versions 1 to {note.version} "
                       "in order.", code="invalid_import")

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from grove.kernel import operations
 from grove.kernel.actor import Actor
-from grove.kernel.errors import NotFound
+from grove.kernel.errors import Forbidden, NotFound
 from notebooks.models import (
     Kind,
     Note,
@@ -19,6 +19,7 @@ from notebooks.models import (
 )
 from notebooks.rules import clean_bool, clean_version, parse_uuid
 from notebooks.schemas.notes import NoteOut
+from notebooks.selectors.truth import is_declared
 from notebooks.services.frame import (
     idempotent,
     integrity_conflict,
@@ -43,7 +44,15 @@ def save_new_version(
     note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
     now: datetime, restored_from: int | None = None,
 ) -> None:
-    """Bump the version, save, and snapshot the result. Handoff clashes → Conflict."""
+    """Bump the version, save, and snapshot the result. Handoff clashes → Conflict.
+
+    A connection never changes declared ground truth directly: a correction is held for
+    the owner (`note_update`), and every other change — move, archive, delete, restore,
+    a handoff's update — is refused (`declared_note`)."""
+    if not actor.is_session and actor.connection_id is not None and is_declared(note.id):
+        raise Forbidden("This note is declared ground truth: only the owner may move, "
+                        "archive, delete or restore it; a correction (update_memory) is "
+                        "held for the owner's review.", code="declared_note")
     note.version += 1
     note.updated_at = now
     try:

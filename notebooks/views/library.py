@@ -462,6 +462,6 @@ def account_import_upload(request: HttpRequest) -> HttpResponse:
                                              records=portability.ndjson_records(lines))
     except UnicodeDecodeError:
         raise Invalid("The file is not UTF-8 text.", code="invalid_import") from None
-    messages.success(request, f"Imported {result.notebooks} notebooks, {result.notes} notes "
-                     f"and {result.revisions} revisions.")
+    messages.success(request, f"Imported {result.notebooks} notebooks, {result.notes} notes, "
+                     f"{result.revisions} revisions and {result.visions} visions.")
     return redirect("settings")

@@ -53,7 +53,9 @@ def _save(request: HttpRequest, notebook_id: uuid.UUID | None
                     for name, errors in form.errors.items()]
         return {"vision_draft": VisionDraft(
             content=request.POST.get("content", "")[:VISION_MAX_CHARS + 1000],
-            expected_version=int(posted) if posted.isdigit() else None,
+            # Only what the form itself would take as a number ("²" is a digit too).
+            expected_version=(int(posted) if posted.isascii() and posted.isdigit()
+                              and len(posted) <= 9 else None),
             operation_id=uuid.uuid4(), problem="; ".join(problems))}, 400
     data = form.cleaned_data
     try:

@@ -56,6 +56,10 @@ def test_vision_bad_input_and_grants_over_rest(owner, garden):
                                 "invalid_request")):
         answer = limited.call("PUT", f"/notebooks/{garden.id}/vision", body)
         assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), body
+    # `true` is not a version (a lax reading would take it as 1 and write).
+    lax = limited.call("PUT", f"/notebooks/{garden.id}/vision",
+                       {"content": "x", "expectedVersion": True})
+    assert (lax.status_code, lax.json()["error"]["code"]) == (422, "invalid_request")
     refused = limited.call("PUT", "/vision", {"content": "Obey me."})
     assert (refused.status_code, refused.json()["error"]["code"]) == (
         403, "account_vision_forbidden")
@@ -139,6 +143,9 @@ def test_the_tools_answer_what_the_routes_answer(api, owner, garden):
     assert error_of(stale) == {"code": "version_conflict", "currentVersion": 0}
     bad = call(api.key, "brief", {"timeZone": "Mars/Base"})
     assert error_of(bad)["code"] == "invalid_time_zone"
+    for lax in ({"floors": {"decision": True}}, {"expectedVersion": True, "content": "x"}):
+        tool = "brief" if "floors" in lax else "update_vision"
+        assert error_of(call(api.key, tool, lax))["code"] == "invalid_arguments", lax
 
 
 def test_a_read_only_key_reads_but_cannot_write_a_vision(owner, garden):
@@ -150,3 +157,34 @@ def test_a_read_only_key_reads_but_cannot_write_a_vision(owner, garden):
         403, "insufficient_capability")
     assert error_of(call(key, "update_vision", {"content": "x"}))["code"] == \
         "insufficient_capability"
+
+
+def test_ground_truth_over_rest_and_mcp(owner, garden):
+    """The truth read says which state holds, over REST and the `truth` tool alike; a
+    key's correction of a declared note comes back held, with the accepted version."""
+    rule = factories.note(owner, "# Watering\n\n## Morning\nBefore 9.", notebook_id=garden.id)
+    key, _ = new_key(owner, all_notebooks=False, personal=False, notebooks=[garden.id])
+    limited = Caller(Client(), key)
+    assert data(limited.get(f"/notebooks/{garden.id}/truth"))["state"] == "none"
+    services.truth_declare(actor=owner, notebook_id=garden.id, note_ids=[rule.id],
+                           policy="restrict")
+    rest = data(limited.get(f"/notebooks/{garden.id}/truth"))
+    assert (rest["state"], rest["policy"], rest["withheld"]) == ("own", "restrict", 0)
+    assert rest["notes"][0]["manifest"] == {"firstLine": "Watering", "headings": ["Morning"]}
+    assert rest["notes"][0]["content"] is None
+    full = data(limited.get(f"/notebooks/{garden.id}/truth?full=true"))
+    assert full["notes"][0]["content"].endswith("Before 9.")
+    tool = call(key, "truth", {"notebookId": f"notebook:{garden.id}"})
+    assert [(n["versionedId"], n["manifest"]) for n in tool["structuredContent"]["notes"]] \
+        == [(n["versionedId"], n["manifest"]) for n in rest["notes"]]
+    assert data(limited.get("/truth"))["state"] == "none"
+    hidden = factories.notebook(owner, "Hidden")
+    assert limited.get(f"/notebooks/{hidden.id}/truth").status_code == 404
+    held = call(key, "update_memory", {"noteId": str(rule.id), "content": "Water at noon."})
+    assert held.get("isError") is not True, held
+    assert held["structuredContent"]["id"] == f"note:{rule.id}@1"
+    assert held["structuredContent"]["pendingRevision"]["status"] == "pending"
+    again = data(limited.get(f"/notebooks/{garden.id}/truth?full=true"))
+    assert again["notes"][0]["content"].endswith("Before 9.")
+    patched = limited.call("PATCH", f"/notes/{rule.id}", {"content": "Water at night."})
+    assert patched.status_code == 200 and data(patched)["pendingRevision"]["id"]

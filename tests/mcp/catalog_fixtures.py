@@ -59,6 +59,8 @@ RESOURCES = ResourceProvider(
 def _echo(actor: Actor, arguments: dict[str, str]) -> tuple[str, list[PromptMessage]]:
     if arguments["topic"] == "nonsense":
         raise Invalid("That topic makes no sense.", code="topic_invalid", topic="nonsense")
+    if arguments["topic"] == "explode":  # a bug in a provider, not a domain error
+        raise RuntimeError("a provider's bug, with details no client should see")
     tone = arguments.get("tone", "plain")
     return f"About {arguments['topic']}", [
         PromptMessage("user", f"Tell me about {arguments['topic']} ({tone})."),

@@ -146,6 +146,39 @@ def test_domain_errors_keep_their_machine_code(catalog, owner, era):
     assert hidden["data"]["code"] == "notebook_not_found"
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_bug_is_a_json_rpc_error_never_the_websites_html_page(catalog, key, era):
+    response = ERAS[era](key, "prompts/get", {"name": "fixture_echo",
+                                             "arguments": {"topic": "explode"}})
+    assert response["Content-Type"].startswith("application/json")
+    failed = error(response, 200, -32603)
+    assert failed == {"code": -32603, "message": "Something went wrong on our side.",
+                      "data": {"code": "internal_error"}}
+
+
+def test_the_places_prompts_name_are_checked_as_the_tools_check_them(catalog, owner):
+    garden = factories.notebook(owner, "Garden")
+    hidden = factories.notebook(owner, "Hidden")
+    limited, _ = new_key(owner, all_notebooks=False, personal=False, notebooks=[garden.id])
+    for prompt, extra in (("end_of_session", {}), ("save_handoff", {"taskId": "t1"}),
+                          ("load_my_context", {})):
+        for place, code in ((str(hidden.id), "notebook_not_found"),
+                            ("personal", "personal_not_granted")):
+            answer = handshake(limited, "prompts/get", {"name": prompt, "arguments": {
+                **extra, "notebookId": place}})
+            assert answer.json()["error"]["data"]["code"] == code, (prompt, place)
+        fine = handshake(limited, "prompts/get", {"name": prompt, "arguments": {
+            **extra, "notebookId": str(garden.id)}})
+        assert "result" in fine.json(), (prompt, fine.json())
+
+
+def test_an_empty_protocol_version_header_is_no_header(key):
+    from tests.mcp.test_protocol import rpc
+
+    answered = rpc(key, "tools/list", headers={"MCP-Protocol-Version": ""})
+    assert answered.status_code == 200 and "tools" in answered.json()["result"]
+
+
 def test_a_non_ascii_uri_travels_in_the_base64_name_header(catalog, key):
     read = result(modern(key, "resources/read", {"uri": UNICODE_URI}))
     assert read["contents"][0]["text"] == "Item été"

@@ -160,7 +160,7 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     response = rpc(key, "tools/list")
     listed = response.json()["result"]["tools"]
     names = [t["name"] for t in listed]
-    assert names == ["brief", "whoami", "recent_activity", "update_vision",
+    assert names == ["brief", "whoami", "recent_activity", "truth", "update_vision",
                      "remember", "recall", "update_memory", "forget", "get_note",
                      "list_notes", "note_history", "restore_note", "archive_notes",
                      "move_notes", "list_notebooks", "create_notebook", "update_notebook",
@@ -189,8 +189,9 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     # Lean: a client's context is not free (20,000 bytes until `ask` returned proposals,
     # whose compact shape adds about 300; the first-read tools — brief, whoami,
     # recent_activity, update_vision — add about 8,700, most of it the brief's parts in
-    # its outputSchema).
-    assert len(response.content) <= 29_500
+    # its outputSchema; ground truth — the truth tool, the brief's declared set and
+    # pendingRevision on the writes' results — about 4,100).
+    assert len(response.content) <= 33_500
 
 
 def test_tool_results_match_their_declared_output_schemas(owner, key):
@@ -221,7 +222,8 @@ def test_tool_results_match_their_declared_output_schemas(owner, key):
              ("ask", {"query": "flight", "mode": "search"}),
              ("update_vision", {"content": "Travel light."}),
              ("brief", {}), ("brief", {"notebookId": str(notebook.id), "focus": "flight"}),
-             ("whoami", {}), ("recent_activity", {}),
+             ("whoami", {}), ("recent_activity", {}), ("truth", {}),
+             ("truth", {"notebookId": str(notebook.id), "full": True}),
              ("recent_activity", {"notebookId": "personal", "limit": 1})]
     for tool, arguments in calls:
         result = call(key, tool, arguments)
@@ -385,6 +387,7 @@ def test_idempotent_hints_say_what_a_repeat_without_an_operation_id_does(owner, 
         "whoami": {},
         "recent_activity": {},
         "update_vision": {"content": "Ship small."},
+        "truth": {"full": True},
     }
     assert set(repeats) == set(hints)
     for tool, arguments in repeats.items():

@@ -92,7 +92,8 @@ def test_the_sdk_client_uses_everything_in_each_mode(site_url, committed, catalo
     assert found["version"] == MODES[mode]
     if mode == "auto":  # it probed, and adopted what discover said
         assert found["server"] == "grove"
-    assert found["tools"][:4] == ["brief", "whoami", "recent_activity", "update_vision"]
+    assert found["tools"][:5] == ["brief", "whoami", "recent_activity", "truth",
+                                  "update_vision"]
     assert "remember" in found["tools"] and "ask" in found["tools"]
     assert found["recalled"] == ["Walnuts keep a year in the freezer."]
     assert found["resources"][:5] == [f"fixture://item/{n}" for n in range(5)]

@@ -114,6 +114,25 @@ def test_an_account_vision_is_imported_only_where_there_is_none():
     assert refused.value.code == "invalid_import"
 
 
+def test_a_huge_version_in_an_import_is_refused_without_counting_to_it():
+    """A version near 2**31 with one revision: refused by its length first (it used to
+    build a list of two billion numbers before it could say so)."""
+    header = {"type": "grove-export", "format": 2, "exportedAt": "2026-12-01T00:00:00Z"}
+    when = "2026-12-01T00:00:00Z"
+    vision = {"type": "vision", "notebookId": None, "version": 2**31 - 1, "content": "x",
+              "createdAt": when, "updatedAt": when,
+              "revisions": [{"version": 1, "content": "x", "createdAt": when}]}
+    note = {"type": "note", "id": "6c3f5a43-7f3c-4f59-9a33-2b3f07a5ad11", "version": 2**31 - 1,
+            "notebookId": None, "content": "x", "kind": "fact", "taskId": None,
+            "sourceAgent": None, "capture": "explicit", "pinned": False, "importance": 0.5,
+            "retentionDays": None, "expiresAt": None, "status": "active", "archivedAt": None,
+            "expiredAt": None, "createdAt": when, "updatedAt": when}
+    for records in ([header, vision], [header, note]):
+        with pytest.raises(Invalid) as refused:
+            account_import(actor=factories.owner(), records=records)
+        assert refused.value.code == "invalid_import"
+
+
 def test_rest_export_is_ndjson_scoped_to_the_grant():
     owner = factories.owner()
     work = build_library(owner)

@@ -306,7 +306,7 @@ def test_import_upload_all_or_nothing(owner, web):
     upload = io.BytesIO(ndjson.encode())
     upload.name = "export.ndjson"
     done = web.post("/settings/import", {"file": upload}, follow=True)
-    assert "Imported 1 notebooks, 1 notes and 1 revisions." in done.content.decode()
+    assert "Imported 1 notebooks, 1 notes, 1 revisions and 0 visions." in done.content.decode()
     assert [n.content for n in selectors.note_list(actor=owner)] == ["travels"]
 
     broken = io.BytesIO((ndjson + "{not json\n").encode())

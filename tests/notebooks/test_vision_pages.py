@@ -156,6 +156,12 @@ def test_a_too_long_vision_is_refused_with_the_draft_kept(owner, web):
     assert selectors.vision_get(actor=owner, notebook_id=garden.id).version == 0
     broken = web.post(url, {"operation_id": "nope", "expected_version": "x", "content": "y"})
     assert broken.status_code == 400 and textarea(broken.content.decode()) == "y"
+    # Digits Python's int() refuses ("²") or will not read (thousands of them): a 400
+    # with the draft, as any bad form.
+    for odd in ("²", "9" * 5000):
+        shown = web.post(url, {"operation_id": "nope", "expected_version": odd,
+                               "content": "z"})
+        assert shown.status_code == 400 and textarea(shown.content.decode()) == "z"
     assert selectors.vision_get(actor=owner, notebook_id=garden.id).version == 0
 
 

@@ -23,7 +23,8 @@ EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
     "notebooks_termdelta", "notebooks_vision", "notebooks_visionrevision",
-    "ask_conversation", "ask_turn", "ask_proposal", "sharing_share",
+    "notebooks_truthdeclaration", "notebooks_truthnote", "notebooks_negativeclaim",
+    "notebooks_pendingrevision", "ask_conversation", "ask_turn", "ask_proposal", "sharing_share",
 }
 
 
@@ -61,6 +62,10 @@ def populate(actor):
     share_services.share_create(actor=actor, notebook_id=nb.id)
     services.vision_update(actor=actor, operation_id=op(), notebook_id=nb.id,
                            content="secret vision")
+    services.truth_declare(actor=actor, notebook_id=nb.id, note_ids=[note.id])
+    services.negative_add(actor=actor, notebook_id=nb.id, claim="secret falsehood")
+    agent = factories.connection(actor, notebooks=[nb.id])
+    services.note_update(actor=agent, operation_id=op(), note_id=note.id, content="held")
     return nb, note
 
 

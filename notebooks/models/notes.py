@@ -1,4 +1,5 @@
-"""Notebooks (a folder tree), notes and their revisions (SPEC §3).
+"""Notebooks (a folder tree), notes and their revisions (SPEC §3), their vectors and the
+lexical arm's term statistics.
 
 Every invariant that can be a database constraint is one; the rest (no cycles in the
 notebook tree, grants) lives in `notebooks.services`.
@@ -74,6 +75,10 @@ class Notebook(models.Model):
     deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # Whether the account-wide ground truth applies here when the notebook declares none
+    # (SPEC §10). True for new notebooks; migration 0015 set it false for the notebooks
+    # that existed before ground truth did — an upgrade never widens what an agent reads.
+    inherit_account_truth = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         db_table = "notebooks_notebook"
@@ -327,71 +332,6 @@ class Revision(NoteFields):
     @property
     def versioned_id(self) -> str:
         return f"note:{self.note_id}@{self.version}"
-
-
-VISION_MAX_CHARS = CONTENT_MAX_CHARS
-
-
-class Vision(models.Model):
-    """What the work is for, in the owner's words: one narrative per notebook and one for
-    the account (`notebook` NULL). Edited in place, each change a `VisionRevision`. Never
-    embedded and never searched: the brief places it, verbatim, at the top (SPEC §10).
-    Empty content means "no vision" (clearing it is a revision too)."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                related_name="+")
-    notebook = models.ForeignKey(Notebook, null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="+")
-    content = models.TextField(blank=True, default="")
-    version = models.PositiveIntegerField(default=1)
-    updated_by = models.ForeignKey("grove.Connection", null=True, blank=True,
-                                   on_delete=models.PROTECT, related_name="+")
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        db_table = "notebooks_vision"
-        constraints = [
-            # One per notebook, and one for the account (NULL counts as one place).
-            models.UniqueConstraint(fields=["account", "notebook"], nulls_distinct=False,
-                                    name="vision_one_per_place"),
-            models.CheckConstraint(
-                # Trimmed (the service strips it), or empty.
-                condition=Q(content="") | (Q(content__regex=r"^\S") & Q(content__regex=r"\S$")
-                                           & Q(content__length__lte=VISION_MAX_CHARS)),
-                name="vision_content_length"),
-            models.CheckConstraint(condition=Q(version__gte=1), name="vision_version_positive"),
-        ]
-
-    def __str__(self) -> str:
-        return f"vision of {self.notebook_id or 'the account'} v{self.version}"
-
-
-class VisionRevision(models.Model):
-    """A vision as it was after one change (append-only for the runtime role, like
-    `Revision`)."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                related_name="+")
-    vision = models.ForeignKey(Vision, on_delete=models.CASCADE, related_name="revisions")
-    version = models.PositiveIntegerField()
-    content = models.TextField(blank=True, default="")
-    connection = models.ForeignKey("grove.Connection", null=True, blank=True,
-                                   on_delete=models.PROTECT, related_name="+")
-    operation_id = models.UUIDField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        db_table = "notebooks_visionrevision"
-        constraints = [
-            models.UniqueConstraint(fields=["vision", "version"],
-                                    name="visionrevision_unique_version"),
-        ]
-
-    def __str__(self) -> str:
-        return f"vision {self.vision_id} v{self.version}"
 
 
 class NoteEmbedding(models.Model):

@@ -1,0 +1,83 @@
+"""Ground truth on the wire (SPEC §10): what a place declares, the claims known to be
+false there, and revisions of declared notes held for the owner."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from grove.kernel.schemas import In, Out
+from notebooks.schemas.arguments import NotebookId, ToolArguments
+
+TruthState = Literal["own", "inherited", "none"]
+Policy = Literal["prioritize", "restrict"]
+Coverage = Literal["covered", "not_covered"]
+
+
+class TruthManifest(Out):
+    """A declared note in a line: its first line and its section headings."""
+
+    first_line: str
+    headings: list[str]
+
+
+class TruthNoteOut(Out):
+    id: uuid.UUID
+    versioned_id: str  # the current accepted version: reads follow revisions forward
+    declared_version: int  # the version when it was declared
+    version: int
+    kind: str
+    notebook_id: uuid.UUID | None = None  # null: Personal
+    updated_at: datetime
+    manifest: TruthManifest
+    content: str | None = None  # with `full`
+
+
+class NegativeOut(Out):
+    id: uuid.UUID
+    claim: str
+    notebook_id: uuid.UUID | None = None  # null: the account's (applies everywhere)
+    created_at: datetime
+
+
+class TruthOut(Out):
+    """A place's ground truth, unranked: no query, no score (the `truth` tool,
+    `GET /v1/notebooks/{id}/truth`, `GET /v1/truth`). `state`: `own` (the place declares
+    its own set), `inherited` (a notebook without one takes the account's, when its
+    `inheritAccountTruth` is true) or `none`. `notes`: the declared notes this caller may
+    read, in declaration order; `withheld` counts the others (archived, deleted, or
+    outside the grant). `negatives`: the account's claims known to be false, and the
+    notebook's."""
+
+    state: TruthState
+    policy: Literal["prioritize", "restrict"] | None = None
+    notebook_id: uuid.UUID | None = None  # the place asked about (null: the account)
+    inherit_account_truth: bool | None = None  # the notebook's flag (null: the account)
+    declared_at: datetime | None = None
+    notes: list[TruthNoteOut]
+    withheld: int
+    negatives: list[NegativeOut]
+
+
+class TruthQuery(In):
+    full: bool = Field(default=False, description="Every declared note in full (default: "
+                       "a manifest of first lines and headings).")
+
+
+class TruthArgs(ToolArguments):
+    notebook_id: NotebookId | None = Field(
+        default=None, description="The notebook (`<uuid>` or `notebook:<uuid>`) whose "
+        "declared truth to read. Omitted: the account's.")
+    full: bool = Field(default=False, description="Every declared note in full (default: "
+                       "a manifest of first lines and headings with ids).")
+
+
+class PendingRef(Out):
+    """A change to declared ground truth, held for the owner's review instead of landing:
+    until the owner accepts it on the website, everyone reads the accepted version."""
+
+    id: uuid.UUID
+    status: Literal["pending"] = "pending"

@@ -1,0 +1,168 @@
+"""Ground truth (SPEC §10): which notes a place declares authoritative, and which claims
+are known to be false there.
+
+A notebook's own declaration replaces the account's; it inherits the account's only
+when its `inherit_account_truth` flag is set. Negatives union: the account's always
+apply, a notebook's add to them. Declared notes are read at their current accepted
+version (declarations follow revisions forward) and only where the caller may read them:
+a declaration never widens a grant — what it may not read is counted as `withheld`.
+
+Every read here is a traversal, not a ranking: no query, no score.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from grove.kernel.actor import READ, Actor
+from grove.kernel.tenancy import tenant
+from notebooks.models import NegativeClaim, Note, Notebook, TruthDeclaration, TruthNote
+from notebooks.rules import clean_bool, parse_uuid
+from notebooks.schemas.truth import (
+    NegativeOut,
+    Policy,
+    TruthManifest,
+    TruthNoteOut,
+    TruthOut,
+    TruthState,
+)
+from notebooks.selectors.access import access_notebook, notes_live
+
+MANIFEST_LINE_CHARS = 160
+MANIFEST_HEADINGS = 12
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The ground truth that applies to one place, for one caller."""
+
+    state: TruthState
+    policy: Policy | None
+    notebook: Notebook | None  # the place (None: the account)
+    declaration: TruthDeclaration | None
+    notes: list[tuple[Note, int]] = field(default_factory=list)  # (note, declared_version)
+    withheld: int = 0
+    negatives: list[NegativeClaim] = field(default_factory=list)
+
+    @property
+    def ids(self) -> set[uuid.UUID]:
+        return {note.id for note, _ in self.notes}
+
+    @property
+    def restricts(self) -> bool:
+        return self.policy == "restrict"
+
+
+def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
+    """The truth that applies to `notebook` (None: the account's own), as `actor` may
+    read it. Caller holds a tenant transaction and has checked access to the place."""
+    declarations = {d.notebook_id: d for d in TruthDeclaration.objects.filter(
+        notebook_id__in=[notebook.id] if notebook else []) | TruthDeclaration.objects.filter(
+        notebook__isnull=True)}
+    own = declarations.get(notebook.id if notebook else None)
+    account = declarations.get(None)
+    state: TruthState = "none"
+    declaration = None
+    if own is not None:
+        state, declaration = "own", own
+    elif notebook is not None and notebook.inherit_account_truth and account is not None:
+        state, declaration = "inherited", account
+    negatives = list(NegativeClaim.objects.filter(
+        notebook_id__in=[notebook.id] if notebook else []) | NegativeClaim.objects.filter(
+        notebook__isnull=True))
+    negatives.sort(key=lambda n: (n.notebook_id is not None, n.created_at, str(n.id)))
+    if declaration is None:
+        return Truth(state="none", policy=None, notebook=notebook, declaration=None,
+                     negatives=negatives)
+    entries = list(TruthNote.objects.filter(declaration=declaration).order_by("position"))
+    readable = {n.id: n for n in notes_live(actor).filter(
+        id__in=[e.note_id for e in entries])}
+    notes = [(readable[e.note_id], e.declared_version) for e in entries
+             if e.note_id in readable]
+    return Truth(state=state, policy=cast(Policy, declaration.policy), notebook=notebook,
+                 declaration=declaration, notes=notes, withheld=len(entries) - len(notes),
+                 negatives=negatives)
+
+
+def truth_place(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> Notebook | None:
+    """The one notebook a read is scoped to, whose truth applies to it — named alone
+    (`notebookIds: [id]`), or, with none named, the only notebook the caller's grant
+    holds. None when the read spans several notebooks (no one declaration applies).
+    Caller holds a tenant transaction; the ids were checked against the grant."""
+    if notebook_ids is not None:
+        ids = set(notebook_ids)
+    elif not actor.grant.all_notebooks:
+        ids = set(actor.grant.notebooks)
+    else:
+        return None
+    if len(ids) != 1:
+        return None
+    return Notebook.objects.filter(id=ids.pop(), deleted_at__isnull=True).first()
+
+
+def scoped_truth(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> Truth:
+    """The truth a read scoped to `notebook_ids` (None: everything granted) is held to:
+    its notebook's when it has one (`truth_place`); across several notebooks no
+    declaration applies, but the account's negatives still do."""
+    place = truth_place(actor, notebook_ids)
+    if place is not None:
+        return truth_for(actor, place)
+    return Truth(state="none", policy=None, notebook=None, declaration=None,
+                 negatives=list(NegativeClaim.objects.filter(notebook__isnull=True)
+                                .order_by("created_at", "id")))
+
+
+def is_declared(note_id: uuid.UUID) -> bool:
+    """Whether any declaration of the account (a notebook's or its own) names the note.
+    Caller holds a tenant transaction."""
+    return TruthNote.objects.filter(note_id=note_id).exists()
+
+
+def manifest_of(content: str) -> TruthManifest:
+    lines = [line.strip() for line in content.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    heading = _HEADING.match(first)
+    first = heading.group(1) if heading else first
+    if len(first) > MANIFEST_LINE_CHARS:
+        first = first[:MANIFEST_LINE_CHARS - 1].rstrip() + "…"
+    headings = [m.group(1)[:MANIFEST_LINE_CHARS] for m in map(_HEADING.match, lines[1:]) if m]
+    return TruthManifest(first_line=first, headings=headings[:MANIFEST_HEADINGS])
+
+
+def truth_out(truth: Truth, *, full: bool) -> TruthOut:
+    return TruthOut(
+        state=truth.state, policy=truth.policy,
+        notebook_id=truth.notebook.id if truth.notebook else None,
+        inherit_account_truth=truth.notebook.inherit_account_truth if truth.notebook else None,
+        declared_at=truth.declaration.declared_at if truth.declaration else None,
+        notes=[TruthNoteOut(id=note.id, versioned_id=note.versioned_id,
+                            declared_version=declared, version=note.version, kind=note.kind,
+                            notebook_id=note.notebook_id, updated_at=note.updated_at,
+                            manifest=manifest_of(note.content),
+                            content=note.content if full else None)
+               for note, declared in truth.notes],
+        withheld=truth.withheld,
+        negatives=[negative_out(n) for n in truth.negatives])
+
+
+def negative_out(claim: NegativeClaim) -> NegativeOut:
+    return NegativeOut(id=claim.id, claim=claim.claim, notebook_id=claim.notebook_id,
+                       created_at=claim.created_at)
+
+
+def truth_get(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
+              full: Any = False) -> TruthOut:
+    """The declared truth of a notebook (or, `notebook_id` None, of the account): which
+    of three states holds (own, inherited, none), its policy, the declared notes — a
+    manifest of first lines and headings, or `full` text — and the negatives."""
+    full = clean_bool(full, what="full")
+    notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id,
+                                                                what="notebook id")
+    actor.require(READ)
+    with tenant(actor):
+        notebook = None if notebook_uuid is None else access_notebook(actor, notebook_uuid)
+        return truth_out(truth_for(actor, notebook), full=full)

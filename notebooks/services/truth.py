@@ -1,0 +1,245 @@
+"""Ground truth (SPEC §10): declaring a place's authoritative notes, its negative list,
+whether a notebook inherits the account's declaration, and the owner's decision on a
+connection's change to a declared note.
+
+All of it is the owner's, on the website (`actor.require_session`): declared truth is
+what every agent in the place is held to, so no connection may choose it — not even
+one granted everything. Connections read it (`notebooks.selectors.truth`) and propose
+changes to declared notes, which wait here for the owner (`note_update`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from grove.kernel.actor import Actor
+from grove.kernel.errors import Conflict, Invalid, NotFound
+from grove.kernel.tenancy import tenant
+from notebooks.models import (
+    NEGATIVE_MAX_CHARS,
+    NEGATIVES_MAX,
+    TRUTH_MAX_NOTES,
+    NegativeClaim,
+    Note,
+    PendingRevision,
+    PendingStatus,
+    RevisionReason,
+    TruthDeclaration,
+    TruthNote,
+    TruthPolicy,
+)
+from notebooks.rules import clean_bool, parse_uuid, storable_text
+from notebooks.schemas.notes import NoteOut
+from notebooks.schemas.truth import NegativeOut, TruthOut
+from notebooks.selectors import duplicates
+from notebooks.selectors.access import access_notebook, notes_live
+from notebooks.selectors.truth import negative_out, truth_for, truth_out
+from notebooks.services.frame import note_to_change
+from notebooks.services.indexing import mark_for_indexing
+from notebooks.services.revisions import save_new_version
+
+
+def _place(actor: Actor, notebook_id: uuid.UUID | str | None) -> Any:
+    """The notebook named (checked and locked), or None for the account."""
+    if notebook_id is None:
+        return None
+    return access_notebook(actor, parse_uuid(notebook_id, what="notebook id"),
+                           for_update=True)
+
+
+def _lock_place(actor: Actor, notebook_id: uuid.UUID | None) -> None:
+    """Serialise declarations of one place (two first declarations cannot both insert)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                       [f"grove.truth:{actor.account_id}:{notebook_id or 'account'}"])
+
+
+def clean_policy(value: Any) -> str:
+    if value not in TruthPolicy.values:
+        raise Invalid("policy must be prioritize or restrict.", code="invalid_policy")
+    return str(value)
+
+
+def truth_declare(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
+                  note_ids: Iterable[Any], policy: str = TruthPolicy.PRIORITIZE) -> TruthOut:
+    """Declare the authoritative notes of a notebook (or, `notebook_id` None, of the
+    account): the set replaces the previous one. Re-declaring the same ids changes
+    nothing (each keeps the version it was declared at); an empty set clears it.
+    Declared notes must be live notes of the account (any notebook, or Personal)."""
+    actor.require_session()
+    policy = clean_policy(policy)
+    if isinstance(note_ids, (str, bytes)):
+        raise Invalid("noteIds must be a list of note ids.", code="invalid_note_ids")
+    ids = list(dict.fromkeys(parse_uuid(i, what="note id") for i in note_ids))
+    if len(ids) > TRUTH_MAX_NOTES:
+        raise Invalid(f"Declare at most {TRUTH_MAX_NOTES} notes.", code="too_many_notes")
+    with tenant(actor):
+        place = _place(actor, notebook_id)
+        place_id = place.id if place else None
+        _lock_place(actor, place_id)
+        notes = {n.id: n for n in notes_live(actor).filter(id__in=ids)}
+        missing = [i for i in ids if i not in notes]
+        if missing:
+            raise NotFound(f"No live note {missing[0]}: only live notes can be declared.",
+                           code="note_not_found")
+        declaration = TruthDeclaration.objects.select_for_update().filter(
+            notebook_id=place_id).first() if place_id else TruthDeclaration.objects \
+            .select_for_update().filter(notebook__isnull=True).first()
+        if not ids:
+            if declaration is not None:
+                declaration.delete()  # its entries go with it
+            return truth_out(truth_for(actor, place), full=False)
+        now = timezone.now()
+        if declaration is None:
+            declaration = TruthDeclaration.objects.create(
+                account_id=actor.account_id, notebook_id=place_id, policy=policy,
+                declared_at=now)
+        current = {e.note_id: e for e in TruthNote.objects.filter(declaration=declaration)}
+        changed = declaration.policy != policy or list(current) != ids or any(
+            current[i].position != position for position, i in enumerate(ids)
+            if i in current)
+        if changed:
+            TruthNote.objects.filter(declaration=declaration).exclude(note_id__in=ids).delete()
+            for position, note_id in enumerate(ids):
+                entry = current.get(note_id)
+                if entry is None:
+                    TruthNote.objects.create(
+                        account_id=actor.account_id, declaration=declaration, note_id=note_id,
+                        declared_version=notes[note_id].version, position=position)
+                elif entry.position != position:
+                    entry.position = position
+                    entry.save(update_fields=["position"])
+            declaration.policy, declaration.declared_at = policy, now
+            declaration.save(update_fields=["policy", "declared_at"])
+        return truth_out(truth_for(actor, place), full=False)
+
+
+def truth_set_inheritance(*, actor: Actor, notebook_id: uuid.UUID | str,
+                          inherit: Any) -> TruthOut:
+    """Whether a notebook without its own declaration takes the account's."""
+    actor.require_session()
+    inherit = clean_bool(inherit, what="inherit")
+    with tenant(actor):
+        place = _place(actor, notebook_id)
+        if place.inherit_account_truth != inherit:
+            place.inherit_account_truth = inherit
+            place.save(update_fields=["inherit_account_truth"])
+        return truth_out(truth_for(actor, place), full=False)
+
+
+def clean_claim(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid("claim must be text.", code="invalid_claim")
+    claim = storable_text(value, what="claim", code="invalid_claim").strip()
+    if not claim or len(claim) > NEGATIVE_MAX_CHARS:
+        raise Invalid(f"State the false claim (1–{NEGATIVE_MAX_CHARS} characters).",
+                      code="invalid_claim")
+    return claim
+
+
+def negative_add(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
+                 claim: str) -> NegativeOut:
+    """Add a claim known to be false to a notebook's negative list (or, `notebook_id`
+    None, the account's, which applies everywhere). The same claim twice in one place is
+    one claim. Its vector is made first, outside the transaction, as recall embeds a
+    query; without one, matching against it is lexical alone."""
+    actor.require_session()
+    claim = clean_claim(claim)
+    probe = duplicates.probe_of(claim)
+    with tenant(actor):
+        place = _place(actor, notebook_id)
+        place_id = place.id if place else None
+        _lock_place(actor, place_id)
+        existing = NegativeClaim.objects.filter(notebook_id=place_id, claim=claim) \
+            if place_id else NegativeClaim.objects.filter(notebook__isnull=True, claim=claim)
+        found = existing.first()
+        if found is not None:
+            return negative_out(found)
+        count = NegativeClaim.objects.filter(notebook_id=place_id).count() if place_id \
+            else NegativeClaim.objects.filter(notebook__isnull=True).count()
+        if count >= NEGATIVES_MAX:
+            raise Conflict(f"A place holds at most {NEGATIVES_MAX} negative claims.",
+                           code="too_many_negatives")
+        row = NegativeClaim.objects.create(
+            account_id=actor.account_id, notebook_id=place_id, claim=claim,
+            profile=probe.profile if probe else "",
+            embedding=probe.vector if probe else None)
+        return negative_out(row)
+
+
+def negative_remove(*, actor: Actor, claim_id: uuid.UUID | str) -> None:
+    actor.require_session()
+    claim_uuid = parse_uuid(claim_id, what="claim id")
+    with tenant(actor):
+        deleted, _ = NegativeClaim.objects.filter(id=claim_uuid).delete()
+        if not deleted:
+            raise NotFound("No such negative claim.", code="claim_not_found")
+
+
+# -- revisions of declared notes, held for the owner -------------------------------------------
+
+
+def hold_change(actor: Actor, note: Note, changes: dict[str, Any],
+                operation_id: uuid.UUID) -> PendingRevision:
+    """Keep a connection's change to a declared note for the owner (caller holds the
+    note locked in a tenant transaction): the note stays at its accepted version."""
+    assert actor.connection_id is not None  # the owner's own changes are never held
+    stored = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in changes.items()}
+    return PendingRevision.objects.create(
+        account_id=actor.account_id, note=note, base_version=note.version, changes=stored,
+        connection_id=actor.connection_id, operation_id=operation_id)
+
+
+def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
+    """Apply a held change as the note's next revision — the connection's change,
+    accepted by the owner (who and when recorded on the held change). Refused when the
+    note moved on since it was proposed (`pending_stale`): the change was made against a
+    version readers no longer get."""
+    from notebooks.services.notes import apply_changes
+
+    actor.require_session()
+    pending_uuid = parse_uuid(pending_id, what="pending revision id")
+    with tenant(actor):
+        pending = _open_pending(pending_uuid)
+        note, now = note_to_change(actor, pending.note_id, None)
+        if note.version != pending.base_version:
+            raise Conflict(f"The note changed since (now v{note.version}, proposed on "
+                           f"v{pending.base_version}); reject this change and ask again.",
+                           code="pending_stale", currentVersion=note.version)
+        before = note.content
+        apply_changes(note, pending.changes, now)
+        # The revision is the connection's; the acceptance is the owner's (below).
+        author = dataclasses.replace(actor, connection_id=pending.connection_id)
+        save_new_version(note, reason=RevisionReason.UPDATE, actor=author,
+                         operation_id=pending.operation_id, now=now)
+        if note.content != before:
+            mark_for_indexing(note)
+        pending.status, pending.decided_at = PendingStatus.ACCEPTED, now
+        pending.decided_by, pending.accepted_version = "the owner (website)", note.version
+        pending.save()
+        return NoteOut.of(note)
+
+
+def pending_reject(*, actor: Actor, pending_id: uuid.UUID | str) -> None:
+    actor.require_session()
+    pending_uuid = parse_uuid(pending_id, what="pending revision id")
+    with tenant(actor):
+        pending = _open_pending(pending_uuid)
+        pending.status, pending.decided_at = PendingStatus.REJECTED, timezone.now()
+        pending.decided_by = "the owner (website)"
+        pending.save()
+
+
+def _open_pending(pending_id: uuid.UUID) -> PendingRevision:
+    pending = PendingRevision.objects.select_for_update().filter(id=pending_id).first()
+    if pending is None:
+        raise NotFound("No such pending revision.", code="pending_not_found")
+    if pending.status != PendingStatus.PENDING:
+        raise Conflict(f"That change was already {pending.status}.", code="pending_decided")
+    return pending
