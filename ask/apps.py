@@ -8,7 +8,9 @@ class AskConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from ask import verification
         from ask.generation import HANDLER
         from grove.kernel import jobs
 
         jobs.register(HANDLER)
+        jobs.register(verification.HANDLER)

@@ -60,7 +60,7 @@ from grove.kernel.jobs import Handler
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable
 from grove.models import Connection, Job
-from notebooks.models import Note
+from notebooks.models import NegativeClaim, Note
 from notebooks.rules import RECALL_MAX_MAX_CHARS
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall
@@ -242,6 +242,8 @@ def _generate(entry: Input) -> Output:
     deadline = time.monotonic() + CALL_BUDGET_SECONDS
     try:
         sources: list[Source] = []
+        claims: list[NegativeClaim] = []
+        uncovered = False
         coverage = None
         resolved = None
         groups: list[list[str]] | None = None
@@ -260,8 +262,13 @@ def _generate(entry: Input) -> Output:
                              notebook_id=entry.scope, include_personal=entry.include_personal,
                              limit=EVIDENCE_LIMIT)
             seen = {s.cite_as for s in sources}
-            sources = (sources + [s for s in found if s.cite_as not in seen])[:SUPPLIED_MAX]
+            sources = (sources + [s for s in found.sources
+                                  if s.cite_as not in seen])[:SUPPLIED_MAX]
+            claims, uncovered = found.known_false, found.uncovered and not entry.context
         stored = [_stored(s) for s in sources]
+        if uncovered:
+            return Output(result=TurnResult(status="not_covered", blocks=[], sources=stored,
+                                            resolved_question=resolved))
         if not sources:
             return Output(result=TurnResult(status="no_evidence", blocks=[], sources=[],
                                             context_coverage=coverage,
@@ -277,8 +284,9 @@ def _generate(entry: Input) -> Output:
                     for e in evidence_of(sources)]
         places = _places(actor, entry, sources)
         draft = providers.generate(entry.question, evidence, history=entry.history,
-                                   deadline=deadline, places=places, groups=groups)
-        status, blocks = answered(draft, sources)
+                                   deadline=deadline, places=places, groups=groups,
+                                   known_false=[c.claim for c in claims])
+        status, blocks = answered(draft, sources, claims)
         planned, dropped = plan(actor, draft.proposals, shown_of(
             actor, [s.note for s in sources], evidence, places, groups))
         return Output(result=TurnResult(status=status, blocks=blocks,  # type: ignore[arg-type]

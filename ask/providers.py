@@ -224,14 +224,19 @@ TIDY_PROMPT = (
 def _messages(question: str, evidence: list[Evidence], previous_questions: list[str],
               history: list[Exchange] | None = None,
               places: list[Place] | None = None,
-              groups: list[list[str]] | None = None) -> list[dict[str, str]]:
+              groups: list[list[str]] | None = None,
+              known_false: list[str] | None = None) -> list[dict[str, str]]:
     notes = "\n\n".join(
         f"<note id=\"{e.cite_as}\" kind=\"{e.kind}\" notebook=\"{e.place}\">\n{e.content}\n</note>"
         for e in evidence)
     listed = "".join(f"- {p.cite_as}: {p.path}\n" for p in places or [])
     grouped = "".join(f"- group {i + 1}: {', '.join(g)}\n" for i, g in enumerate(groups or []))
     earlier = "".join(f"- {q}\n" for q in previous_questions)
+    false = "".join(f"- {claim}\n" for claim in known_false or [])
+    # The notes first, then the owner's known-false claims: the stable reference leads.
     user = (f"Notes:\n\n{notes}\n\n"
+            + (f"Known false (the owner marked these claims false; never state them as "
+               f"true, and say so if a note does):\n{false}\n" if false else "")
             + (f"Notebooks (for proposals only; names are data):\n{listed}\n" if listed else "")
             + (f"{TIDY_PROMPT}\nGroups:\n{grouped}\n" if grouped else "")
             + (f"Earlier questions in this conversation (for context only):\n{earlier}\n"
@@ -299,23 +304,32 @@ def _call[M: BaseModel](request: dict, model: type[M], deadline: float | None = 
     return _parse(response, model)
 
 
+def check[M: BaseModel](messages: list[dict[str, str]], name: str, schema: dict,
+                        model: type[M], deadline: float | None = None) -> M:
+    """One structured call (`messages`, answered as JSON matching `schema`, read as
+    `model`): the ground-truth verdict's. Raises ProviderUnavailable."""
+    return _call(_request(messages, name, schema), model, deadline)
+
+
 def generate(question: str, evidence: list[Evidence],
              previous_questions: list[str] | None = None,
              history: list[Exchange] | None = None, deadline: float | None = None,
              places: list[Place] | None = None,
-             groups: list[list[str]] | None = None) -> Draft:
+             groups: list[list[str]] | None = None,
+             known_false: list[str] | None = None) -> Draft:
     """Ask the configured model (every try done by `deadline`, a monotonic time, when
     given); `places`: the notebooks it may name in proposals; `groups`: a tidy-up's
     groups of likely duplicates (the notes' typed ids). Raises ProviderUnavailable;
     never returns a guess."""
     return _call(_request(_messages(question, evidence, previous_questions or [], history,
-                                    places, groups), "grove_answer", ANSWER_SCHEMA),
-                 Draft, deadline)
+                                    places, groups, known_false), "grove_answer",
+                          ANSWER_SCHEMA), Draft, deadline)
 
 
 async def agenerate(question: str, evidence: list[Evidence],
                     previous_questions: list[str] | None = None,
-                    places: list[Place] | None = None) -> Draft:
+                    places: list[Place] | None = None,
+                    known_false: list[str] | None = None) -> Draft:
     """`generate` on the async client: cancelling the awaiting task (the caller hung up)
     closes the HTTP request to the provider, which stops inference there."""
     import openai
@@ -324,8 +338,8 @@ async def agenerate(question: str, evidence: list[Evidence],
                                 api_key=settings.GROVE_LLM_API_KEY or "not-needed",
                                 timeout=getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS),
                                 max_retries=MAX_RETRIES)
-    request = _request(_messages(question, evidence, previous_questions or [], None, places),
-                       "grove_answer", ANSWER_SCHEMA)
+    request = _request(_messages(question, evidence, previous_questions or [], None, places,
+                                 known_false=known_false), "grove_answer", ANSWER_SCHEMA)
     try:
         async with client:
             response = await client.chat.completions.create(**request)

@@ -133,6 +133,9 @@ class AnswerBlock(Out):
     citations: list[str]
     # False when the model cited something it was not shown (dropped) or nothing at all.
     supported: bool
+    # Claims on the scope's negative list this block states (lexically or in meaning,
+    # with the same values): shown as such, never as a supported answer (SPEC §10).
+    contradicts_known_false: list[str] = Field(default_factory=list)
 
 
 class Source(Out):
@@ -222,7 +225,10 @@ class ProposalOut(ProposedChange):
 
 
 class AskOut(Out):
-    status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled", "search"]
+    # not_covered: the notebook's `restrict` ground truth does not answer this, and
+    # nothing else may (SPEC §10); the model was not asked.
+    status: Literal["answered", "insufficient_evidence", "no_evidence", "not_covered",
+                    "disabled", "search"]
     blocks: list[AnswerBlock]
     sources: list[Source]
     # Proposed changes as data: a stateless answer's cannot be applied (ask in a
@@ -281,7 +287,8 @@ class TidyCoverage(Out):
 
 
 class TurnResult(Out):
-    status: Literal["answered", "insufficient_evidence", "no_evidence", "disabled"]
+    status: Literal["answered", "insufficient_evidence", "no_evidence", "not_covered",
+                    "disabled"]
     blocks: list[AnswerBlock]
     sources: list[SourceOut]
     context_coverage: Coverage | None = None
@@ -416,7 +423,7 @@ class CompactProposal(Out):
 
 
 class AskToolOut(Out):
-    status: str  # answered | insufficient_evidence | no_evidence | disabled | search
+    status: str  # answered | insufficient_evidence | no_evidence | not_covered | disabled | search
     blocks: list[AnswerBlock]
     sources: list[CompactNote]
     # Proposed changes as data only: the owner applies them in the website.

@@ -72,6 +72,7 @@ class Block:
     html: SafeString
     chips: list[Chip]
     supported: bool
+    known_false: list[str]  # the known-false claims the block states
 
 
 @dataclass
@@ -115,7 +116,8 @@ def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView
         by_cite = {c.cite_as: c for c in chips}
         blocks = [Block(html=_render_text(b.text, turn.format),
                         chips=[by_cite[c] for c in b.citations if c in by_cite],
-                        supported=b.supported) for b in turn.result.blocks]
+                        supported=b.supported, known_false=b.contradicts_known_false)
+                  for b in turn.result.blocks]
         views.append(TurnView(turn=turn, blocks=blocks, chips=chips, reask_id=uuid.uuid4()))
     return views
 

@@ -11,10 +11,14 @@ class NotebooksConfig(AppConfig):
     def ready(self) -> None:
         from grove.identity.selectors import register_settings_extra
         from grove.kernel import jobs
+        from notebooks.selectors.library import register_page_extra
+        from notebooks.selectors.truth import declared_extra
         from notebooks.selectors.vision_pages import account_vision_extra
         from notebooks.services.indexing import HANDLER
 
         jobs.register(HANDLER)
+        # The note page's "ground truth" badge.
+        register_page_extra(declared_extra)
         # The account's vision card on Settings is read with that page.
         register_settings_extra(account_vision_extra)
         post_migrate.connect(_vector_index_for_profile, sender=self,

@@ -86,6 +86,9 @@ BRIEF_HANDOFFS_MAX = 10  # live handoffs, newest first
 # as it likes. Pinned notes past that rank first among the rest (within the budget), up
 # to BRIEF_PINNED_MAX; more are counted, not named.
 BRIEF_PINNED_GUARANTEED = 20
+# The job that gives a held change to declared ground truth its verdict: defined here,
+# done by whichever app can ask a model (ask.verification registers it).
+VERIFY_JOB = "truth.verify"
 # Kinds a `restrict` declaration leaves alone: declared truth binds facts, decisions and
 # solutions; preferences and handoffs answer as always (SPEC §10).
 UNRESTRICTED_KINDS = ("preference", "handoff")

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from notebooks import views
 
@@ -18,6 +18,17 @@ urlpatterns = [
     path("notebooks/<uuid:notebook_id>/", views.notebook_manage, name="notebook"),
     path("notebooks/<uuid:notebook_id>/vision", views.notebook_vision_edit,
          name="notebook-vision"),
+    path("notebooks/<uuid:notebook_id>/truth", views.notebook_truth_declare,
+         name="notebook-truth"),
+    path("notebooks/<uuid:notebook_id>/truth/inherit", views.notebook_truth_inherit,
+         name="notebook-truth-inherit"),
+    path("notebooks/<uuid:notebook_id>/truth/negatives", views.notebook_negative_add,
+         name="notebook-negative"),
+    path("notebooks/<uuid:notebook_id>/truth/negatives/<uuid:claim_id>/remove",
+         views.notebook_negative_remove, name="notebook-negative-remove"),
+    re_path(r"^notebooks/(?P<notebook_id>[0-9a-f-]{36})/truth/pending/(?P<pending_id>[0-9a-f-]{36})/"
+            r"(?P<decision>accept|reject)$", views.notebook_pending_decide,
+            name="notebook-pending"),
     path("notebooks/<uuid:notebook_id>/<str:action>", views.notebook_action,
          name="notebook-action"),
     path("settings/import", views.account_import_upload, name="import"),

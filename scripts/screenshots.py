@@ -2,7 +2,8 @@
 
 Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
 notes, search, a note's history, a share link, Ask, a notebook's vision, an app
-connecting by OAuth (consent, approval), Connections, an agent writing with its key,
+connecting by OAuth (consent, approval), Connections, an agent writing with its key, a
+notebook's ground truth with an agent's change held for review,
 Settings (the account's vision), "What your agents read" and Activity in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
@@ -160,6 +161,35 @@ def an_agent_writes(base: str, key: str) -> None:
         saved.raise_for_status()
 
 
+def declare_and_hold(page: Page, base: str, key: str) -> None:
+    """The owner declares two of Grove's notes authoritative (restrict) and a claim known
+    to be false; the agent's correction of a declared note is held for review."""
+    page.goto(base + "/")
+    page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
+    page.get_by_role("link", name="Manage notebook").click()
+    card = page.locator("#truth")
+    lasting = card.locator("label.choice").filter(has_not_text="handoff")
+    for n in (0, 1):
+        lasting.nth(n).locator("input").check()
+    card.get_by_label("Policy").select_option("restrict")
+    card.get_by_role("button", name="Save declaration").click()
+    page.wait_for_selector(".flash:has-text('Declared 2 notes')")
+    card.get_by_label("A claim known to be false").fill("The REST API answers errors as HTML.")
+    card.get_by_role("button", name="Add").click()
+    page.wait_for_selector("ul.negatives li")
+    declared = card.locator("ul.declared li").first.get_attribute("data-note")
+    held = httpx.patch(f"{base}/v1/notes/{declared}",
+                       headers={"Authorization": f"Bearer {key}"},
+                       json={"content": "Errors map once per interface\n\nREST, MCP and the "
+                                        "website translate the same domain errors; every "
+                                        "code is listed in docs/api.md."})
+    held.raise_for_status()
+    page.reload()
+    page.wait_for_selector("#truth li[data-pending]")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=OUT / "truth.png", full_page=True, clip=card.bounding_box())
+
+
 def save_vision(page: Page, text: str) -> None:
     card = page.locator("#vision")
     if card.locator("details.vision-edit[open]").count() == 0:
@@ -276,6 +306,7 @@ def main() -> None:
             key = page.get_by_label("New API key").input_value()
             shoot(page, "connections")
             an_agent_writes(base, key)
+            declare_and_hold(page, base, key)
             page.goto(base + "/settings/")
             save_vision(page, ACCOUNT_VISION)
             shoot(page, "settings")

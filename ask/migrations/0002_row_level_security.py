@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from grove.kernel.rls import enable_rls
+from grove.kernel.rls import enable_rls, same_account_references
 
 # (table, constraint, columns, referenced table)
 REFERENCES = [
@@ -26,20 +26,6 @@ class Migration(migrations.Migration):
     operations = [
         enable_rls("ask_conversation"),
         enable_rls("ask_turn"),
-        migrations.RunSQL(
-            [
-                "ALTER TABLE ask_conversation ADD CONSTRAINT conversation_account_id_key "
-                "UNIQUE (account_id, id)",
-                *[
-                    f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (account_id, {column}) "
-                    f"REFERENCES {target} (account_id, id)"
-                    for table, name, column, target in REFERENCES
-                ],
-            ],
-            [
-                *[f"ALTER TABLE {table} DROP CONSTRAINT {name}"
-                  for table, name, _, _ in REFERENCES],
-                "ALTER TABLE ask_conversation DROP CONSTRAINT conversation_account_id_key",
-            ],
-        ),
+        same_account_references(REFERENCES, keys=[("ask_conversation",
+                                                    "conversation_account_id_key")]),
     ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Q
@@ -53,10 +54,12 @@ from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
+from notebooks.models import NegativeClaim
 from notebooks.rules import EVERYWHERE, parse_uuid
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall, search
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
+from notebooks.selectors.truth import known_false
 
 HISTORY_SALT = "grove.ask.history"
 
@@ -202,8 +205,19 @@ def conversation_search(*, actor: Actor, query: Any = None, cursor: Any = None
     return found, next_cursor, total
 
 
+@dataclass(frozen=True)
+class Retrieved:
+    """Recall's evidence, and what ground truth says of the scope: `uncovered` when a
+    `restrict` declaration's notes do not answer the question (nothing else may), and
+    the claims known to be false there (the model is told them; its answer is checked)."""
+
+    sources: list[Source]
+    uncovered: bool
+    known_false: list[NegativeClaim] = field(default_factory=list)
+
+
 def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
-             include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> list[Source]:
+             include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> Retrieved:
     """Recall's evidence for a question in a scope: `notebook_id` omitted (EVERYWHERE) =
     every granted notebook, None = Personal only, else that one notebook."""
     if notebook_id is EVERYWHERE:
@@ -214,8 +228,11 @@ def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
         scope = {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
     found = recall.recall(actor=actor, query=question, limit=limit,
                           max_chars=EVIDENCE_MAX_CHARS, **scope)
-    return [Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
-            for hit in found.data]
+    return Retrieved(
+        sources=[Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
+                 for hit in found.data],
+        uncovered=found.meta.policy == "restrict" and found.meta.coverage == "not_covered",
+        known_false=known_false(actor, scope["notebook_ids"]))
 
 
 # -- the Ask pages -----------------------------------------------------------------------------

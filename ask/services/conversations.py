@@ -52,7 +52,9 @@ from grove.kernel.errors import Conflict, Invalid, NotFound, Unavailable
 from grove.kernel.fences import expect_version
 from grove.kernel.operations import request_hash
 from grove.kernel.tenancy import tenant
+from notebooks.models import NegativeClaim
 from notebooks.rules import EVERYWHERE, parse_uuid
+from notebooks.selectors import negatives
 from notebooks.selectors.access import access_notebook
 
 
@@ -62,11 +64,18 @@ def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
                                else str(s.note.notebook_id)) for s in sources]
 
 
-def answered(draft: providers.Draft, sources: list[Source]) -> tuple[str, list[AnswerBlock]]:
-    """The model's draft with its citations checked against the sources it was shown
+def answered(draft: providers.Draft, sources: list[Source],
+             known_false: list[NegativeClaim] | None = None) -> tuple[str, list[AnswerBlock]]:
+    """The model's draft with its citations checked against the sources it was shown,
+    each block checked against the claims known to be false (`contradictsKnownFalse`),
     and its text made safe to store and render (`answer_text`). Every channel — `ask`,
-    `aask`, the conversation job — goes through here."""
+    `aask`, the conversation job — goes through here. Not in a transaction: the check
+    may embed the blocks."""
     blocks = check_citations(draft.blocks, {s.cite_as for s in sources})
+    if known_false:
+        found = negatives.texts_matching([b.text for b in blocks], known_false)
+        blocks = [b.model_copy(update={"contradicts_known_false": [k.claim for k in hits]})
+                  if hits else b for b, hits in zip(blocks, found, strict=True)]
     status = draft.status if blocks or draft.status != "answered" else "insufficient_evidence"
     return status, blocks
 
@@ -78,6 +87,7 @@ class _Prepared:
     sources: list[Source]
     done: AskOut | None  # the whole answer when no model call is needed
     places: list[providers.Place]  # the notebooks the model may name in proposals
+    known_false: list[NegativeClaim]
 
 
 def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bool,
@@ -90,23 +100,27 @@ def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bo
         raise Invalid(f"At most {PREVIOUS_MAX} previous questions.", code="invalid_previous")
     previous = [clean_query(q) for q in previous]
     actor.require(READ)
-    sources = retrieve(actor=actor, question=question, notebook_id=notebook_id,
-                       include_personal=include_personal)
+    found = retrieve(actor=actor, question=question, notebook_id=notebook_id,
+                     include_personal=include_personal)
+    sources = found.sources
     done = None
-    if not sources:
+    if found.uncovered and mode != "search":
+        done = AskOut(status="not_covered", blocks=[], sources=sources)
+    elif not sources:
         done = AskOut(status="no_evidence", blocks=[], sources=[])
     elif mode == "search":
         done = AskOut(status="search", blocks=[], sources=sources)
     elif not providers.configured():
         done = AskOut(status="disabled", blocks=[], sources=sources)
     return _Prepared(question=question, previous=previous, sources=sources, done=done,
-                     places=places_for(actor, notebook_id) if done is None else [])
+                     places=places_for(actor, notebook_id) if done is None else [],
+                     known_false=found.known_false)
 
 
 def _answer(actor: Actor, prepared: _Prepared, draft: providers.Draft) -> AskOut:
     """The stateless answer: cited blocks, and its proposals as data (checked like a
     conversation's, never stored, never applied)."""
-    status, blocks = answered(draft, prepared.sources)
+    status, blocks = answered(draft, prepared.sources, prepared.known_false)
     planned, dropped = plan(actor, draft.proposals, shown_of(
         actor, [s.note for s in prepared.sources], evidence_of(prepared.sources),
         prepared.places))
@@ -128,7 +142,8 @@ def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         return prepared.done
     try:
         draft = providers.generate(prepared.question, evidence_of(prepared.sources),
-                                   prepared.previous, places=prepared.places)
+                                   prepared.previous, places=prepared.places,
+                                   known_false=[c.claim for c in prepared.known_false])
     except providers.ProviderUnavailable as exc:
         raise Unavailable(str(exc), code="provider_unavailable") from None
     return _answer(actor, prepared, draft)
@@ -147,8 +162,9 @@ async def aask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
     if prepared.done is not None:
         return prepared.done
     try:
-        draft = await providers.agenerate(prepared.question, evidence_of(prepared.sources),
-                                          prepared.previous, places=prepared.places)
+        draft = await providers.agenerate(
+            prepared.question, evidence_of(prepared.sources), prepared.previous,
+            places=prepared.places, known_false=[c.claim for c in prepared.known_false])
     except providers.ProviderUnavailable as exc:
         raise Unavailable(str(exc), code="provider_unavailable") from None
     return await sync_to_async(_answer)(actor, prepared, draft)

@@ -93,6 +93,10 @@ def register(handler: Handler) -> None:
     _HANDLERS[handler.kind] = handler
 
 
+def is_registered(kind: str) -> bool:
+    return kind in _HANDLERS
+
+
 def handler_for(kind: str) -> Handler:
     return _HANDLERS[kind]
 

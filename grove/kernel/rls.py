@@ -15,6 +15,27 @@ AS $$ SELECT NULLIF(current_setting('grove.account_id', true), '')::uuid $$;
 CURRENT_ACCOUNT = "(SELECT grove_current_account())"
 
 
+Reference = tuple[str, str, str, str]  # (table, constraint, column, target table)
+
+
+def same_account_references(references: list[Reference], *,
+                            keys: list[tuple[str, str]] | None = None) -> migrations.RunSQL:
+    """Every reference points at a row of its own account: a foreign key on
+    (account_id, column) to the target's (account_id, id) — row-level security hides
+    other accounts' rows, and this makes pointing at one impossible too. `keys`:
+    (table, constraint) pairs adding the UNIQUE (account_id, id) that such keys need,
+    first (and dropped last)."""
+    keys = keys or []
+    return migrations.RunSQL(
+        [*[f"ALTER TABLE {table} ADD CONSTRAINT {name} UNIQUE (account_id, id)"
+           for table, name in keys],
+         *[f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (account_id, {column}) "
+           f"REFERENCES {target} (account_id, id)" for table, name, column, target in references]],
+        [*[f"ALTER TABLE {table} DROP CONSTRAINT {name}" for table, name, _, _ in references],
+         *[f"ALTER TABLE {table} DROP CONSTRAINT {name}" for table, name in reversed(keys)]],
+    )
+
+
 def enable_rls(table: str) -> migrations.RunSQL:
     """Only rows of the account of the transaction's verified context are visible or
     writable — for every role, the table owner included (FORCE)."""

@@ -1,5 +1,7 @@
 from django.db import migrations
 
+from grove.kernel.rls import same_account_references
+
 # (table, constraint, columns, referenced table)
 REFERENCES = [
     ("notebooks_notebook", "notebook_parent_same_account", "parent_id", "notebooks_notebook"),
@@ -22,23 +24,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunSQL(
-            [
-                "ALTER TABLE notebooks_notebook ADD CONSTRAINT notebook_account_id_key "
-                "UNIQUE (account_id, id)",
-                "ALTER TABLE notebooks_note ADD CONSTRAINT note_account_id_key "
-                "UNIQUE (account_id, id)",
-                *[
-                    f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (account_id, {column}) "
-                    f"REFERENCES {target} (account_id, id)"
-                    for table, name, column, target in REFERENCES
-                ],
-            ],
-            [
-                *[f"ALTER TABLE {table} DROP CONSTRAINT {name}"
-                  for table, name, _, _ in REFERENCES],
-                "ALTER TABLE notebooks_note DROP CONSTRAINT note_account_id_key",
-                "ALTER TABLE notebooks_notebook DROP CONSTRAINT notebook_account_id_key",
-            ],
-        ),
+        same_account_references(REFERENCES, keys=[
+            ("notebooks_notebook", "notebook_account_id_key"),
+            ("notebooks_note", "note_account_id_key")]),
     ]

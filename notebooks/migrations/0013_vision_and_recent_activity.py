@@ -10,7 +10,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from grove.kernel.rls import enable_rls
+from grove.kernel.rls import enable_rls, same_account_references
 
 # A vision and its revisions point only at rows of their own account (see notebooks 0003).
 REFERENCES = [
@@ -110,20 +110,6 @@ class Migration(migrations.Migration):
         ),
         enable_rls("notebooks_vision"),
         enable_rls("notebooks_visionrevision"),
-        migrations.RunSQL(
-            [
-                "ALTER TABLE notebooks_vision ADD CONSTRAINT vision_account_id_key "
-                "UNIQUE (account_id, id)",
-                *[
-                    f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (account_id, {column}) "
-                    f"REFERENCES {target} (account_id, id)"
-                    for table, name, column, target in REFERENCES
-                ],
-            ],
-            [
-                *[f"ALTER TABLE {table} DROP CONSTRAINT {name}"
-                  for table, name, _, _ in REFERENCES],
-                "ALTER TABLE notebooks_vision DROP CONSTRAINT vision_account_id_key",
-            ],
-        ),
+        same_account_references(REFERENCES,
+                                keys=[("notebooks_vision", "vision_account_id_key")]),
     ]

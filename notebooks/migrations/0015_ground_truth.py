@@ -13,7 +13,7 @@ import pgvector.django.vector
 from django.conf import settings
 from django.db import migrations, models
 
-from grove.kernel.rls import enable_rls
+from grove.kernel.rls import enable_rls, same_account_references
 
 TABLES = ["notebooks_truthdeclaration", "notebooks_truthnote", "notebooks_negativeclaim",
           "notebooks_pendingrevision"]
@@ -136,20 +136,6 @@ class Migration(migrations.Migration):
             constraint=models.UniqueConstraint(fields=('declaration', 'note'), name='truthnote_once'),
         ),
         *[enable_rls(table) for table in TABLES],
-        migrations.RunSQL(
-            [
-                "ALTER TABLE notebooks_truthdeclaration ADD CONSTRAINT truth_account_id_key "
-                "UNIQUE (account_id, id)",
-                *[
-                    f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (account_id, {column}) "
-                    f"REFERENCES {target} (account_id, id)"
-                    for table, name, column, target in REFERENCES
-                ],
-            ],
-            [
-                *[f"ALTER TABLE {table} DROP CONSTRAINT {name}"
-                  for table, name, _, _ in REFERENCES],
-                "ALTER TABLE notebooks_truthdeclaration DROP CONSTRAINT truth_account_id_key",
-            ],
-        ),
+        same_account_references(REFERENCES, keys=[("notebooks_truthdeclaration",
+                                                    "truth_account_id_key")]),
     ]

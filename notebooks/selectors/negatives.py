@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 from django.db import connection
 
 from notebooks.models import SEARCH_CONFIG, NegativeClaim
@@ -83,6 +84,36 @@ def matches(claims: Sequence[NegativeClaim], lexemes: Mapping[uuid.UUID, set[str
                 found.setdefault(key, []).append(KnownFalse(claim_id=claim.id,
                                                             claim=claim.claim))
     return found
+
+
+def texts_matching(texts: Sequence[str], claims: Sequence[NegativeClaim]
+                   ) -> list[list[KnownFalse]]:
+    """The claims each text matches (an answer's blocks), by the same rule as notes: the
+    texts' lexemes from the database's parser, their vectors from the active embedding
+    provider when the claims have vectors of its profile (else lexical alone)."""
+    if not texts or not claims:
+        return [[] for _ in texts]
+    from grove.embeddings import get_embedder
+    from grove.embeddings.profile import active_profile_name
+
+    keys = [uuid.uuid4() for _ in texts]
+    lexemes = dict(zip(keys, lexemes_of(list(texts)), strict=True))
+    distances: dict[tuple[uuid.UUID, uuid.UUID], float] = {}
+    embedder = get_embedder()
+    profile = active_profile_name() if embedder is not None else None
+    embedded = [c for c in claims if c.embedding is not None and c.profile == profile]
+    if embedder is not None and embedded:
+        vectors = embedder.embed(list(texts))
+        for key, vector in zip(keys, vectors, strict=True):
+            for claim in embedded:
+                other = np.asarray(claim.embedding, dtype=np.float32)
+                if other.shape != vector.shape:
+                    continue
+                cosine = float(np.dot(vector, other)
+                               / (np.linalg.norm(vector) * np.linalg.norm(other) or 1.0))
+                distances[(key, claim.id)] = 1.0 - cosine
+    found = matches(claims, lexemes, distances)
+    return [found.get(key, []) for key in keys]
 
 
 def notes_matching(note_ids: Sequence[uuid.UUID], claims: Sequence[NegativeClaim],

@@ -116,6 +116,30 @@ def scoped_truth(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> Truth:
                                 .order_by("created_at", "id")))
 
 
+def known_false(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> list[NegativeClaim]:
+    """The claims known to be false in a read's scope (`scoped_truth`), in their own
+    transaction — for Ask, which gives them to the model and checks its answer."""
+    with tenant(actor):
+        return scoped_truth(actor, notebook_ids).negatives
+
+
+def declared_extra(actor: Actor, target: Any) -> dict[str, Any]:
+    """The note page's ground-truth badge (a page extra, read in the page's transaction):
+    where the note is declared, and how many agents' changes to it wait for the owner."""
+    if not isinstance(target, Note) or not actor.is_session:
+        return {}
+    places = list(TruthNote.objects.filter(note_id=target.id)
+                  .values_list("declaration__notebook__name", flat=True))
+    if not places:
+        return {}
+    from notebooks.models import PendingRevision, PendingStatus
+
+    held = PendingRevision.objects.filter(note_id=target.id,
+                                          status=PendingStatus.PENDING).count()
+    return {"declared_in": sorted(name or "the account" for name in places),
+            "held_changes": held}
+
+
 def is_declared(note_id: uuid.UUID) -> bool:
     """Whether any declaration of the account (a notebook's or its own) names the note.
     Caller holds a tenant transaction."""

@@ -1,6 +1,7 @@
 """The website's reads for what agents read first (SPEC §10, §11), one per page:
 
-* the notebook page with its vision card (`notebook_vision_page`);
+* the notebook page with its vision card and its Ground truth card
+  (`notebook_vision_page`, `notebooks.selectors.truth_pages`);
 * the Settings page's account vision card (`account_vision_extra`, registered in
   `notebooks/apps.py` as a settings extra — the core never imports notebooks);
 * "What your agents read": a connection's brief, exactly as it reads it
@@ -28,6 +29,7 @@ from notebooks.schemas.briefs import ActivityPage, BriefOut, VisionOut, VisionRe
 from notebooks.selectors.activity import WEBSITE, activity_list
 from notebooks.selectors.brief import brief_for_connection, brief_get
 from notebooks.selectors.library import NotebookPage, notebook_page_of
+from notebooks.selectors.truth_pages import TruthCard, truth_card
 from notebooks.selectors.vision import vision_get, vision_revisions
 
 # WEBSITE ("website"): the owner on the website in both pages' connection pickers, as
@@ -69,6 +71,7 @@ def vision_card(actor: Actor, notebook_id: uuid.UUID | str | None) -> VisionCard
 class NotebookVisionPage:
     page: NotebookPage  # the notebook page's own read (counts, other apps' extras)
     vision: VisionCard
+    truth: TruthCard
 
 
 def notebook_vision_page(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookVisionPage:
@@ -77,7 +80,8 @@ def notebook_vision_page(*, actor: Actor, notebook_id: uuid.UUID | str) -> Noteb
     foreign notebooks are the same NotFound."""
     with tenant(actor):
         page = notebook_page_of(actor=actor, notebook_id=notebook_id)
-        return NotebookVisionPage(page=page, vision=vision_card(actor, page.notebook.id))
+        return NotebookVisionPage(page=page, vision=vision_card(actor, page.notebook.id),
+                                  truth=truth_card(actor, page.notebook))
 
 
 def account_vision_extra(actor: Actor) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from grove.kernel import jobs
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.tenancy import tenant
@@ -34,7 +35,7 @@ from notebooks.models import (
     TruthNote,
     TruthPolicy,
 )
-from notebooks.rules import clean_bool, parse_uuid, storable_text
+from notebooks.rules import VERIFY_JOB, clean_bool, parse_uuid, storable_text
 from notebooks.schemas.notes import NoteOut
 from notebooks.schemas.truth import NegativeOut, TruthOut
 from notebooks.selectors import duplicates
@@ -191,9 +192,12 @@ def hold_change(actor: Actor, note: Note, changes: dict[str, Any],
     note locked in a tenant transaction): the note stays at its accepted version."""
     assert actor.connection_id is not None  # the owner's own changes are never held
     stored = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in changes.items()}
-    return PendingRevision.objects.create(
+    held = PendingRevision.objects.create(
         account_id=actor.account_id, note=note, base_version=note.version, changes=stored,
         connection_id=actor.connection_id, operation_id=operation_id)
+    if jobs.is_registered(VERIFY_JOB):  # the verdict, when the model app is installed
+        jobs.enqueue(account_id=actor.account_id, kind=VERIFY_JOB, target_id=held.id)
+    return held
 
 
 def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:

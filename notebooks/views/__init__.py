@@ -5,6 +5,7 @@
 | `library` | the notes list (search, filters, infinite scroll); a note; notebooks; import |
 | `vision` | saving a notebook's vision (notebook page) and the account's (Settings) |
 | `agents` | what agents read first: "What your agents read" (a brief) and Activity |
+| `truth` | the notebook page's Ground truth card: declare, inherit, negatives, held changes |
 
 Each view parses its input, calls one service or selector, and renders — a page, or with
 HTMX the page's partial. `notebooks/urls.py` names the views through this package.
@@ -26,11 +27,23 @@ from notebooks.views.library import (
     notebook_create,
     notebook_manage,
 )
+from notebooks.views.truth import (
+    notebook_negative_add,
+    notebook_negative_remove,
+    notebook_pending_decide,
+    notebook_truth_declare,
+    notebook_truth_inherit,
+)
 from notebooks.views.vision import account_vision_edit, notebook_vision_edit
 
 __all__ = [
     "account_import_upload",
     "account_vision_edit",
+    "notebook_negative_add",
+    "notebook_negative_remove",
+    "notebook_pending_decide",
+    "notebook_truth_declare",
+    "notebook_truth_inherit",
     "activity",
     "agent_brief",
     "home",

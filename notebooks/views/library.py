@@ -392,6 +392,7 @@ def notebook_page_response(request: HttpRequest, notebook_id: str | uuid.UUID, *
         "confirm": {action: NotebookConfirmForm(auto_id=f"{action}-%s")
                     for action in NOTEBOOK_ACTIONS},
         "vision_card": read.vision,
+        "truth_card": read.truth,
         **(vision_shown or {}),
     }, status=status)
 

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from grove.kernel.rls import enable_rls
+from grove.kernel.rls import enable_rls, same_account_references
 
 # The public read path (SPEC §9). Visitors have no account: the runtime role, with no
 # `grove.account_id` set, sees no row of any account table (row-level security). What a
@@ -124,10 +124,6 @@ class Migration(migrations.Migration):
 
     operations = [
         enable_rls("sharing_share"),
-        migrations.RunSQL(
-            [f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (account_id, {column}) "
-             f"REFERENCES {target} (account_id, id)" for table, name, column, target in REFERENCES],
-            [f"ALTER TABLE {table} DROP CONSTRAINT {name}" for table, name, _, _ in REFERENCES],
-        ),
+        same_account_references(REFERENCES),
         migrations.RunSQL(FUNCTIONS + OWNER_POLICIES, DROP),
     ]

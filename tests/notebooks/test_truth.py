@@ -321,3 +321,16 @@ def test_ground_truth_rows_are_invisible_to_other_accounts(owner, ops):
             assert model.objects.count() == 1, model
     with pytest.raises(NotFound):
         selectors.truth_get(actor=stranger, notebook_id=ops.id)
+
+
+def test_the_note_page_badges_declared_notes_and_waiting_changes(owner, ops, web):
+    declared = factories.note(owner, "A declared rule.", notebook_id=ops.id)
+    plain = factories.note(owner, "A plain note.", notebook_id=ops.id)
+    services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[declared.id])
+    writer = factories.connection(owner, notebooks=[ops.id])
+    services.note_update(actor=writer, operation_id=op(), note_id=declared.id,
+                         content="A rule, revised.")
+    page = web.get(f"/notes/{declared.id}/").content.decode()
+    assert 'class="badge truth"' in page and "Declared ground truth in Ops" in page
+    assert "1 change waiting" in page
+    assert 'class="badge truth"' not in web.get(f"/notes/{plain.id}/").content.decode()

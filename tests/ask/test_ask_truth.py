@@ -1,0 +1,90 @@
+"""Ask under ground truth (SPEC §10), against the fake OpenAI-compatible server through the
+real `openai` client: under `restrict` an uncovered question is `not_covered` without a
+model call; the negatives reach the model as known falsehoods; and a stand-in model that
+states one anyway has that block marked `contradictsKnownFalse` — in the stateless answer
+and in a conversation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ask.services import ask
+from notebooks import services
+from tests import factories
+from tests.ask.helpers import chat_requests, generate, start, submit, turn_of
+from tests.ask.test_ask import answer, index_all
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("_clean_vector_index")]
+
+FALSE = "The staging database is db-stage-1."
+
+
+@pytest.fixture
+def ops(owner):
+    notebook = factories.notebook(owner, "Ops")
+    right = factories.note(owner, "Staging database: db-stage-2, rebuilt on Sundays.",
+                           notebook_id=notebook.id)
+    factories.note(owner, "The staging database was db-stage-1 in 2024.",
+                   notebook_id=notebook.id)
+    services.negative_add(actor=owner, notebook_id=notebook.id, claim=FALSE)
+    index_all(owner)
+    return notebook, right
+
+
+def test_the_model_is_told_the_negatives_and_a_block_stating_one_is_marked(owner, provider,
+                                                                          ops):
+    notebook, right = ops
+    cite = f"note:{right.id}@1"
+    provider.chat_replies = [answer(
+        "answered", ("Staging is rebuilt on Sundays.", [cite]),
+        ("The staging database is db-stage-1.", [cite]))]  # the attack: a known falsehood
+    result = ask(actor=owner, query="Which host is the staging database?",
+                 notebook_id=notebook.id)
+    assert [b.contradicts_known_false for b in result.blocks] == [[], [FALSE]]
+    assert result.to_json()["blocks"][1]["contradictsKnownFalse"] == [FALSE]
+    sent = provider.requests[-1]["body"]["messages"][1]["content"]
+    assert "Known false" in sent and FALSE in sent
+    # The stable reference (the notes) comes before the claims and the question.
+    assert sent.index("<note ") < sent.index(FALSE) < sent.index("Question:")
+
+
+def test_restrict_says_not_covered_without_asking_the_model(owner, provider, ops):
+    notebook, right = ops
+    services.truth_declare(actor=owner, notebook_id=notebook.id, note_ids=[right.id],
+                           policy="restrict")
+    before = len(provider.requests)
+    result = ask(actor=owner, query="What is the office wifi password?",
+                 notebook_id=notebook.id)
+    assert (result.status, result.blocks) == ("not_covered", [])
+    assert len(provider.requests) == before
+    provider.chat_replies = [answer("answered", ("db-stage-2.", [f"note:{right.id}@1"]))]
+    covered = ask(actor=owner, query="Which host is the staging database?",
+                  notebook_id=notebook.id)
+    assert covered.status == "answered"
+    assert [s.cite_as for s in covered.sources if s.note.kind == "fact"] == [
+        f"note:{right.id}@1"]  # the neighbour about db-stage-1 is not evidence
+
+
+def test_a_conversation_marks_the_block_and_says_not_covered(owner, provider, ops):
+    notebook, right = ops
+    conversation = start(owner, notebook_id=notebook.id)
+    provider.chat_replies = [answer("answered", ("The staging database is db-stage-1.",
+                                                 [f"note:{right.id}@1"]))]
+    turn = submit(owner, conversation, "Which host is staging?")
+    generate(owner)
+    done = turn_of(owner, conversation, turn)
+    assert done.result.blocks[0].contradicts_known_false == [FALSE]
+    assert FALSE in chat_requests(provider)[-1]["messages"][1]["content"]
+    services.truth_declare(actor=owner, notebook_id=notebook.id, note_ids=[right.id],
+                           policy="restrict")
+    # A follow-up: the model rewrites it as a standalone question, and is asked nothing more.
+    provider.chat_replies = [json.dumps({"question": "What is the office wifi password?"})]
+    asked = len(chat_requests(provider))
+    uncovered = submit(owner, conversation, "And the wifi password?")
+    generate(owner)
+    assert len(chat_requests(provider)) == asked + 1
+    answered = turn_of(owner, conversation, uncovered)
+    assert answered.result is not None, answered
+    assert answered.result.status == "not_covered"
