@@ -11,8 +11,10 @@ itself — sentence embeddings barely see a changed digit.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from django.db import connection
@@ -21,6 +23,7 @@ from notebooks.models import SEARCH_CONFIG, NegativeClaim
 from notebooks.schemas.notes import KnownFalse
 
 SEMANTIC_MAX_DISTANCE = 0.25  # cosine: similarity 0.75 and up
+log = logging.getLogger(__name__)
 
 
 def lexemes_of(texts: Sequence[str]) -> list[set[str]]:
@@ -102,9 +105,15 @@ def texts_matching(texts: Sequence[str], claims: Sequence[NegativeClaim]
     embedder = get_embedder()
     profile = active_profile_name() if embedder is not None else None
     embedded = [c for c in claims if c.embedding is not None and c.profile == profile]
+    vectors: Any = []
     if embedder is not None and embedded:
-        vectors = embedder.embed(list(texts))
-        for key, vector in zip(keys, vectors, strict=True):
+        from notebooks.selectors.duplicates import PROVIDER_FAILURES
+
+        try:
+            vectors = embedder.embed(list(texts))
+        except PROVIDER_FAILURES as exc:  # the check goes on, lexically
+            log.warning("known-false check: the embedding provider failed (%s)", exc)
+        for key, vector in zip(keys, vectors, strict=False):
             for claim in embedded:
                 other = np.asarray(claim.embedding, dtype=np.float32)
                 if other.shape != vector.shape:

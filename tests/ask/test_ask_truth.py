@@ -88,3 +88,25 @@ def test_a_conversation_marks_the_block_and_says_not_covered(owner, provider, op
     answered = turn_of(owner, conversation, uncovered)
     assert answered.result is not None, answered
     assert answered.result.status == "not_covered"
+
+
+def test_a_failing_embedding_provider_leaves_the_lexical_check(owner, provider, ops,
+                                                               monkeypatch):
+    """Checking an answer against the negatives embeds its blocks; when the provider
+    fails then, the answer still comes, checked by words alone."""
+    from grove.embeddings import EmbeddingUnavailable
+
+    notebook, right = ops
+
+    class Down:
+        profile, dimension = "down", 384
+
+        def embed(self, texts):
+            raise EmbeddingUnavailable("the embedding provider is down")
+
+    monkeypatch.setattr("grove.embeddings.get_embedder", lambda: Down())
+    provider.chat_replies = [answer("answered", ("The staging database is db-stage-1.",
+                                                 [f"note:{right.id}@1"]))]
+    result = ask(actor=owner, query="Which host is the staging database?",
+                 notebook_id=notebook.id)
+    assert result.blocks[0].contradicts_known_false == [FALSE]
