@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from grove.kernel.actor import READ, Actor
 from grove.kernel.tenancy import tenant
@@ -47,11 +47,12 @@ def vision_row(actor: Actor, notebook_id: uuid.UUID | None) -> Vision | None:
     return place_filter(Vision.objects.all(), notebook_id).first()
 
 
-def place_filter(visions: QuerySet[Vision], notebook_id: uuid.UUID | None) -> QuerySet[Vision]:
-    """The vision of a notebook, or the account's (None)."""
+def place_filter[M: Model](rows: QuerySet[M], notebook_id: uuid.UUID | None) -> QuerySet[M]:
+    """The rows of a place — a notebook, or the account's own (None): visions, truth
+    declarations, negative claims."""
     if notebook_id is None:
-        return visions.filter(notebook__isnull=True)
-    return visions.filter(notebook_id=notebook_id)
+        return rows.filter(notebook__isnull=True)
+    return rows.filter(notebook_id=notebook_id)
 
 
 def vision_out(row: Vision | None, notebook_id: uuid.UUID | None,

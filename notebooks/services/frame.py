@@ -121,11 +121,16 @@ def require_active(note: Note, now: datetime) -> None:
         raise Conflict(f"The note is {status}; restore it first.", code="note_not_active")
 
 
+def transaction_lock(key: str) -> None:
+    """Hold a lock named `key` until the caller's transaction ends: writers of the same
+    key run one after another (a PostgreSQL advisory lock on the key's hash)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+
+
 def tree_lock(actor: Actor) -> None:
     """Serialise notebook-tree moves within one account (cycle checks stay true)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                       [f"grove.tree:{actor.account_id}"])
+    transaction_lock(f"grove.tree:{actor.account_id}")
 
 
 def note_to_change(actor: Actor, note_id: uuid.UUID,

@@ -25,6 +25,7 @@ from django.db import connection
 
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.tenancy import tenant
+from notebooks.services.frame import transaction_lock
 
 # Folded per compaction at most (a backlog of deltas is folded over several runs, each
 # a short transaction).
@@ -33,9 +34,7 @@ COMPACT_BATCH = 200_000
 
 def _lock(account_id: uuid.UUID) -> None:
     """Serialise compaction and recount of one account (until the transaction ends)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                       [f"grove.term_stats:{account_id}"])
+    transaction_lock(f"grove.term_stats:{account_id}")
 
 
 def term_stats_compact(*, actor: Actor) -> int:

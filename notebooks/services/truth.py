@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection
 from django.utils import timezone
 
 from grove.kernel import jobs
@@ -41,7 +40,8 @@ from notebooks.schemas.truth import NegativeOut, TruthOut
 from notebooks.selectors import duplicates
 from notebooks.selectors.access import access_notebook, notes_live
 from notebooks.selectors.truth import negative_out, truth_for, truth_out
-from notebooks.services.frame import note_to_change
+from notebooks.selectors.vision import place_filter
+from notebooks.services.frame import note_to_change, transaction_lock
 from notebooks.services.indexing import mark_for_indexing
 from notebooks.services.revisions import save_new_version
 
@@ -56,9 +56,7 @@ def _place(actor: Actor, notebook_id: uuid.UUID | str | None) -> Any:
 
 def _lock_place(actor: Actor, notebook_id: uuid.UUID | None) -> None:
     """Serialise declarations of one place (two first declarations cannot both insert)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                       [f"grove.truth:{actor.account_id}:{notebook_id or 'account'}"])
+    transaction_lock(f"grove.truth:{actor.account_id}:{notebook_id or 'account'}")
 
 
 def clean_policy(value: Any) -> str:
@@ -89,9 +87,8 @@ def truth_declare(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
         if missing:
             raise NotFound(f"No live note {missing[0]}: only live notes can be declared.",
                            code="note_not_found")
-        declaration = TruthDeclaration.objects.select_for_update().filter(
-            notebook_id=place_id).first() if place_id else TruthDeclaration.objects \
-            .select_for_update().filter(notebook__isnull=True).first()
+        declaration = place_filter(TruthDeclaration.objects.select_for_update(),
+                                   place_id).first()
         if not ids:
             if declaration is not None:
                 declaration.delete()  # its entries go with it
@@ -157,14 +154,11 @@ def negative_add(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
         place = _place(actor, notebook_id)
         place_id = place.id if place else None
         _lock_place(actor, place_id)
-        existing = NegativeClaim.objects.filter(notebook_id=place_id, claim=claim) \
-            if place_id else NegativeClaim.objects.filter(notebook__isnull=True, claim=claim)
-        found = existing.first()
+        here = place_filter(NegativeClaim.objects.all(), place_id)
+        found = here.filter(claim=claim).first()
         if found is not None:
             return negative_out(found)
-        count = NegativeClaim.objects.filter(notebook_id=place_id).count() if place_id \
-            else NegativeClaim.objects.filter(notebook__isnull=True).count()
-        if count >= NEGATIVES_MAX:
+        if here.count() >= NEGATIVES_MAX:
             raise Conflict(f"A place holds at most {NEGATIVES_MAX} negative claims.",
                            code="too_many_negatives")
         row = NegativeClaim.objects.create(

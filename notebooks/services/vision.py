@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import connection
 from django.utils import timezone
 
 from grove.kernel import operations
@@ -16,7 +15,7 @@ from notebooks.rules import clean_vision, parse_uuid
 from notebooks.schemas.briefs import VisionOut
 from notebooks.selectors.access import access_destination
 from notebooks.selectors.vision import connection_names, place_filter, vision_out
-from notebooks.services.frame import idempotent, require_open_notebook
+from notebooks.services.frame import idempotent, require_open_notebook, transaction_lock
 
 
 def vision_update(
@@ -83,7 +82,5 @@ def _locked(actor: Actor, notebook_id: uuid.UUID | None) -> Vision | None:
     """The vision row of the place, if any, with the place's writers serialised: a
     transaction lock on (account, place) first, so two first writers of a place cannot
     both find no row — the second waits, then reads the first one's."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                       [f"grove.vision:{actor.account_id}:{notebook_id or 'account'}"])
+    transaction_lock(f"grove.vision:{actor.account_id}:{notebook_id or 'account'}")
     return place_filter(Vision.objects.select_for_update(), notebook_id).first()
