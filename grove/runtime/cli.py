@@ -105,7 +105,13 @@ def main(argv: list[str] | None = None) -> None:
         execute_from_command_line(argv)
     finally:
         if server is not None:
+            # The way out is under way: a second SIGTERM must not cut the release short.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             from django.db import connections
 
             connections.close_all()  # ours must not count as "someone still connected"
+            if command == "worker":
+                from grove.runtime.serve import outlive_parent
+
+                outlive_parent()
             server.release()

@@ -121,24 +121,51 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 
 
 PARENT_ENV = "GROVE_SERVE_PID"  # set in the worker's environment: the `grove serve` to die with
+# The kernel's word that `grove serve` died: a signal of its own, so the worker can tell
+# it from the SIGTERM of a normal stop.
+PARENT_DIED = signal.SIGUSR2
+_orphaned: dict[str, int] = {}  # in the worker, once told: {"parent": pid of `grove serve`}
 
 
 def die_with_parent() -> None:
-    """In the worker, first thing: get SIGTERM when `grove serve` dies, even by SIGKILL,
-    so no orphaned worker keeps the database busy (Linux prctl PR_SET_PDEATHSIG). Set by
-    the worker itself — no code runs between fork and exec in a threaded parent — and
-    checked against a parent that died before it was set."""
+    """In the worker, first thing: be told when `grove serve` dies, even by SIGKILL, and
+    stop, so no orphaned worker keeps the database busy (Linux prctl PR_SET_PDEATHSIG).
+    Set by the worker itself — no code runs between fork and exec in a threaded parent —
+    and checked against a parent that died before it was set."""
     parent = os.environ.pop(PARENT_ENV, "")
     if not parent.isdigit():
         return
+
+    def orphaned(signum: int, frame: FrameType | None) -> None:
+        if "parent" in _orphaned:
+            return  # told again as each thread left of `grove serve` exits
+        _orphaned["parent"] = int(parent)
+        os.kill(os.getpid(), signal.SIGTERM)  # the normal way out: jobs finish first
+
+    signal.signal(PARENT_DIED, orphaned)
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, PARENT_DIED)
     except (OSError, AttributeError):
         return
     if os.getppid() != int(parent):
-        os.kill(os.getpid(), signal.SIGTERM)
+        orphaned(PARENT_DIED, None)
+
+
+def outlive_parent(seconds: float = 15) -> None:
+    """In a worker leaving because `grove serve` died: wait until it is gone. The kernel
+    tells the worker as soon as the thread that started it exits, while the rest of
+    `grove serve` may still be dying; released before that, the database would still
+    seem to have a live owner, and be left running with nobody to stop it."""
+    parent = _orphaned.get("parent")
+    if parent is None:
+        return  # stopped by `grove serve` itself, which then stops the database
+    from grove.runtime.pg_host import process_alive
+
+    deadline = time.monotonic() + seconds
+    while process_alive(parent) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _start_worker(config: Config) -> subprocess.Popen[bytes]:
