@@ -11,6 +11,8 @@ class AskConfig(AppConfig):
         from ask import verification
         from ask.generation import HANDLER
         from grove.kernel import jobs
+        from notebooks.services import write_check
 
         jobs.register(HANDLER)
         jobs.register(verification.HANDLER)
+        write_check.provide(verification.WriteChecker())

@@ -50,7 +50,7 @@ from ask.schemas import (
     TidyCoverage,
     TurnResult,
 )
-from ask.selectors import retrieve
+from ask.selectors import known_false_in, retrieve
 from ask.selectors.proposals import Dropped, Planned, places_for, plan, shown_of
 from ask.services import answered, evidence_of
 from grove.interfaces.rendering import first_line
@@ -265,6 +265,9 @@ def _generate(entry: Input) -> Output:
             sources = (sources + [s for s in found.sources
                                   if s.cite_as not in seen])[:SUPPLIED_MAX]
             claims, uncovered = found.known_false, found.uncovered and not entry.context
+        else:  # no recall — the scope's known falsehoods hold all the same
+            claims = known_false_in(actor=actor, notebook_id=entry.scope,
+                                    include_personal=entry.include_personal)
         stored = [_stored(s) for s in sources]
         if uncovered:
             return Output(result=TurnResult(status="not_covered", blocks=[], sources=stored,

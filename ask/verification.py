@@ -1,5 +1,6 @@
-"""Checking a change to declared ground truth (SPEC §10): the job `truth.verify`
-(`notebooks.rules.VERIFY_JOB`) that gives a held change its verdict.
+"""Checking a change against declared ground truth (SPEC §10): the job `truth.verify`
+(`notebooks.rules.VERIFY_JOB`) that gives a held change its verdict, and the checker of
+agents' writes in notebooks that ask for it (`notebooks.services.write_check`).
 
 A connection's change to a declared note waits for the owner (`notebooks.services.truth`);
 meanwhile, with a model configured, Grove asks it to check the change **against the
@@ -10,7 +11,8 @@ never taken from the model as a word: any `contradicts` → contradicts; every c
 is not the requested JSON or one with no claims: **needs_review** (fail closed).
 
 The request puts the stable reference first and the revision after it, so providers with
-prompt caching reuse the prefix across the changes of one declared set.
+prompt caching reuse the prefix across the changes of one declared set. A checked write
+is sent the same way, with the declared set in effect in its notebook as the reference.
 """
 
 from __future__ import annotations
@@ -33,15 +35,15 @@ from notebooks.models import (
     TruthNote,
     Verdict,
 )
-from notebooks.rules import VERIFY_JOB
+from notebooks.rules import REFERENCE_MAX_NOTES, VERIFY_JOB
 
-REFERENCE_MAX_NOTES = 40
 NOTE_MAX_CHARS = 4000
 
 VERIFY_PROMPT = (
-    "You check a proposed revision of one note against the owner's declared ground truth. "
-    "The reference notes are labelled with ids like note:<uuid>@<version>; they include "
-    "the note as it stands now. Split the revision into its factual claims. For each, say "
+    "You check a proposed revision of one note, or a proposed new note, against the "
+    "owner's declared ground truth. The reference notes are labelled with ids like "
+    "note:<uuid>@<version>; for a revision they include the note as it stands now. Split "
+    "the proposed text into its factual claims. For each, say "
     "`supported` (a reference note states it), `contradicts` (a reference note states "
     "otherwise — name it) or `unverifiable` (the reference says nothing either way). A "
     "revision that only adds something new is unverifiable, not contradicting. Notes and "
@@ -78,14 +80,15 @@ def verdict_of(findings: Sequence[Finding]) -> str:
     return Verdict.UNVERIFIABLE
 
 
-def messages(reference: Sequence[tuple[str, str]], target: str,
+def messages(reference: Sequence[tuple[str, str]], subject: str,
              revision: str) -> list[dict[str, str]]:
     """The request: the reference (declared notes, the prior head among them) first,
-    then the revision — the order prompt caching needs, pinned by a test."""
+    then the proposed text (`subject`: "revision of note:<id>@<v>", "new note") — the
+    order prompt caching needs, pinned by a test."""
     notes = "\n\n".join(f"<note id=\"{cite}\">\n{text[:NOTE_MAX_CHARS]}\n</note>"
                         for cite, text in reference)
     user = (f"Declared ground truth (the reference):\n\n{notes}\n\n"
-            f"Proposed revision of {target}:\n<revision>\n{revision[:NOTE_MAX_CHARS]}\n"
+            f"Proposed {subject}:\n<revision>\n{revision[:NOTE_MAX_CHARS]}\n"
             f"</revision>")
     return [{"role": "system", "content": VERIFY_PROMPT}, {"role": "user", "content": user}]
 
@@ -109,7 +112,7 @@ def load(queued: Sequence[Job]) -> dict[uuid.UUID, Input]:
     for job in queued:
         pending = PendingRevision.objects.filter(id=job.target_id,
                                                  status=PendingStatus.PENDING).first()
-        if pending is None:
+        if pending is None or pending.note_id is None:
             continue
         prior = Revision.objects.filter(note_id=pending.note_id,
                                         version=pending.base_version).first()
@@ -132,19 +135,37 @@ def load(queued: Sequence[Job]) -> dict[uuid.UUID, Input]:
     return inputs
 
 
-def _check(entry: Input) -> Output:
+def check_text(reference: Sequence[tuple[str, str]], subject: str, text: str) -> Output:
+    """The verdict on `text` against `reference`; needs_review when there is no model
+    or no usable answer from it. Findings name only notes of the reference."""
     if not providers.configured():
         return Output(verdict=Verdict.NEEDS_REVIEW, findings=[])
     try:
-        found = providers.check(messages(entry.reference, entry.target, entry.revision),
+        found = providers.check(messages(reference, subject, text),
                                 "grove_verification", FINDINGS_SCHEMA, Findings)
     except providers.ProviderUnavailable:
         return Output(verdict=Verdict.NEEDS_REVIEW, findings=[])
-    cites = {cite for cite, _ in entry.reference}
+    cites = {cite for cite, _ in reference}
     findings = [f.model_copy(update={"note_id": f.note_id if f.note_id in cites else ""})
                 for f in found.findings]
     return Output(verdict=verdict_of(findings),
                   findings=[f.model_dump() for f in findings])
+
+
+def _check(entry: Input) -> Output:
+    return check_text(entry.reference, f"revision of {entry.target}", entry.revision)
+
+
+class WriteChecker:
+    """The checker of agents' writes (`notebooks.services.write_check.provide`)."""
+
+    def configured(self) -> bool:
+        return providers.configured()
+
+    def __call__(self, reference: Sequence[tuple[str, str]], subject: str,
+                 text: str) -> tuple[str, list[dict[str, Any]]]:
+        output = check_text(reference, subject, text)
+        return output.verdict, output.findings
 
 
 def execute(inputs: list[Input]) -> list[Output]:

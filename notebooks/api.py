@@ -62,6 +62,7 @@ from notebooks.schemas.notes import (
     SearchPage,
     SubtreeCounts,
 )
+from notebooks.schemas.truth import PendingRef
 from notebooks.selectors import recall as recall_service
 from notebooks.selectors import search
 from notebooks.services import portability
@@ -80,13 +81,18 @@ class RememberEnvelope(Ok[NoteOut]):
 
 
 @router.post("/notes", tags=["notes"], response={201: RememberEnvelope, 200: RememberEnvelope,
-                                                  **WRITE_ERRORS},
+                                                  202: Ok[PendingRef], **WRITE_ERRORS},
              summary="Remember: save a note (201), or update the live handoff of its task (200)")
 def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
-    """`meta.similar`: likely duplicates of what was saved (the save is never refused)."""
+    """`meta.similar`: likely duplicates of what was saved (the save is never refused).
+    202: held for the owner instead — the notebook checks agents' writes against its
+    declared truth, and this one contradicts it (or could not be checked); `data` is the
+    held write (`verdict`, the declared notes it `contradicts` that the caller may read)."""
     result: RememberOut = services.note_remember(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
         **payload.service_kwargs())
+    if result.note is None:
+        return Status(202, ok(result.pending_revision))
     return Status(201 if result.created else 200,
                   ok(result.note, meta=RememberMeta(similar=result.similar)))
 

@@ -65,7 +65,7 @@ def _op(args: Any) -> uuid.UUID:
 def _remember(actor: Actor, args: RememberArgs) -> Remembered:
     saved = services.note_remember(actor=actor, operation_id=_op(args),
                                    **args.service_kwargs())
-    return Remembered.of_saved(saved.note, created=saved.created, similar=saved.similar)
+    return Remembered.of_saved(saved)
 
 
 def _recall(actor: Actor, args: RecallArgs) -> RecallResult:

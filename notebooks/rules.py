@@ -89,6 +89,7 @@ BRIEF_PINNED_GUARANTEED = 20
 # The job that gives a held change to declared ground truth its verdict: defined here,
 # done by whichever app can ask a model (ask.verification registers it).
 VERIFY_JOB = "truth.verify"
+REFERENCE_MAX_NOTES = 40  # declared notes a check sends the model, at most
 # Kinds a `restrict` declaration leaves alone: declared truth binds facts, decisions and
 # solutions; preferences and handoffs answer as always (SPEC §10).
 UNRESTRICTED_KINDS = ("preference", "handoff")

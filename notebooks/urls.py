@@ -22,6 +22,8 @@ urlpatterns = [
          name="notebook-truth"),
     path("notebooks/<uuid:notebook_id>/truth/inherit", views.notebook_truth_inherit,
          name="notebook-truth-inherit"),
+    path("notebooks/<uuid:notebook_id>/truth/verify", views.notebook_truth_verify,
+         name="notebook-truth-verify"),
     path("notebooks/<uuid:notebook_id>/truth/negatives", views.notebook_negative_add,
          name="notebook-negative"),
     path("notebooks/<uuid:notebook_id>/truth/negatives/<uuid:claim_id>/remove",

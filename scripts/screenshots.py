@@ -3,7 +3,8 @@
 Starts `grove serve` on a throwaway data folder, walks through owner setup, notebooks,
 notes, search, a note's history, a share link, Ask, a notebook's vision, an app
 connecting by OAuth (consent, approval), Connections, an agent writing with its key, a
-notebook's ground truth with an agent's change held for review,
+notebook's ground truth with an agent's change held for review and a contradicting write
+held by the check of agents' writes,
 Settings (the account's vision), "What your agents read" and Activity in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
@@ -71,6 +72,16 @@ def demo_answer(body: dict) -> str:
     if schema == "grove_standalone_question":
         return json.dumps({"question": prompt.rsplit("Latest question:", 1)[-1].strip()})
     notes = dict(re.findall(r'<note id="([^"]+)"[^>]*>\n(.*?)\n</note>', prompt, re.S))
+    if schema == "grove_verification":  # a check against the declared notes
+        proposed = prompt.rsplit("<revision>", 1)[-1].split("</revision>", 1)[0].strip()
+        if "HTML" in proposed and notes:
+            return json.dumps({"findings": [{
+                "claim": proposed.splitlines()[0], "finding": "contradicts",
+                "note_id": next(iter(notes)), "why": "The declared note says REST "
+                                                     "errors come from the services."}]})
+        return json.dumps({"findings": [{"claim": proposed.splitlines()[0],
+                                         "finding": "unverifiable", "note_id": "",
+                                         "why": "The declared notes do not say."}]})
 
     def cite(word: str) -> list[str]:
         return [i for i, text in notes.items() if word in text][:1]
@@ -185,7 +196,16 @@ def declare_and_hold(page: Page, base: str, key: str) -> None:
                                         "code is listed in docs/api.md."})
     held.raise_for_status()
     page.reload()
-    page.wait_for_selector("#truth li[data-pending]")
+    card.get_by_label("Check agents' facts, decisions and solutions").check()
+    card.get_by_role("button", name="Save checking").click()
+    page.wait_for_selector(".flash:has-text('are now checked')")
+    grove = card.get_attribute("data-notebook")
+    checked = httpx.post(f"{base}/v1/notes", headers={"Authorization": f"Bearer {key}"},
+                         json={"content": "The REST API answers errors as HTML pages.",
+                               "kind": "fact", "notebookId": grove})
+    assert checked.status_code == 202, checked.text  # held: it contradicts the declaration
+    page.reload()
+    page.wait_for_selector("#truth li[data-pending][data-checked]")
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=OUT / "truth.png", full_page=True, clip=card.bounding_box())
 

@@ -216,16 +216,27 @@ class Retrieved:
     known_false: list[NegativeClaim] = field(default_factory=list)
 
 
+def _scope(notebook_id: Any, include_personal: bool) -> dict[str, Any]:
+    """Recall's scope arguments: `notebook_id` EVERYWHERE = every granted notebook (and
+    Personal with `include_personal`), None = Personal only, else that one notebook."""
+    if notebook_id is EVERYWHERE:
+        return {"notebook_ids": None, "include_personal": include_personal}
+    if notebook_id is None:
+        return {"notebook_ids": [], "include_personal": True}
+    return {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
+
+
+def known_false_in(*, actor: Actor, notebook_id: Any = EVERYWHERE,
+                   include_personal: bool = True) -> list[NegativeClaim]:
+    """The claims known to be false in a scope, for a turn that does not recall (a
+    strict selection, a tidy): its answer is held to them all the same."""
+    return known_false(actor, _scope(notebook_id, include_personal)["notebook_ids"])
+
+
 def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
              include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> Retrieved:
-    """Recall's evidence for a question in a scope: `notebook_id` omitted (EVERYWHERE) =
-    every granted notebook, None = Personal only, else that one notebook."""
-    if notebook_id is EVERYWHERE:
-        scope: dict[str, Any] = {"notebook_ids": None, "include_personal": include_personal}
-    elif notebook_id is None:
-        scope = {"notebook_ids": [], "include_personal": True}
-    else:
-        scope = {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
+    """Recall's evidence for a question in a scope (`_scope`)."""
+    scope = _scope(notebook_id, include_personal)
     found = recall.recall(actor=actor, query=question, limit=limit,
                           max_chars=EVIDENCE_MAX_CHARS, **scope)
     return Retrieved(

@@ -158,6 +158,7 @@ def _apply(actor: Actor, proposal: Proposal) -> dict[str, Any]:
     elif step == "create":
         saved = notes.note_remember(actor=actor, operation_id=op(1), content=change["content"],
                                     kind=change["noteKind"], notebook_id=destination)
+        assert saved.note is not None  # the owner's own saves are never held
         made["notes"].append(str(saved.note.id))
     elif step in ("archive", "restore", "delete"):
         service = {"archive": notes.note_archive, "restore": notes.note_restore,

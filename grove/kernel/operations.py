@@ -73,6 +73,13 @@ def claim(
     return existing
 
 
+def seen(actor: Actor, operation_id: uuid.UUID) -> bool:
+    """Whether the operation id was used already (a write about to be replayed, or
+    refused as a different request): work done before the write's frame can skip it."""
+    return Operation.objects.filter(account_id=actor.account_id,
+                                    operation_id=operation_id).exists()
+
+
 def record(
     *, actor: Actor, operation_id: uuid.UUID, result: Any, target_note_id: uuid.UUID | None
 ) -> None:

@@ -184,15 +184,29 @@ class Verdict(models.TextChoices):
     NEEDS_REVIEW = "needs_review"  # no model, or no usable answer from it
 
 
+class PendingOrigin(models.TextChoices):
+    DECLARED = "declared"  # a change to a declared note: every connection's is held
+    CHECKED = "checked"  # a write checked against the declared set, which it failed
+
+
 class PendingRevision(models.Model):
-    """A connection's change to a declared note, held until the owner accepts it on the
-    website (SPEC §10): readers keep the accepted head meanwhile. `base_version` is the
-    head it was proposed against (the prior head a verdict checks it with)."""
+    """A connection's write held until the owner accepts it on the website (SPEC §10):
+    readers keep the accepted head meanwhile (or, for a new note, see nothing). Either a
+    change to a declared note (`origin` declared), or a write into a notebook that checks
+    agents' writes and that failed the check (`origin` checked: `notebook` set; `note`
+    NULL when it would have created a note, `changes` then holding its fields).
+    `base_version` is the head it was proposed against (the prior head a verdict checks
+    it with; 0 for a new note)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                                 related_name="+")
-    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="+")
+    origin = models.CharField(max_length=16, choices=PendingOrigin.choices,
+                              default=PendingOrigin.DECLARED, db_default=PendingOrigin.DECLARED)
+    note = models.ForeignKey(Note, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="+")
+    notebook = models.ForeignKey(Notebook, null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="+")
     base_version = models.PositiveIntegerField()
     changes = models.JSONField()  # the fields the connection gave, cleaned
     connection = models.ForeignKey("grove.Connection", on_delete=models.PROTECT,
@@ -218,9 +232,18 @@ class PendingRevision(models.Model):
             models.CheckConstraint(
                 condition=Q(status="pending") | Q(decided_at__isnull=False),
                 name="pending_decided_has_time"),
+            models.CheckConstraint(condition=Q(origin__in=PendingOrigin.values),
+                                   name="pending_origin_valid"),
+            # A declared note's change names its note; a checked write, its notebook.
+            models.CheckConstraint(
+                condition=(Q(origin="declared", note__isnull=False)
+                           | Q(origin="checked", notebook__isnull=False)),
+                name="pending_names_its_target"),
         ]
         indexes = [models.Index(fields=["account", "status", "created_at"],
                                 name="pending_open")]
 
     def __str__(self) -> str:
+        if self.note_id is None:
+            return f"pending new note in {self.notebook_id}"
         return f"pending change of {self.note_id} on v{self.base_version}"

@@ -79,6 +79,9 @@ class Notebook(models.Model):
     # (SPEC §10). True for new notebooks; migration 0015 set it false for the notebooks
     # that existed before ground truth did — an upgrade never widens what an agent reads.
     inherit_account_truth = models.BooleanField(default=True, db_default=True)
+    # Check connections' writes of facts, decisions and solutions against the declared
+    # ground truth before they land (SPEC §10; `notebooks.services.write_check`).
+    verify_agent_writes = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         db_table = "notebooks_notebook"

@@ -69,13 +69,16 @@ class NoteOut(Out):
 
 
 class RememberOut(Out):
-    note: NoteOut
+    # None when a connection's new note failed its notebook's check against declared
+    # truth and is held for the owner instead (`pending_revision`).
+    note: NoteOut | None
     # False when a handoff with the same task id was updated instead of created.
     created: bool
     # Likely duplicates of what was saved, in its notebook, as the save saw them
     # (`notebooks.selectors.duplicates.similar_to_text`); part of the stored result, so a
     # replay answers the same list (less any note the caller can no longer see).
     similar: list[uuid.UUID] = Field(default_factory=list)
+    pending_revision: PendingRef | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class DuplicateMember(Out):
@@ -243,6 +246,8 @@ class Matches(Out):
 class SearchItem(Out):
     note: NoteOut
     matches: Matches | None = None
+    # Named by a ground-truth declaration (the owner's library only).
+    declared: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class SearchPage(Out):

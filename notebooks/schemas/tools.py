@@ -27,7 +27,7 @@ from notebooks.schemas.arguments import (
     SearchIn,
     ToolArguments,
 )
-from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RevisionOut
+from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RememberOut, RevisionOut
 from notebooks.schemas.truth import PendingRef
 
 
@@ -239,10 +239,11 @@ class Saved(Out):
     """A write's answer: the note's new versioned id (what to cite or send back as the
     expected version) and whether its meaning is indexed yet — not the text just sent."""
 
-    id: str  # note:<uuid>@<version>
-    indexing: str  # pending | ready | failed
+    id: str | None  # note:<uuid>@<version>; null: a new note held for the owner
+    indexing: str  # pending | ready | failed; held: a new note held for the owner
     created: bool | None = None  # remember: false when a live handoff was updated
-    # update_memory of declared ground truth: held for the owner; `id` is unchanged.
+    # Held for the owner (a change to declared truth, or a write that failed its
+    # notebook's check against it): `id` is unchanged.
     pending_revision: PendingRef | None = None
 
     @classmethod
@@ -259,12 +260,14 @@ class Remembered(Saved):
     similar: list[str] | None = None
 
     @classmethod
-    def of_saved(cls, note: NoteOut, *, created: bool,
-                 similar: list[uuid.UUID]) -> Remembered:
-        fields: dict[str, Any] = {"id": note.versioned_id, "indexing": note.indexing,
-                                  "created": created}
-        if similar:
-            fields["similar"] = [f"note:{note_id}" for note_id in similar]
+    def of_saved(cls, saved: RememberOut) -> Remembered:
+        if saved.note is None:
+            return cls(id=None, indexing="held", created=False,
+                       pending_revision=saved.pending_revision)
+        fields: dict[str, Any] = {"id": saved.note.versioned_id,
+                                  "indexing": saved.note.indexing, "created": saved.created}
+        if saved.similar:
+            fields["similar"] = [f"note:{note_id}" for note_id in saved.similar]
         return cls(**fields)
 
 

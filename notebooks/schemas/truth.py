@@ -56,6 +56,8 @@ class TruthOut(Out):
     policy: Literal["prioritize", "restrict"] | None = None
     notebook_id: uuid.UUID | None = None  # the place asked about (null: the account)
     inherit_account_truth: bool | None = None  # the notebook's flag (null: the account)
+    # Agents' writes here are checked against this truth before they land (null: the account)
+    verify_agent_writes: bool | None = None
     declared_at: datetime | None = None
     notes: list[TruthNoteOut]
     withheld: int
@@ -76,8 +78,14 @@ class TruthArgs(ToolArguments):
 
 
 class PendingRef(Out):
-    """A change to declared ground truth, held for the owner's review instead of landing:
-    until the owner accepts it on the website, everyone reads the accepted version."""
+    """A write held for the owner's review instead of landing — a change to declared
+    ground truth, or a write into a notebook that checks agents' writes and that failed
+    the check: until the owner accepts it on the website, everyone reads the accepted
+    version (a held new note is not there at all). A checked write says its `verdict`
+    (contradicts, or needs_review when it could not be checked) and the declared notes it
+    contradicts that the caller may read."""
 
     id: uuid.UUID
     status: Literal["pending"] = "pending"
+    verdict: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    contradicts: list[str] | None = Field(default=None, exclude_if=lambda v: not v)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
-from django.db.models import F, FloatField, Q, QuerySet
+from django.db.models import Exists, F, FloatField, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -29,7 +29,7 @@ from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyse
 from grove.kernel.schemas import ListMeta
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import storable_text
-from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status
+from notebooks.models import SEARCH_CONFIG, Kind, Note, Notebook, Status, TruthNote
 from notebooks.rules import (
     EVERYWHERE,
     SEARCH_DEFAULT_LIMIT,
@@ -198,6 +198,11 @@ def note_search(
                     "to_tsvector(%s::regconfig, %s))))",
                     [SEARCH_CONFIG, query]),
             )
+        if actor.is_session:
+            # The library's badge on declared ground truth (the owner's view: which
+            # declaration names a note is not a connection's business).
+            notes = notes.annotate(declared=Exists(TruthNote.objects.filter(
+                note_id=OuterRef("id"))))
         # Nothing counted, nothing to page: skip the ordered scan (with a rare filter the
         # planner may walk the whole order index before finding that out).
         page = keyset_page(notes if available else notes.none(), order=_ORDERS[sort],
@@ -210,7 +215,8 @@ def note_search(
                 evidence = Matches(query=query, note_version=note.version,
                                    terms=sorted(getattr(note, "matched_terms", None) or []),
                                    snippet=getattr(note, "headline", ""))
-            items.append(SearchItem(note=NoteOut.of(note), matches=evidence))
+            items.append(SearchItem(note=NoteOut.of(note), matches=evidence,
+                                    declared=getattr(note, "declared", False)))
         next_cursor = cursor_after(opened, page, ceiling=ceiling, salt=SEARCH_CURSOR_SALT)
         # Counted before paging: notes before this page are included, so "truncated"
         # means "there is more than this page".

@@ -162,6 +162,7 @@ def truth_out(truth: Truth, *, full: bool) -> TruthOut:
         state=truth.state, policy=truth.policy,
         notebook_id=truth.notebook.id if truth.notebook else None,
         inherit_account_truth=truth.notebook.inherit_account_truth if truth.notebook else None,
+        verify_agent_writes=truth.notebook.verify_agent_writes if truth.notebook else None,
         declared_at=truth.declaration.declared_at if truth.declaration else None,
         notes=[TruthNoteOut(id=note.id, versioned_id=note.versioned_id,
                             declared_version=declared, version=note.version, kind=note.kind,

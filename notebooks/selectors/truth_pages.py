@@ -8,9 +8,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from django.db.models import Q
+
 from grove.interfaces.rendering import first_line
 from grove.kernel.actor import Actor
-from notebooks.models import Note, Notebook, PendingRevision, PendingStatus
+from notebooks.models import Note, Notebook, PendingOrigin, PendingRevision, PendingStatus
 from notebooks.schemas.truth import TruthNoteOut, TruthOut
 from notebooks.selectors.access import notes_live
 from notebooks.selectors.truth import truth_for, truth_out
@@ -29,16 +31,19 @@ class Choice:
 
 @dataclass(frozen=True)
 class HeldChange:
-    """A connection's change to a declared note, waiting for the owner."""
+    """A connection's write waiting for the owner: a change to a declared note, or a
+    write into this notebook that failed its check against the declared truth (`checked`;
+    `note_id` None for a new note)."""
 
     id: uuid.UUID
-    note_id: uuid.UUID
-    title: str  # the note's first line, as readers get it now
+    note_id: uuid.UUID | None
+    checked: bool
+    title: str  # the note's first line, as readers get it now (a new note's own)
     base_version: int
     current_version: int
     by: str
     created: object  # datetime
-    current: str  # the accepted text
+    current: str  # the accepted text ("" for a new note)
     proposed: str  # the text after the change
     changes: dict[str, object]  # every field the change sets
     verdict: str
@@ -87,16 +92,19 @@ def truth_card(actor: Actor, notebook: Notebook) -> TruthCard:
     choices.sort(key=lambda c: not c.declared)
     names = connection_names()
     held = []
-    rows = PendingRevision.objects.filter(
-        status=PendingStatus.PENDING, note_id__in=declared).order_by("created_at", "id")
+    rows = list(PendingRevision.objects.filter(
+        Q(note_id__in=declared) | Q(notebook_id=notebook.id, origin=PendingOrigin.CHECKED),
+        status=PendingStatus.PENDING).order_by("created_at", "id"))
     heads = {n.id: n for n in Note.objects.filter(id__in=[r.note_id for r in rows])}
     for row in rows:
-        head = heads[row.note_id]
+        head = heads.get(row.note_id) if row.note_id else None
+        proposed = str(row.changes.get("content", head.content if head else ""))
         held.append(HeldChange(
-            id=row.id, note_id=row.note_id, title=first_line(head.content, 100),
-            base_version=row.base_version, current_version=head.version,
+            id=row.id, note_id=row.note_id, checked=row.origin == PendingOrigin.CHECKED,
+            title=first_line(head.content if head else proposed, 100),
+            base_version=row.base_version, current_version=head.version if head else 0,
             by=names.get(row.connection_id, "a connection"), created=row.created_at,
-            current=head.content, proposed=str(row.changes.get("content", head.content)),
+            current=head.content if head else "", proposed=proposed,
             changes=dict(row.changes), verdict=row.verdict, findings=list(row.findings)))
     out = truth_out(truth, full=False)
     return TruthCard(truth=out, declared=[(n, titles[n.id]) for n in out.notes],

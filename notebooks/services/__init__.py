@@ -17,7 +17,8 @@ stable codes; when one is raised nothing has changed.
 | `term_stats` | the lexical arm's term statistics |
 | `portability` | export and import of a whole account |
 | `vision` | a notebook's or the account's vision, replaced as a new version |
-| `truth` | ground truth: declarations, inheritance, negative claims, held changes |
+| `truth` | ground truth: declarations, inheritance, checks, negatives, held changes |
+| `write_check` | a connection's write checked against declared truth before it lands |
 
 The interfaces call them through this package (`from notebooks import services`).
 """
@@ -44,6 +45,7 @@ from notebooks.services.truth import (
     pending_reject,
     truth_declare,
     truth_set_inheritance,
+    truth_set_verification,
 )
 from notebooks.services.vision import vision_update
 
@@ -69,5 +71,6 @@ __all__ = [
     "pending_reject",
     "truth_declare",
     "truth_set_inheritance",
+    "truth_set_verification",
     "vision_update",
 ]

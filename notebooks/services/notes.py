@@ -49,6 +49,7 @@ from notebooks.selectors.access import (
     notes_visible_to,
 )
 from notebooks.selectors.truth import is_declared
+from notebooks.services import write_check
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
     expiry,
@@ -105,6 +106,10 @@ def note_remember(
     is part of the stored result: a replay of the operation id returns the list the save
     saw (what was a duplicate *then*), less any note the caller can no longer see
     (grants can narrow), rather than a fresh search — a replay answers what happened.
+
+    A connection's new fact, decision or solution in a notebook that checks agents'
+    writes is checked against its declared truth first (`write_check`); one that fails
+    is held for the owner: `note` is None and `pending_revision` says so.
     """
     op_id = operations.coerce_operation_id(operation_id)
     content = clean_content(content)
@@ -123,6 +128,8 @@ def note_remember(
     actor.require(WRITE)  # before any embedding work, as the frame would
     probe = duplicates.probe_of(content) if clean_bool(find_similar, what="find_similar") \
         else None
+    checked = write_check.check_write(actor, operation_id=op_id, notebook_id=notebook_uuid,
+                                      note_id=None, kind=kind, content=content)
 
     def write() -> RememberOut:
         require_capture_allowed(actor, fields.get("capture", Capture.EXPLICIT))
@@ -135,16 +142,16 @@ def note_remember(
             note = _live_handoff(actor, notebook_uuid, task_id)
         created = note is None
         if note is None:
-            default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
-            days = fields.get("retention_days", default_days)
-            note = Note(
-                account_id=actor.account_id, notebook_id=notebook_uuid, content=content,
-                kind=kind, task_id=task_id, source_agent=fields.get("source_agent"),
-                capture=fields.get("capture", Capture.EXPLICIT),
-                pinned=fields.get("pinned", False), importance=fields.get("importance", 0.5),
-                retention_days=days, expires_at=expiry(days, now),
-                created_by_id=actor.connection_id, created_at=now, updated_at=now, version=1,
-            )
+            hold = write_check.decide(actor, notebook, None, kind, checked)
+            if hold is not None:
+                assert notebook is not None
+                held = write_check.hold_write(
+                    actor, notebook, None,
+                    {"content": content, "kind": kind, "task_id": task_id, **fields},
+                    hold, op_id)
+                return RememberOut(note=None, created=False, pending_revision=held)
+            note = new_note(actor, notebook_uuid, content=content, kind=kind,
+                            task_id=task_id, fields=fields, now=now)
             try:
                 with transaction.atomic():
                     note.save(force_insert=True)
@@ -178,6 +185,7 @@ def note_remember(
                              operation_id=op_id, now=now)
             if content_changed:
                 mark_for_indexing(note)
+        assert note is not None
         similar = duplicates.similar_to_text(actor=actor, notebook_id=note.notebook_id,
                                              content=content, probe=probe, exclude=note.id)
         return RememberOut(note=NoteOut.of(note), created=created, similar=similar)
@@ -194,8 +202,26 @@ def note_remember(
                  "taskId": task_id, **fields}
     return idempotent(actor=actor, operation_id=op_id, action="note_remember",
                       arguments=arguments, decode=replayed, write=write,
-                      target=lambda result: result.note.id, gone_if_deleted=True,
-                      note_ids=lambda result: [result.note.id])
+                      target=lambda result: result.note.id if result.note else None,
+                      gone_if_deleted=True,
+                      note_ids=lambda result: [result.note.id] if result.note else [])
+
+
+def new_note(actor: Actor, notebook_id: uuid.UUID | None, *, content: str, kind: str,
+             task_id: str | None, fields: dict[str, Any], now: datetime) -> Note:
+    """A new note (not yet saved) by `actor`, with the defaults of the fields not given:
+    capture explicit, not pinned, importance 0.5, no source agent; retention 30 days for a
+    handoff, else permanent."""
+    default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
+    days = fields.get("retention_days", default_days)
+    return Note(
+        account_id=actor.account_id, notebook_id=notebook_id, content=content, kind=kind,
+        task_id=task_id, source_agent=fields.get("source_agent"),
+        capture=fields.get("capture", Capture.EXPLICIT), pinned=fields.get("pinned", False),
+        importance=fields.get("importance", 0.5), retention_days=days,
+        expires_at=expiry(days, now), created_by_id=actor.connection_id, created_at=now,
+        updated_at=now, version=1,
+    )
 
 
 def _live_handoff(actor: Actor, notebook_id: uuid.UUID | None, task_id: str | None) -> Note | None:
@@ -224,7 +250,12 @@ def note_update(
 ) -> NoteOut:
     """Correct a note (`update_memory`): omitted fields stay; a given retention restarts
     the clock. With `expected_version`, a note changed meanwhile → `version_conflict`.
-    Only active notes can be corrected (`note_not_active`)."""
+    Only active notes can be corrected (`note_not_active`).
+
+    A connection's change is held for the owner (the result's `pending_revision`; the
+    note keeps its version) when the note is declared ground truth, or when it gives a
+    fact, decision or solution new text in a notebook that checks agents' writes and the
+    text fails the check (`write_check`)."""
     op_id = operations.coerce_operation_id(operation_id)
     note_uuid = parse_uuid(note_id, what="note id")
     changes = given(
@@ -240,6 +271,9 @@ def note_update(
         raise Invalid("Nothing to change: give at least one field.", code="no_changes")
     if expected_version is not None:
         expected_version = clean_version(expected_version)
+    checked = None if "content" not in changes else write_check.check_write(
+        actor, operation_id=op_id, notebook_id=None, note_id=note_uuid,
+        kind=changes.get("kind"), content=changes["content"])
 
     def write() -> NoteOut:
         note, now = note_to_change(actor, note_uuid, expected_version)
@@ -247,10 +281,17 @@ def note_update(
         new_task = changes.get("task_id", note.task_id)
         if new_kind == Kind.HANDOFF and not new_task:
             raise Invalid("A handoff needs a taskId.", code="task_id_required")
+        declared = actor.connection_id is not None and is_declared(note.id)
+        if not declared and changes.get("content", note.content) != note.content:
+            hold = write_check.decide(actor, note.notebook, note, new_kind, checked)
+            if hold is not None:
+                assert note.notebook is not None
+                ref = write_check.hold_write(actor, note.notebook, note, changes, hold, op_id)
+                return NoteOut.of(note).model_copy(update={"pending_revision": ref})
         before = _snapshot(note)
         apply_changes(note, changes, now)
         if _snapshot(note) != before or "retention_days" in changes:
-            if actor.connection_id is not None and is_declared(note.id):
+            if declared:
                 # Declared ground truth: the change waits for the owner (SPEC §10);
                 # readers — this caller included — keep the accepted version.
                 note.refresh_from_db()

@@ -41,9 +41,10 @@ from notebooks.selectors import duplicates
 from notebooks.selectors.access import access_notebook, notes_live
 from notebooks.selectors.truth import negative_out, truth_for, truth_out
 from notebooks.selectors.vision import place_filter
-from notebooks.services.frame import note_to_change, transaction_lock
+from notebooks.services import write_check
+from notebooks.services.frame import note_to_change, require_open_notebook, transaction_lock
 from notebooks.services.indexing import mark_for_indexing
-from notebooks.services.revisions import save_new_version
+from notebooks.services.revisions import save_new_version, write_revision
 
 
 def _place(actor: Actor, notebook_id: uuid.UUID | str | None) -> Any:
@@ -131,6 +132,28 @@ def truth_set_inheritance(*, actor: Actor, notebook_id: uuid.UUID | str,
         return truth_out(truth_for(actor, place), full=False)
 
 
+def truth_set_verification(*, actor: Actor, notebook_id: uuid.UUID | str,
+                           verify: Any) -> TruthOut:
+    """Whether connections' writes into a notebook are checked against the ground truth
+    in effect there before they land (`write_check`). Turning it on needs a declaration
+    in effect (`no_declaration`) and a model to check with (`model_not_configured`)."""
+    actor.require_session()
+    verify = clean_bool(verify, what="verify")
+    if verify and not write_check.available():
+        raise Conflict("Checking agents' writes needs a model: configure GROVE_LLM_BASE_URL "
+                       "and GROVE_LLM_MODEL first.", code="model_not_configured")
+    with tenant(actor):
+        place = _place(actor, notebook_id)
+        truth = truth_for(actor, place)
+        if verify and truth.declaration is None:
+            raise Conflict("Declare this notebook's ground truth (or inherit the account's) "
+                           "first: writes are checked against it.", code="no_declaration")
+        if place.verify_agent_writes != verify:
+            place.verify_agent_writes = verify
+            place.save(update_fields=["verify_agent_writes"])
+        return truth_out(truth, full=False)
+
+
 def clean_claim(value: Any) -> str:
     if not isinstance(value, str):
         raise Invalid("claim must be text.", code="invalid_claim")
@@ -196,15 +219,19 @@ def hold_change(actor: Actor, note: Note, changes: dict[str, Any],
 
 def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
     """Apply a held change as the note's next revision — the connection's change,
-    accepted by the owner (who and when recorded on the held change). Refused when the
-    note moved on since it was proposed (`pending_stale`): the change was made against a
-    version readers no longer get."""
+    accepted by the owner (who and when recorded on the held change) — or, for a held new
+    note, create it. Refused when the note moved on since it was proposed
+    (`pending_stale`): the change was made against a version readers no longer get."""
     from notebooks.services.notes import apply_changes
 
     actor.require_session()
     pending_uuid = parse_uuid(pending_id, what="pending revision id")
     with tenant(actor):
         pending = _open_pending(pending_uuid)
+        # The writes are the connection's; the acceptance is the owner's (below).
+        author = dataclasses.replace(actor, connection_id=pending.connection_id)
+        if pending.note_id is None:
+            return _accept_new_note(actor, author, pending)
         note, now = note_to_change(actor, pending.note_id, None)
         if note.version != pending.base_version:
             raise Conflict(f"The note changed since (now v{note.version}, proposed on "
@@ -212,8 +239,6 @@ def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
                            code="pending_stale", currentVersion=note.version)
         before = note.content
         apply_changes(note, pending.changes, now)
-        # The revision is the connection's; the acceptance is the owner's (below).
-        author = dataclasses.replace(actor, connection_id=pending.connection_id)
         save_new_version(note, reason=RevisionReason.UPDATE, actor=author,
                          operation_id=pending.operation_id, now=now)
         if note.content != before:
@@ -222,6 +247,29 @@ def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
         pending.decided_by, pending.accepted_version = "the owner (website)", note.version
         pending.save()
         return NoteOut.of(note)
+
+
+def _accept_new_note(actor: Actor, author: Actor, pending: PendingRevision) -> NoteOut:
+    """A held new note, created in its notebook as the connection wrote it."""
+    from notebooks.services.notes import new_note
+
+    assert pending.notebook_id is not None  # a checked write names its notebook
+    notebook = access_notebook(actor, pending.notebook_id)
+    require_open_notebook(notebook)
+    fields = dict(pending.changes)
+    content, kind, task_id = fields.pop("content"), fields.pop("kind"), fields.pop("task_id")
+    now = timezone.now()
+    note = new_note(author, notebook.id, content=content, kind=kind, task_id=task_id,
+                    fields=fields, now=now)
+    note.save(force_insert=True)
+    write_revision(note, reason=RevisionReason.CREATE, actor=author,
+                   operation_id=pending.operation_id)
+    mark_for_indexing(note)
+    pending.note = note
+    pending.status, pending.decided_at = PendingStatus.ACCEPTED, now
+    pending.decided_by, pending.accepted_version = "the owner (website)", note.version
+    pending.save()
+    return NoteOut.of(note)
 
 
 def pending_reject(*, actor: Actor, pending_id: uuid.UUID | str) -> None:

@@ -33,6 +33,7 @@ from notebooks.views.truth import (
     notebook_pending_decide,
     notebook_truth_declare,
     notebook_truth_inherit,
+    notebook_truth_verify,
 )
 from notebooks.views.vision import account_vision_edit, notebook_vision_edit
 
@@ -44,6 +45,7 @@ __all__ = [
     "notebook_pending_decide",
     "notebook_truth_declare",
     "notebook_truth_inherit",
+    "notebook_truth_verify",
     "activity",
     "agent_brief",
     "home",

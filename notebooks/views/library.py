@@ -61,6 +61,7 @@ class Row:
     place: str
     title: str
     excerpt: SafeString
+    declared: bool = False  # named by a ground-truth declaration
 
 
 def _highlighted(snippet: str) -> SafeString:
@@ -118,7 +119,7 @@ def home(request: HttpRequest) -> HttpResponse:
     for item in page.data:
         title, excerpt = title_and_excerpt(item.note.content)
         rows.append(Row(
-            note=item.note,
+            note=item.note, declared=item.declared,
             place=names.get(item.note.notebook_id, "") if item.note.notebook_id else "Personal",
             title=title,
             excerpt=_highlighted(item.matches.snippet) if item.matches else escape(excerpt)))
@@ -165,6 +166,7 @@ def note_create(request: HttpRequest) -> HttpResponse:
         except GroveError as exc:
             form.add_error(None, exc.message)
         else:
+            assert saved.note is not None  # the owner's own saves are never held
             return redirect("note", note_id=saved.note.id)
     return render(request, "notebooks/new_note.html", {
         "form": form.shown(notebooks_for(request).paths()), "section": "library"}, status=400)

@@ -1,6 +1,7 @@
 """The Ground truth card's forms (SPEC §10): declare a notebook's authoritative notes and
-its policy, set whether it inherits the account's, keep its negative claims, and accept
-or reject the changes agents proposed to declared notes. Each form calls one service and
+its policy, set whether it inherits the account's and whether agents' writes are checked
+against it, keep its negative claims, and accept or reject the agents' writes held for
+the owner. Each form calls one service and
 redirects back to the card (post/redirect/get); a refusal is said in the flash area."""
 
 from __future__ import annotations
@@ -65,17 +66,31 @@ def notebook_truth_declare(request: HttpRequest, notebook_id: uuid.UUID) -> Http
     return _run(request, notebook_id, declare)
 
 
+def _toggle(request: HttpRequest, notebook_id: uuid.UUID, box: str,
+            service: Callable[..., object], said: tuple[str, str]) -> HttpResponse:
+    """A card's checkbox form: the service gets `box` on or off; `said` is (on, off)."""
+    def toggle() -> str:
+        on = request.POST.get(box) == "on"
+        service(actor=session_actor(request), notebook_id=notebook_id, **{box: on})
+        return said[0] if on else said[1]
+    return _run(request, notebook_id, toggle)
+
+
 @login_required
 @require_POST
 def notebook_truth_inherit(request: HttpRequest, notebook_id: uuid.UUID) -> HttpResponse:
-    def inherit() -> str:
-        on = request.POST.get("inherit") == "on"
-        services.truth_set_inheritance(actor=session_actor(request), notebook_id=notebook_id,
-                                       inherit=on)
-        return ("This notebook now inherits the account's ground truth when it declares "
-                "none." if on else "This notebook no longer inherits the account's ground "
-                "truth.")
-    return _run(request, notebook_id, inherit)
+    return _toggle(request, notebook_id, "inherit", services.truth_set_inheritance, (
+        "This notebook now inherits the account's ground truth when it declares none.",
+        "This notebook no longer inherits the account's ground truth."))
+
+
+@login_required
+@require_POST
+def notebook_truth_verify(request: HttpRequest, notebook_id: uuid.UUID) -> HttpResponse:
+    return _toggle(request, notebook_id, "verify", services.truth_set_verification, (
+        "Agents' facts, decisions and solutions in this notebook are now checked against "
+        "its ground truth before they land.",
+        "Agents' writes in this notebook are no longer checked."))
 
 
 @login_required
@@ -106,6 +121,8 @@ def notebook_pending_decide(request: HttpRequest, notebook_id: uuid.UUID,
         actor = session_actor(request)
         if decision == "accept":
             note = services.pending_accept(actor=actor, pending_id=pending_id)
+            if note.version == 1:
+                return "Note accepted: it is saved in this notebook."
             return f"Change accepted: the note is now v{note.version}."
         services.pending_reject(actor=actor, pending_id=pending_id)
         return "Change rejected: readers keep the accepted version."

@@ -110,3 +110,19 @@ def test_a_failing_embedding_provider_leaves_the_lexical_check(owner, provider, 
     result = ask(actor=owner, query="Which host is the staging database?",
                  notebook_id=notebook.id)
     assert result.blocks[0].contradicts_known_false == [FALSE]
+
+
+def test_a_strict_selection_is_held_to_the_known_falsehoods_too(owner, provider, ops):
+    """A turn answered only from the notes the owner picked recalls nothing — and is
+    told the scope's known falsehoods and checked against them all the same."""
+    notebook, right = ops
+    conversation = start(owner, notebook_id=notebook.id)
+    provider.chat_replies = [answer("answered", ("The staging database is db-stage-1.",
+                                                 [f"note:{right.id}@1"]))]
+    turn = submit(owner, conversation, "Which host is staging?",
+                  context={"notes": [str(right.id)], "only": True})
+    generate(owner)
+    done = turn_of(owner, conversation, turn)
+    assert done.result.blocks[0].contradicts_known_false == [FALSE]
+    [request] = chat_requests(provider)
+    assert FALSE in request["messages"][1]["content"]

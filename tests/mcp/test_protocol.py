@@ -190,7 +190,7 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     # whose compact shape adds about 300; the first-read tools — brief, whoami,
     # recent_activity, update_vision — add about 8,700, most of it the brief's parts in
     # its outputSchema; ground truth — the truth tool, the brief's declared set and
-    # pendingRevision on the writes' results — about 4,100).
+    # pendingRevision on the writes' results, with a checked write's verdict — about 4,400).
     assert len(response.content) <= 33_500
 
 

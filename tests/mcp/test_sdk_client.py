@@ -183,3 +183,83 @@ def test_sdk_client_ask_returns_proposals_as_data_and_applies_nothing(site_url, 
     assert "not applied" in asked.content[0].text
     assert not [t.name for t in listed.tools if "apply" in t.name or "undo" in t.name]
     assert factories.note_row(owner, note.id).status == "active"
+
+
+def test_two_sdk_agents_under_restrict_share_truth_and_the_owners_decisions(site_url,
+                                                                          committed):
+    """Issue 19, done when: two agents with their own keys, in one notebook declared
+    `restrict`, get the same three declared notes; one proposes a revision of a declared
+    note, the owner accepts it, and both read the new version on their next call; an
+    answer stating a known-false claim is flagged; with checking on, a contradicting
+    write comes back held — every result validated by the SDK against its output
+    schema."""
+    import json
+
+    from notebooks import services
+    from tests.ask.conftest import fake_provider
+    from tests.ask.test_ask import answer, index_all
+
+    owner = factories.owner()
+    ops = factories.notebook(owner, "Ops")
+    rules = [factories.note(owner, f"# Contract {n}\n\n## Fields\nid, total",
+                            notebook_id=ops.id) for n in (1, 2, 3)]
+    factories.note(owner, "A rumour: contracts have no total.", notebook_id=ops.id)
+    services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[r.id for r in rules],
+                           policy="restrict")
+    false = "Contracts have no total field."
+    services.negative_add(actor=owner, notebook_id=ops.id, claim=false)
+    index_all(owner)
+    keys = [new_key(owner, all_notebooks=False, personal=False, notebooks=[ops.id])[0]
+            for _ in range(2)]
+
+    async def declared(client):
+        truth = await client.call_tool("truth", {"notebookId": f"notebook:{ops.id}"})
+        brief = await client.call_tool("brief", {"notebookId": f"notebook:{ops.id}"})
+        return ([n["versionedId"] for n in truth.structured_content["notes"]],
+                brief.content[0].text)
+
+    url = f"{site_url}/mcp"
+    firsts = [asyncio.run(_session(url, key, declared)) for key in keys]
+    expected = [r.versioned_id for r in rules]
+    for ids, brief in firsts:
+        assert ids == expected and all(cite in brief for cite in expected)
+
+    async def propose(client):
+        return await client.call_tool("update_memory", {
+            "noteId": str(rules[0].id), "content": "# Contract 1\n\n## Fields\nid, total, tax"})
+
+    proposed = asyncio.run(_session(url, keys[0], propose))
+    assert proposed.is_error is False
+    assert proposed.structured_content["id"] == rules[0].versioned_id  # held: still v1
+    pending = proposed.structured_content["pendingRevision"]["id"]
+    services.pending_accept(actor=owner, pending_id=pending)
+    for key in keys:  # both read the accepted version on their next call
+        ids, brief = asyncio.run(_session(url, key, declared))
+        assert ids == [f"note:{rules[0].id}@2", *expected[1:]]
+        assert f"note:{rules[0].id}@2" in brief
+
+    async def ask_and_write(client):
+        asked = await client.call_tool("ask", {"query": "Which fields does a contract have?",
+                                               "notebookId": f"notebook:{ops.id}"})
+        wrote = await client.call_tool("remember", {
+            "content": "Contracts carry no total.", "kind": "fact",
+            "notebookId": f"notebook:{ops.id}", "operationId": str(uuid.uuid4())})
+        return asked, wrote
+
+    with fake_provider(timeout=5.0) as provider:
+        services.truth_set_verification(actor=owner, notebook_id=ops.id, verify=True)
+        cite = f"note:{rules[1].id}@1"
+        provider.chat_replies = [
+            answer("answered", ("Contracts have no total field.", [cite])),
+            json.dumps({"findings": [{"claim": "Contracts carry no total.",
+                                      "finding": "contradicts", "note_id": cite,
+                                      "why": "Fields: id, total"}]})]
+        asked, wrote = asyncio.run(_session(url, keys[1], ask_and_write))
+    assert asked.is_error is False, asked
+    blocks = asked.structured_content["blocks"]
+    assert blocks[0]["contradictsKnownFalse"] == [false]
+    assert wrote.is_error is False, wrote
+    held = wrote.structured_content
+    assert (held["id"], held["indexing"]) == (None, "held")
+    assert (held["pendingRevision"]["verdict"], held["pendingRevision"]["contradicts"]) == (
+        "contradicts", [cite])

@@ -83,3 +83,28 @@ def test_references_never_cross_accounts():
             pytest.raises(IntegrityError, match="revision_note_same_account"):
         Revision.objects.create(account_id=mine.account_id, note_id=their_note.id, version=9,
                                 reason="update", content="x", kind="fact")
+
+
+def test_a_held_write_names_a_target_of_its_own_account():
+    """A pending write points at its own account's notebook and note only, and names the
+    target its origin needs (a declared change its note; a checked write its notebook)."""
+    from notebooks.models import PendingRevision
+
+    mine, theirs = factories.owner(), factories.owner()
+    their_nb = factories.notebook(theirs, "Theirs")
+    my_nb = factories.notebook(mine, "Mine")
+    agent = factories.connection(mine, all_notebooks=True)
+
+    def held(**fields):
+        with factories.tenant(mine), transaction.atomic():
+            PendingRevision.objects.create(account_id=mine.account_id, base_version=0,
+                                           changes={"content": "x"},
+                                           connection_id=agent.connection_id, **fields)
+
+    with pytest.raises(IntegrityError, match="pending_notebook_same_account"):
+        held(origin="checked", notebook_id=their_nb.id)
+    with pytest.raises(IntegrityError, match="pending_names_its_target"):
+        held(origin="declared", notebook_id=my_nb.id)  # a declared change names its note
+    with pytest.raises(IntegrityError, match="pending_names_its_target"):
+        held(origin="checked")
+    held(origin="checked", notebook_id=my_nb.id)

@@ -334,3 +334,23 @@ def test_the_note_page_badges_declared_notes_and_waiting_changes(owner, ops, web
     assert 'class="badge truth"' in page and "Declared ground truth in Ops" in page
     assert "1 change waiting" in page
     assert 'class="badge truth"' not in web.get(f"/notes/{plain.id}/").content.decode()
+
+
+def test_the_library_badges_declared_notes_for_the_owner_only(owner, ops, web):
+    from tests.api.conftest import Caller, new_key
+
+    declared = factories.note(owner, "A declared rule.", notebook_id=ops.id)
+    plain = factories.note(owner, "A plain note.", notebook_id=ops.id)
+    services.truth_declare(actor=owner, note_ids=[declared.id])  # the account's set
+    page = web.get(f"/?notebook={ops.id}").content.decode()
+    row = page[page.index(f'id="note-{declared.id}"'):]
+    assert 'class="badge truth"' in row[:row.index("</li>")]
+    row = page[page.index(f'id="note-{plain.id}"'):]
+    assert 'class="badge truth"' not in row[:row.index("</li>")]
+    # A key's list does not say which declarations name a note.
+    from django.test import Client
+
+    key, _ = new_key(owner)
+    listed = Caller(Client(), key).get(f"/notes?notebookId={ops.id}").json()["data"]
+    assert {item["note"]["id"] for item in listed} == {str(declared.id), str(plain.id)}
+    assert all("declared" not in item for item in listed)

@@ -77,3 +77,48 @@ def test_declare_review_and_accept_on_the_notebook_page(browser_site: str, page:
     expect(card.locator("script")).to_have_count(0)
     assert page.evaluate("window.pwned === undefined")
     assert remote == [] and errors == []
+
+
+def test_check_agents_writes_and_accept_a_held_new_note(browser_site: str, page: Page):
+    """Turn checking on from the card; an agent's contradicting write — hostile markup
+    included — waits as text for the owner, who accepts it into the notebook."""
+    import json
+
+    from tests.ask.conftest import fake_provider
+
+    owner = _owner("checker")
+    ops = factories.notebook(owner, "Ledger")
+    euros = factories.note(owner, "Invoice totals are in euros.", notebook_id=ops.id)
+    services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[euros.id])
+    errors = watch_console(page)
+    remote = _off_site(page, browser_site)
+    sign_in(page, browser_site, "checker")
+    with fake_provider(timeout=5.0) as provider:
+        page.goto(f"{browser_site}/notebooks/{ops.id}/")
+        card = page.locator("#truth")
+        card.get_by_label("Check agents' facts, decisions and solutions").check()
+        card.get_by_role("button", name="Save checking").click()
+        expect(page.locator(".flash")).to_contain_text("are now checked")
+        expect(card.locator(".card-head .meta")).to_contain_text("agents' writes checked")
+
+        agent = factories.connection(owner, notebooks=[ops.id])
+        provider.chat_replies = [json.dumps({"findings": [{
+            "claim": "Totals are in dollars.", "finding": "contradicts",
+            "note_id": euros.versioned_id, "why": "euros"}]})]
+        text = f"Totals are in dollars. {HOSTILE}"
+        saved = services.note_remember(actor=agent, operation_id=op(), content=text,
+                                       kind="fact", notebook_id=ops.id)
+        assert saved.note is None and saved.pending_revision is not None
+    page.reload()
+    held = card.locator(f'li[data-pending="{saved.pending_revision.id}"]')
+    expect(held).to_have_attribute("data-verdict", "contradicts")
+    expect(held).to_contain_text("wrote a new note")
+    expect(held).to_contain_text("contradicts: Totals are in dollars.")
+    expect(held.locator("pre.proposed")).to_contain_text("<img")  # shown as text
+    held.get_by_role("button", name="Accept").click()
+    expect(page.locator(".flash")).to_have_text("Note accepted: it is saved in this notebook.")
+    listed = selectors.note_list(actor=agent, notebook_id=ops.id)
+    assert text in [note.content for note in listed]
+    expect(card.locator("script")).to_have_count(0)
+    assert page.evaluate("window.pwned === undefined")
+    assert remote == [] and errors == []

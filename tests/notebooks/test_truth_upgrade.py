@@ -47,3 +47,5 @@ def test_notebooks_that_existed_before_do_not_inherit_new_ones_do(committed):
         flags = dict(Notebook.objects.values_list("id", "inherit_account_truth"))
     assert flags[old_id] is False
     assert flags[new.id] is True
+    with tenant(owner):  # and no notebook, old or new, checks agents' writes (0016)
+        assert not Notebook.objects.filter(verify_agent_writes=True).exists()
