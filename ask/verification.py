@@ -17,6 +17,7 @@ is sent the same way, with the declared set in effect in its notebook as the ref
 
 from __future__ import annotations
 
+import html
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,8 +37,6 @@ from notebooks.models import (
     Verdict,
 )
 from notebooks.rules import REFERENCE_MAX_NOTES, VERIFY_JOB
-
-NOTE_MAX_CHARS = 4000
 
 VERIFY_PROMPT = (
     "You check a proposed revision of one note, or a proposed new note, against the "
@@ -84,13 +83,18 @@ def messages(reference: Sequence[tuple[str, str]], subject: str,
              revision: str) -> list[dict[str, str]]:
     """The request: the reference (declared notes, the prior head among them) first,
     then the proposed text (`subject`: "revision of note:<id>@<v>", "new note") — the
-    order prompt caching needs, pinned by a test."""
-    notes = "\n\n".join(f"<note id=\"{cite}\">\n{text[:NOTE_MAX_CHARS]}\n</note>"
+    order prompt caching needs, pinned by a test. Every text whole (a contradiction at
+    the end of a long note is still seen), and escaped: no text can close its element
+    and speak outside it."""
+    notes = "\n\n".join(f"<note id=\"{cite}\">\n{_data(text)}\n</note>"
                         for cite, text in reference)
     user = (f"Declared ground truth (the reference):\n\n{notes}\n\n"
-            f"Proposed {subject}:\n<revision>\n{revision[:NOTE_MAX_CHARS]}\n"
-            f"</revision>")
+            f"Proposed {subject}:\n<revision>\n{_data(revision)}\n</revision>")
     return [{"role": "system", "content": VERIFY_PROMPT}, {"role": "user", "content": user}]
+
+
+def _data(text: str) -> str:
+    return html.escape(text, quote=False)
 
 
 @dataclass

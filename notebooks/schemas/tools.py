@@ -262,7 +262,7 @@ class Remembered(Saved):
     @classmethod
     def of_saved(cls, saved: RememberOut) -> Remembered:
         if saved.note is None:
-            return cls(id=None, indexing="held", created=False,
+            return cls(id=None, indexing="held", created=None,
                        pending_revision=saved.pending_revision)
         fields: dict[str, Any] = {"id": saved.note.versioned_id,
                                   "indexing": saved.note.indexing, "created": saved.created}

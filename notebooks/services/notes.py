@@ -60,7 +60,7 @@ from notebooks.services.frame import (
 )
 from notebooks.services.indexing import mark_for_indexing
 from notebooks.services.revisions import save_new_version, write_revision
-from notebooks.services.truth import hold_change
+from notebooks.services.truth import hold
 
 # -- notes -----------------------------------------------------------------------------
 
@@ -129,7 +129,8 @@ def note_remember(
     probe = duplicates.probe_of(content) if clean_bool(find_similar, what="find_similar") \
         else None
     checked = write_check.check_write(actor, operation_id=op_id, notebook_id=notebook_uuid,
-                                      note_id=None, kind=kind, content=content)
+                                      note_id=None, kind=kind, content=content,
+                                      capture=fields.get("capture"))
 
     def write() -> RememberOut:
         require_capture_allowed(actor, fields.get("capture", Capture.EXPLICIT))
@@ -142,14 +143,13 @@ def note_remember(
             note = _live_handoff(actor, notebook_uuid, task_id)
         created = note is None
         if note is None:
-            hold = write_check.decide(actor, notebook, None, kind, checked)
-            if hold is not None:
-                assert notebook is not None
-                held = write_check.hold_write(
-                    actor, notebook, None,
-                    {"content": content, "kind": kind, "task_id": task_id, **fields},
-                    hold, op_id)
-                return RememberOut(note=None, created=False, pending_revision=held)
+            failed = write_check.decide(actor, notebook, None, kind, content, checked)
+            if failed is not None:
+                held = hold(actor, note=None, notebook=notebook, checked=failed,
+                            changes={"content": content, "kind": kind, "task_id": task_id,
+                                     **fields}, operation_id=op_id)
+                return RememberOut(note=None, created=False,
+                                   pending_revision=write_check.answer(actor, held))
             note = new_note(actor, notebook_uuid, content=content, kind=kind,
                             task_id=task_id, fields=fields, now=now)
             try:
@@ -163,9 +163,7 @@ def note_remember(
                 assert note is not None
                 created = False
             else:
-                write_revision(note, reason=RevisionReason.CREATE, actor=actor,
-                               operation_id=op_id)
-                mark_for_indexing(note)
+                record_created(note, actor=actor, operation_id=op_id)
         if not created:
             assert note is not None
             reactivate = not note_is_live(note, now)
@@ -196,7 +194,8 @@ def note_remember(
         visible = set(notes_visible_to(actor).filter(id__in=result.similar)
                       .values_list("id", flat=True)) if READ in actor.capabilities else set()
         return result.model_copy(update={
-            "similar": [note_id for note_id in result.similar if note_id in visible]})
+            "similar": [note_id for note_id in result.similar if note_id in visible],
+            "pending_revision": write_check.still_readable(actor, result.pending_revision)})
 
     arguments = {"content": content, "kind": kind, "notebookId": notebook_uuid,
                  "taskId": task_id, **fields}
@@ -222,6 +221,12 @@ def new_note(actor: Actor, notebook_id: uuid.UUID | None, *, content: str, kind:
         expires_at=expiry(days, now), created_by_id=actor.connection_id, created_at=now,
         updated_at=now, version=1,
     )
+
+
+def record_created(note: Note, *, actor: Actor, operation_id: uuid.UUID | None) -> None:
+    """After a new note is inserted: its first revision, and its embedding job."""
+    write_revision(note, reason=RevisionReason.CREATE, actor=actor, operation_id=operation_id)
+    mark_for_indexing(note)
 
 
 def _live_handoff(actor: Actor, notebook_id: uuid.UUID | None, task_id: str | None) -> Note | None:
@@ -271,9 +276,10 @@ def note_update(
         raise Invalid("Nothing to change: give at least one field.", code="no_changes")
     if expected_version is not None:
         expected_version = clean_version(expected_version)
-    checked = None if "content" not in changes else write_check.check_write(
+    checked = None if not {"content", "kind"} & set(changes) else write_check.check_write(
         actor, operation_id=op_id, notebook_id=None, note_id=note_uuid,
-        kind=changes.get("kind"), content=changes["content"])
+        kind=changes.get("kind"), content=changes.get("content"),
+        expected_version=expected_version)
 
     def write() -> NoteOut:
         note, now = note_to_change(actor, note_uuid, expected_version)
@@ -282,12 +288,15 @@ def note_update(
         if new_kind == Kind.HANDOFF and not new_task:
             raise Invalid("A handoff needs a taskId.", code="task_id_required")
         declared = actor.connection_id is not None and is_declared(note.id)
-        if not declared and changes.get("content", note.content) != note.content:
-            hold = write_check.decide(actor, note.notebook, note, new_kind, checked)
-            if hold is not None:
-                assert note.notebook is not None
-                ref = write_check.hold_write(actor, note.notebook, note, changes, hold, op_id)
-                return NoteOut.of(note).model_copy(update={"pending_revision": ref})
+        text = changes.get("content", note.content)
+        if actor.connection_id is not None and not declared \
+                and write_check.brings_news(note, new_kind, text):
+            failed = write_check.decide(actor, note.notebook, note, new_kind, text, checked)
+            if failed is not None:
+                held = hold(actor, note=note, notebook=note.notebook, checked=failed,
+                            changes=changes, operation_id=op_id)
+                return NoteOut.of(note).model_copy(
+                    update={"pending_revision": write_check.answer(actor, held)})
         before = _snapshot(note)
         apply_changes(note, changes, now)
         if _snapshot(note) != before or "retention_days" in changes:
@@ -295,7 +304,7 @@ def note_update(
                 # Declared ground truth: the change waits for the owner (SPEC §10);
                 # readers — this caller included — keep the accepted version.
                 note.refresh_from_db()
-                held = hold_change(actor, note, changes, op_id)
+                held = hold(actor, note=note, changes=changes, operation_id=op_id)
                 return NoteOut.of(note).model_copy(
                     update={"pending_revision": PendingRef(id=held.id)})
             save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
@@ -304,9 +313,14 @@ def note_update(
                 mark_for_indexing(note)
         return NoteOut.of(note)
 
+    def replayed(data: Any) -> NoteOut:
+        result = NoteOut.model_validate(data)
+        return result.model_copy(update={
+            "pending_revision": write_check.still_readable(actor, result.pending_revision)})
+
     arguments = {"noteId": note_uuid, "expectedVersion": expected_version, **changes}
     return idempotent(actor=actor, operation_id=op_id, action="note_update",
-                      arguments=arguments, decode=NoteOut.model_validate, write=write,
+                      arguments=arguments, decode=replayed, write=write,
                       target=lambda result: result.id, gone_if_deleted=True,
                       note_ids=lambda result: [result.id])
 

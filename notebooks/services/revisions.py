@@ -20,6 +20,7 @@ from notebooks.models import (
 from notebooks.rules import clean_bool, clean_version, parse_uuid
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors.truth import is_declared
+from notebooks.services import write_check
 from notebooks.services.frame import (
     idempotent,
     integrity_conflict,
@@ -53,6 +54,8 @@ def save_new_version(
         raise Forbidden("This note is declared ground truth: only the owner may move, "
                         "archive, delete or restore it; a correction (update_memory) is "
                         "held for the owner's review.", code="declared_note")
+    if reason in (RevisionReason.MOVE, RevisionReason.RESTORE_REVISION):
+        write_check.refuse_unchecked(actor, note)  # they bring text in without a check
     note.version += 1
     note.updated_at = now
     try:

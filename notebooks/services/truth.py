@@ -27,14 +27,16 @@ from notebooks.models import (
     TRUTH_MAX_NOTES,
     NegativeClaim,
     Note,
+    PendingOrigin,
     PendingRevision,
     PendingStatus,
     RevisionReason,
     TruthDeclaration,
     TruthNote,
     TruthPolicy,
+    Verdict,
 )
-from notebooks.rules import VERIFY_JOB, clean_bool, parse_uuid, storable_text
+from notebooks.rules import REFERENCE_MAX_NOTES, VERIFY_JOB, clean_bool, parse_uuid, storable_text
 from notebooks.schemas.notes import NoteOut
 from notebooks.schemas.truth import NegativeOut, TruthOut
 from notebooks.selectors import duplicates
@@ -44,7 +46,7 @@ from notebooks.selectors.vision import place_filter
 from notebooks.services import write_check
 from notebooks.services.frame import note_to_change, require_open_notebook, transaction_lock
 from notebooks.services.indexing import mark_for_indexing
-from notebooks.services.revisions import save_new_version, write_revision
+from notebooks.services.revisions import save_new_version
 
 
 def _place(actor: Actor, notebook_id: uuid.UUID | str | None) -> Any:
@@ -148,6 +150,9 @@ def truth_set_verification(*, actor: Actor, notebook_id: uuid.UUID | str,
         if verify and truth.declaration is None:
             raise Conflict("Declare this notebook's ground truth (or inherit the account's) "
                            "first: writes are checked against it.", code="no_declaration")
+        if verify and len(truth.notes) > REFERENCE_MAX_NOTES:
+            raise Conflict(f"A check reads at most {REFERENCE_MAX_NOTES} declared notes; this "
+                           f"notebook declares {len(truth.notes)}.", code="too_many_declared")
         if place.verify_agent_writes != verify:
             place.verify_agent_writes = verify
             place.save(update_fields=["verify_agent_writes"])
@@ -203,16 +208,24 @@ def negative_remove(*, actor: Actor, claim_id: uuid.UUID | str) -> None:
 # -- revisions of declared notes, held for the owner -------------------------------------------
 
 
-def hold_change(actor: Actor, note: Note, changes: dict[str, Any],
-                operation_id: uuid.UUID) -> PendingRevision:
-    """Keep a connection's change to a declared note for the owner (caller holds the
-    note locked in a tenant transaction): the note stays at its accepted version."""
+def hold(actor: Actor, *, note: Note | None, changes: dict[str, Any],
+         operation_id: uuid.UUID, notebook: Any = None,
+         checked: write_check.Checked | None = None) -> PendingRevision:
+    """Keep a connection's write for the owner (caller holds the tenant transaction, and
+    the note locked when it changes one): nothing lands, readers keep the accepted
+    version. A change to a declared note (its verdict comes from the verify job), or a
+    write into `notebook` that failed its check (`checked`: its verdict and findings;
+    `note` None for a new note, whose fields are the `changes`)."""
     assert actor.connection_id is not None  # the owner's own changes are never held
     stored = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in changes.items()}
     held = PendingRevision.objects.create(
-        account_id=actor.account_id, note=note, base_version=note.version, changes=stored,
-        connection_id=actor.connection_id, operation_id=operation_id)
-    if jobs.is_registered(VERIFY_JOB):  # the verdict, when the model app is installed
+        account_id=actor.account_id, note=note, notebook=notebook,
+        origin=PendingOrigin.CHECKED if checked else PendingOrigin.DECLARED,
+        base_version=note.version if note is not None else 0, changes=stored,
+        connection_id=actor.connection_id, operation_id=operation_id,
+        verdict=checked.verdict if checked else Verdict.NEEDS_REVIEW,
+        findings=checked.findings if checked else [])
+    if checked is None and jobs.is_registered(VERIFY_JOB):  # when a model app is installed
         jobs.enqueue(account_id=actor.account_id, kind=VERIFY_JOB, target_id=held.id)
     return held
 
@@ -243,15 +256,13 @@ def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
                          operation_id=pending.operation_id, now=now)
         if note.content != before:
             mark_for_indexing(note)
-        pending.status, pending.decided_at = PendingStatus.ACCEPTED, now
-        pending.decided_by, pending.accepted_version = "the owner (website)", note.version
-        pending.save()
+        _decided(pending, PendingStatus.ACCEPTED, now, note)
         return NoteOut.of(note)
 
 
 def _accept_new_note(actor: Actor, author: Actor, pending: PendingRevision) -> NoteOut:
     """A held new note, created in its notebook as the connection wrote it."""
-    from notebooks.services.notes import new_note
+    from notebooks.services.notes import new_note, record_created
 
     assert pending.notebook_id is not None  # a checked write names its notebook
     notebook = access_notebook(actor, pending.notebook_id)
@@ -262,13 +273,8 @@ def _accept_new_note(actor: Actor, author: Actor, pending: PendingRevision) -> N
     note = new_note(author, notebook.id, content=content, kind=kind, task_id=task_id,
                     fields=fields, now=now)
     note.save(force_insert=True)
-    write_revision(note, reason=RevisionReason.CREATE, actor=author,
-                   operation_id=pending.operation_id)
-    mark_for_indexing(note)
-    pending.note = note
-    pending.status, pending.decided_at = PendingStatus.ACCEPTED, now
-    pending.decided_by, pending.accepted_version = "the owner (website)", note.version
-    pending.save()
+    record_created(note, actor=author, operation_id=pending.operation_id)
+    _decided(pending, PendingStatus.ACCEPTED, now, note)
     return NoteOut.of(note)
 
 
@@ -276,10 +282,16 @@ def pending_reject(*, actor: Actor, pending_id: uuid.UUID | str) -> None:
     actor.require_session()
     pending_uuid = parse_uuid(pending_id, what="pending revision id")
     with tenant(actor):
-        pending = _open_pending(pending_uuid)
-        pending.status, pending.decided_at = PendingStatus.REJECTED, timezone.now()
-        pending.decided_by = "the owner (website)"
-        pending.save()
+        _decided(_open_pending(pending_uuid), PendingStatus.REJECTED, timezone.now())
+
+
+def _decided(pending: PendingRevision, status: str, now: Any, note: Note | None = None) -> None:
+    """Record the owner's decision on a held write: who, when, and the version accepted
+    (the note it created, for a held new note)."""
+    pending.status, pending.decided_at, pending.decided_by = status, now, "the owner (website)"
+    if note is not None:
+        pending.note, pending.accepted_version = note, note.version
+    pending.save()
 
 
 def _open_pending(pending_id: uuid.UUID) -> PendingRevision:

@@ -2,23 +2,27 @@
 
 Per notebook and off by default (`Notebook.verify_agent_writes`, set by the owner once
 the notebook has a declaration in effect and a model is configured): a connection's
-`remember` or `update_memory` of a fact, decision or solution into the notebook, whose
-text is new, is checked against the declared set the way a held change to a declared
-note is (`ask.verification`: the reference first, the write after it, a verdict computed
-from per-claim findings). Supported or unverifiable (something new), it lands. A
-contradiction is held for the owner as a pending write instead (`PendingRevision`,
-origin `checked`) — and so is a write that could not be checked (the model failed:
-fail closed). The owner's own writes are never checked; preferences and handoffs are not
-held to declared truth (`UNRESTRICTED_KINDS`).
+`remember` or `update_memory` that brings new text into a fact, decision or solution of
+the notebook — new content, or a note becoming one of those kinds — is checked against
+the declared set the way a held change to a declared note is (`ask.verification`: the
+reference first, the write after it, a verdict computed from per-claim findings).
+Supported or unverifiable (something new), it lands. A contradiction is held for the
+owner as a pending write instead (`PendingRevision`, origin `checked`) — and so is a
+write that could not be checked (the model failed, the declared set is larger than one
+check takes, or it changed while the write was checked: fail closed). A connection's
+move or restore that would bring such a note into the notebook unchecked is refused
+(`writes_checked`): it can write the text with `update_memory`, which is checked.
+
+The reference is the declared notes the **caller may read** — as everywhere, a
+declaration never widens a grant: were notes outside it in the reference, whether a
+write lands would answer guesses about them. The owner's own writes are never checked;
+preferences and handoffs are not held to declared truth (`UNRESTRICTED_KINDS`).
 
 In two steps, because a model call must not hold a transaction open: `check_write` asks
-the model before the write's transaction, and `decide`, inside it, holds the write when
-the check failed — or when the declared set it was checked against changed meanwhile (a
-fingerprint of the reference's versioned ids), rather than land it unchecked.
-
-The model comes from the app that can ask one (`ask` provides its checker at start).
-What the caller is told is only the verdict and the contradicted declared notes it may
-read itself: a model's words about notes outside its grant never reach it.
+the model before the write's transaction — after the checks that would refuse the write
+anyway, so no model call is made for it — and `decide`, inside it, says whether the
+write must be held. What the caller is told (`answer`) is the verdict and the declared
+notes it contradicts, by id; never a model's words.
 """
 
 from __future__ import annotations
@@ -28,13 +32,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from django.utils import timezone
+
 from grove.kernel import operations
-from grove.kernel.actor import WRITE, Actor
+from grove.kernel.actor import READ, WRITE, Actor
+from grove.kernel.errors import Conflict
 from grove.kernel.tenancy import tenant
-from notebooks.models import Note, Notebook, PendingOrigin, PendingRevision, Verdict
-from notebooks.rules import REFERENCE_MAX_NOTES, UNRESTRICTED_KINDS
+from grove.models import Account
+from notebooks.models import Capture, Note, Notebook, PendingRevision, Verdict
+from notebooks.rules import REFERENCE_MAX_NOTES, UNRESTRICTED_KINDS, note_is_live
 from notebooks.schemas.truth import PendingRef
-from notebooks.selectors.access import notebooks_visible_to, notes_live, notes_visible_to
+from notebooks.selectors.access import live_notebooks, notes_visible_to
 from notebooks.selectors.truth import is_declared, truth_for
 
 Reference = list[tuple[str, str]]  # (note:<id>@<version>, text), the declared set
@@ -80,17 +88,33 @@ def checks(kind: str) -> bool:
     return kind not in UNRESTRICTED_KINDS
 
 
-def reference_for(actor: Actor, notebook: Notebook, note: Note | None) -> Reference:
-    """The declared set in effect in the notebook (its own, or the account's it
-    inherits) — every live declared note, whatever the caller's grant: the check is
-    Grove's — with the note being changed, at its current head, first. Empty: nothing is
-    declared, nothing to check against. Caller holds a tenant transaction."""
-    truth = truth_for(Actor.system(actor.account_id), notebook)
-    if truth.declaration is None:
-        return []
+def brings_news(note: Note | None, kind: str, content: str) -> bool:
+    """Whether a write brings text the notebook has not checked into a checked kind: a
+    new note, new content, or a note becoming a fact, decision or solution."""
+    if not checks(kind):
+        return False
+    return note is None or content != note.content or not checks(note.kind)
+
+
+def checking(actor: Actor, notebook: Notebook | None) -> bool:
+    return (actor.connection_id is not None and notebook is not None
+            and notebook.verify_agent_writes)
+
+
+def reference_for(actor: Actor, notebook: Notebook,
+                  note: Note | None) -> tuple[Reference, bool]:
+    """The declared notes in effect in the notebook (its own, or the account's it
+    inherits) that the caller may read, with the note being changed, at its current
+    head, first; and whether that is all of them (at most `REFERENCE_MAX_NOTES` go in a
+    check). Empty: nothing (readable) is declared. Caller holds a tenant transaction."""
+    truth = truth_for(actor, notebook)
     declared = [n for n, _ in truth.notes if note is None or n.id != note.id]
+    if not declared:
+        return [], True
     head = [note] if note is not None else []
-    return [(n.versioned_id, n.content) for n in [*head, *declared][:REFERENCE_MAX_NOTES]]
+    notes = [*head, *declared]
+    return ([(n.versioned_id, n.content) for n in notes[:REFERENCE_MAX_NOTES]],
+            len(notes) <= REFERENCE_MAX_NOTES)
 
 
 def fingerprint(reference: Reference) -> tuple[str, ...]:
@@ -98,77 +122,89 @@ def fingerprint(reference: Reference) -> tuple[str, ...]:
 
 
 def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID | None,
-                note_id: uuid.UUID | None, kind: str | None, content: str) -> Checked | None:
+                note_id: uuid.UUID | None, kind: str | None, content: str | None,
+                capture: str | None = None,
+                expected_version: int | None = None) -> Checked | None:
     """Before the write's transaction: check a connection's write when its notebook asks
-    for it (None: not checked — the owner's, a kind not held to truth, a notebook that
-    does not check, nothing declared, or a replay of an operation already done).
-    `note_id` names the note a correction changes (its notebook and kind come from it,
-    `kind` then being the new kind if any)."""
+    for it. None: not checked — the owner's, nothing new (`brings_news`), a notebook
+    that does not check, nothing declared, a replay, or a write that will be refused
+    anyway (outside the grant, archived, paused capture, a stale expected version, a
+    note not active), which the write then says. `note_id` names the note a correction
+    changes (its notebook, kind and content come from it unless given)."""
     if actor.connection_id is None or WRITE not in actor.capabilities:
-        return None  # the owner's; or refused by the write itself, before any model call
+        return None
     with tenant(actor):
         if operations.seen(actor, operation_id):
             return None  # the frame replays it (or refuses a different request)
         note = None
         if note_id is not None:
             note = notes_visible_to(actor).filter(id=note_id).first()
-            if note is None or note.content == content or is_declared(note.id):
-                # Not found: the write says so. Declared: its change is held anyway.
-                return None
+            if (note is None or is_declared(note.id) or not note_is_live(note, timezone.now())
+                    or expected_version not in (None, note.version)):
+                return None  # refused, or a declared note's change (held anyway)
             notebook_id, kind = note.notebook_id, kind or note.kind
-        elif notebook_id is not None and not notebooks_visible_to(actor).filter(
-                id=notebook_id).exists():
-            return None  # outside the grant: the write says so, and no model is asked
-        if notebook_id is None or kind is None or not checks(kind):
+            content = note.content if content is None else content
+        elif capture == Capture.AUTOMATIC and Account.objects.filter(
+                id=actor.account_id, capture_paused_at__isnull=False).exists():
             return None
-        notebook = Notebook.objects.filter(id=notebook_id, deleted_at__isnull=True).first()
-        if notebook is None or not notebook.verify_agent_writes:
+        if notebook_id is None or kind is None or content is None \
+                or not brings_news(note, kind, content):
             return None
-        reference = reference_for(actor, notebook, note)
+        notebook = live_notebooks(actor).filter(id=notebook_id).first()
+        if not checking(actor, notebook):
+            return None
+        assert notebook is not None
+        reference, complete = reference_for(actor, notebook, note)
     if not reference:
         return None
     subject = f"revision of {note.versioned_id}" if note is not None else "new note"
-    if not available():
+    if not complete or not available():
         return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference))
     verdict, findings = _checkers[0](reference, subject, content)
     return Checked(verdict=verdict, findings=findings, fingerprint=fingerprint(reference))
 
 
 def decide(actor: Actor, notebook: Notebook | None, note: Note | None, kind: str,
-           checked: Checked | None) -> Checked | None:
-    """In the write's transaction: the check that holds this write, or None to let it
-    land. A write the notebook now checks but that was not checked against the declared
-    set as it stands (turned on meanwhile, the set changed) is held as needing review."""
-    if actor.connection_id is None or notebook is None or not checks(kind):
+           content: str, checked: Checked | None) -> Checked | None:
+    """In the write's transaction, before anything changes: the check that holds this
+    write, or None to let it land. A write the notebook checks that was not checked
+    against the declared set as it stands now (checking turned on meanwhile, the set
+    changed) is held as needing review."""
+    if not checking(actor, notebook) or not brings_news(note, kind, content):
         return None
-    if not notebook.verify_agent_writes:
-        return None
-    reference = reference_for(actor, notebook, note)
+    assert notebook is not None
+    reference, complete = reference_for(actor, notebook, note)
     if not reference:
         return None
-    if checked is None or checked.fingerprint != fingerprint(reference):
+    if checked is None or not complete or checked.fingerprint != fingerprint(reference):
         return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference))
     return None if checked.lands else checked
 
 
-def hold_write(actor: Actor, notebook: Notebook, note: Note | None, changes: dict[str, Any],
-               checked: Checked, operation_id: uuid.UUID) -> PendingRef:
-    """Keep a write that failed its check for the owner (caller holds the tenant
-    transaction, and the note locked when it changes one): nothing lands."""
-    assert actor.connection_id is not None
-    stored = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in changes.items()}
-    held = PendingRevision.objects.create(
-        account_id=actor.account_id, origin=PendingOrigin.CHECKED, note=note,
-        notebook=notebook, base_version=note.version if note is not None else 0,
-        changes=stored, connection_id=actor.connection_id, operation_id=operation_id,
-        verdict=checked.verdict, findings=checked.findings)
-    return PendingRef(id=held.id, verdict=checked.verdict,
-                      contradicts=_readable_contradicted(actor, checked.findings))
+def refuse_unchecked(actor: Actor, note: Note) -> None:
+    """A connection's move or restore that would put a fact, decision or solution into
+    a notebook that checks writes without the check: refused (`writes_checked`). Caller
+    holds the tenant transaction, the note changed in memory (its new place and kind)."""
+    if actor.connection_id is None or note.notebook_id is None or not checks(note.kind):
+        return
+    notebook = Notebook.objects.filter(id=note.notebook_id).first()
+    if notebook is None or not checking(actor, notebook):
+        return
+    if reference_for(actor, notebook, None)[0]:
+        raise Conflict("That notebook checks agents' writes against its ground truth: "
+                       "write the text with update_memory or remember, which are "
+                       "checked, or ask the owner.", code="writes_checked")
 
 
-def _readable_contradicted(actor: Actor, findings: Sequence[dict[str, Any]]) -> list[str]:
-    """The declared notes (note:<id>@<version>) a finding says the write contradicts,
-    those the caller may read only."""
+def answer(actor: Actor, held: PendingRevision) -> PendingRef:
+    """What the caller is told of its held write: the verdict, and the declared notes
+    the check found it contradicts — those it may read, by id; nothing at all without
+    the read capability."""
+    contradicted = _contradicted(actor, held.findings) if READ in actor.capabilities else []
+    return PendingRef(id=held.id, verdict=held.verdict, contradicts=contradicted)
+
+
+def _contradicted(actor: Actor, findings: Sequence[dict[str, Any]]) -> list[str]:
     cited: dict[uuid.UUID, str] = {}
     for finding in findings:
         cite = str(finding.get("note_id") or "")
@@ -178,5 +214,16 @@ def _readable_contradicted(actor: Actor, findings: Sequence[dict[str, Any]]) -> 
             cited.setdefault(uuid.UUID(cite[5:].partition("@")[0]), cite)
         except ValueError:
             continue
-    readable = set(notes_live(actor).filter(id__in=cited).values_list("id", flat=True))
+    readable = set(notes_visible_to(actor).filter(id__in=cited).values_list("id", flat=True))
     return [cite for note_id, cite in cited.items() if note_id in readable]
+
+
+def still_readable(actor: Actor, held: PendingRef | None) -> PendingRef | None:
+    """A replayed answer names only the declared notes the caller may still read
+    (grants can narrow). Caller holds a tenant transaction."""
+    if held is None or not held.contradicts:
+        return held
+    ids = {uuid.UUID(c[5:].partition("@")[0]): c for c in held.contradicts}
+    readable = set(notes_visible_to(actor).filter(id__in=ids).values_list("id", flat=True)) \
+        if READ in actor.capabilities else set()
+    return held.model_copy(update={"contradicts": [c for i, c in ids.items() if i in readable]})

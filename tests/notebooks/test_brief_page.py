@@ -170,3 +170,20 @@ def test_another_accounts_connection_is_404(owner, web):
     stranger.force_login(Account.objects.get(id=other.account_id))
     assert "Their secret" in brief_text(stranger.get(
         "/agents/brief/", {"connection": str(connection_id(key))}).content.decode())
+
+
+def test_the_page_shows_the_declared_set_a_connection_is_held_to(owner, web, library):
+    """Issue 19: the brief preview carries the notebook's ground truth, unranked — the
+    declared notes the connection may read and the claims known to be false."""
+    garden, taxes = library
+    rule = factories.note(owner, "# Watering\n\n## Morning\nBefore 9.", notebook_id=garden.id)
+    secret = factories.note(owner, "Tax rule: keep receipts six years.", notebook_id=taxes.id)
+    services.truth_declare(actor=owner, notebook_id=garden.id, note_ids=[rule.id, secret.id],
+                           policy="restrict")
+    services.negative_add(actor=owner, notebook_id=garden.id, claim="Tomatoes like shade.")
+    key, _ = new_key(owner, personal=False, all_notebooks=False, notebooks=[garden.id])
+    text = brief_text(web.get("/agents/brief/", {"connection": str(connection_id(key)),
+                                                 "notebook": str(garden.id)}).content.decode())
+    assert "Ground truth" in text and f"note:{rule.id}@1" in text and "Watering" in text
+    assert "Tomatoes like shade." in text
+    assert "receipts" not in text and str(secret.id) not in text  # outside its grant
