@@ -239,7 +239,7 @@ class Saved(Out):
     """A write's answer: the note's new versioned id (what to cite or send back as the
     expected version) and whether its meaning is indexed yet — not the text just sent."""
 
-    id: str | None  # note:<uuid>@<version>; null: a new note held for the owner
+    id: str | None = None  # note:<uuid>@<version>; left out: a new note held for the owner
     indexing: str  # pending | ready | failed; held: a new note held for the owner
     created: bool | None = None  # remember: false when a live handoff was updated
     # Held for the owner (a change to declared truth, or a write that failed its

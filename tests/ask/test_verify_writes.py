@@ -296,8 +296,8 @@ def test_held_writes_over_rest_and_mcp(owner, ops, checking, provider):
                                   "notebookId": f"notebook:{ops.id}"})
     assert tool.get("isError") is not True, tool
     result = tool["structuredContent"]
-    assert (result["id"], result["indexing"], result["pendingRevision"]["verdict"]) == (
-        None, "held", "contradicts")
+    assert "id" not in result  # no note: nothing to cite until the owner accepts it
+    assert (result["indexing"], result["pendingRevision"]["verdict"]) == ("held", "contradicts")
     assert notes_with(owner, DOLLARS) == []
 
 

@@ -260,6 +260,6 @@ def test_two_sdk_agents_under_restrict_share_truth_and_the_owners_decisions(site
     assert blocks[0]["contradictsKnownFalse"] == [false]
     assert wrote.is_error is False, wrote
     held = wrote.structured_content
-    assert (held["id"], held["indexing"]) == (None, "held")
+    assert "id" not in held and held["indexing"] == "held"
     assert (held["pendingRevision"]["verdict"], held["pendingRevision"]["contradicts"]) == (
         "contradicts", [cite])
