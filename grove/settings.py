@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "grove.interfaces.middleware.HtmxVaryMiddleware",
     "grove.interfaces.middleware.ActorMiddleware",
     "grove.interfaces.middleware.WebErrorMiddleware",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
@@ -47,6 +48,13 @@ class KeyForm(forms.Form):
         field = self.fields["notebooks"]
         assert isinstance(field, forms.MultipleChoiceField)
         field.choices = notebooks
+
+
+class NewKeyForm(KeyForm):
+    """The Connections page's form: one key per form shown — a reload that posts it
+    again creates no second key."""
+
+    operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4, required=False)
 
 
 class ApproveForm(KeyForm):

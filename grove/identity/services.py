@@ -18,6 +18,7 @@ from django.utils import timezone
 from grove.identity import selectors
 from grove.identity.schemas import AccountSettingsOut, ConnectionOut, NewKeyOut, connection_state
 from grove.identity.selectors import approval_request_open
+from grove.kernel import operations
 from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.fences import expect_version
@@ -126,17 +127,30 @@ def _clean_grant_notebooks(actor: Actor, value: Any) -> list[uuid.UUID]:
 def connection_create_key(
     *, actor: Actor, name: str, capabilities: Sequence[str] = (READ, WRITE),
     personal: bool = False, all_notebooks: bool = False, notebooks: Sequence[Any] = (),
+    operation_id: uuid.UUID | str | None = None,
 ) -> NewKeyOut:
     """Create an API key connection (website owner session, or the local `grove key
-    create` command acting as the owner). Returns the key once; only its hash is kept."""
+    create` command acting as the owner). Returns the key once; only its hash is kept.
+    With an `operation_id` (the website's form), the same request again — a reload
+    that posts the form twice — creates nothing and is refused (`key_already_created`):
+    the secret cannot be shown again."""
     actor.require_session()
     name = clean_connection_name(name)
     capabilities = clean_capabilities(list(capabilities))
+    op_id = None if operation_id is None else operations.coerce_operation_id(operation_id)
     with tenant(actor):
         notebook_ids = _clean_grant_notebooks(actor, list(notebooks))
         if all_notebooks and notebook_ids:
             raise Invalid("Grant all notebooks or a list of notebooks, not both.",
                           code="invalid_grant")
+        if op_id is not None and operations.claim(
+                actor=actor, operation_id=op_id, action="connection_create_key",
+                arguments={"name": name, "capabilities": capabilities,
+                           "personal": bool(personal), "all": bool(all_notebooks),
+                           "notebooks": sorted(str(n) for n in notebook_ids)}):
+            raise Conflict("This key was created already, and its secret is shown only "
+                           "once. If you did not copy it, revoke it below and create "
+                           "another.", code="key_already_created")
         key = _new_key(actor.account_id)
         row = Connection.objects.create(
             account_id=actor.account_id, name=name, kind=Connection.Kind.API_KEY,
@@ -145,6 +159,9 @@ def connection_create_key(
             grant_notebooks=notebook_ids, key_prefix=key[: len(KEY_PREFIX) + 8],
             key_hash=_key_digest(key),
         )
+        if op_id is not None:  # the connection, never the secret
+            operations.record(actor=actor, operation_id=op_id,
+                              result={"connectionId": str(row.id)}, target_note_id=None)
         return NewKeyOut(connection=ConnectionOut.of(row), key=key)
 
 

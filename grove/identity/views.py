@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity import selectors, services
-from grove.identity.forms import ApproveForm, GrantForm, KeyForm, OwnerSetupForm
+from grove.identity.forms import ApproveForm, GrantForm, NewKeyForm, OwnerSetupForm
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
@@ -121,11 +121,11 @@ def _grant(data: dict[str, Any]) -> dict[str, Any]:
             "notebooks": data["notebooks"] if data["scope"] == "some" else []}
 
 
-def _connections_page(request: HttpRequest, *, form: KeyForm | None = None,
+def _connections_page(request: HttpRequest, *, form: NewKeyForm | None = None,
                       new_key: str | None = None, status: int = 200) -> HttpResponse:
     overview = selectors.connection_overview(actor=session_actor(request))
     if form is not None and form.is_bound:  # a refused post, shown with the choices
-        shown = KeyForm(form.data, notebooks=overview.notebooks)
+        shown = NewKeyForm(form.data, notebooks=overview.notebooks)
         shown.is_valid()
         for error in form.non_field_errors():
             shown.add_error(None, error)
@@ -137,7 +137,7 @@ def _connections_page(request: HttpRequest, *, form: KeyForm | None = None,
     ]
     response = render(request, "grove/connections.html", {
         "section": "connections",
-        "connections": connections, "form": form or KeyForm(notebooks=overview.notebooks),
+        "connections": connections, "form": form or NewKeyForm(notebooks=overview.notebooks),
         "new_key": new_key,
     }, status=status)
     if new_key:
@@ -155,11 +155,12 @@ def connections(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _connections_page(request)
     actor = session_actor(request)
-    form = KeyForm(request.POST, notebooks=None)  # the service checks the notebooks
+    form = NewKeyForm(request.POST, notebooks=None)  # the service checks the notebooks
     if form.is_valid():
         data = form.cleaned_data
         try:
             created = services.connection_create_key(actor=actor, name=data["name"],
+                                                     operation_id=data["operation_id"],
                                                      **_grant(data))
         except GroveError as exc:
             form.add_error(None, exc.message)

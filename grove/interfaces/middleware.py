@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
 
 from grove.kernel.actor import Actor
 
@@ -34,6 +35,21 @@ class ActorMiddleware:
             Actor.for_session(user.id) if user is not None and user.is_authenticated else None
         )
         return self.get_response(request)
+
+
+class HtmxVaryMiddleware:
+    """A page and its HTMX fragment share a URL (the library's search as you type pushes
+    it): every HTML response says it varies with `HX-Request`, so a browser going Back
+    never shows a cached fragment as the whole page."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.get("Content-Type", "").startswith("text/html"):
+            patch_vary_headers(response, ("HX-Request",))
+        return response
 
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{8,64}")

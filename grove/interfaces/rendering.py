@@ -222,12 +222,25 @@ def title_and_excerpt(content: str) -> tuple[str, str]:
     title = plain(lines[0]) if lines else ""
     rest = plain("\n".join(lines[1:]))
     if not title:
-        title, rest = (rest[:80] or "(empty)"), rest[80:]
-    return title[:120], (rest[:240] + "…") if len(rest) > 240 else rest
+        title = shorten(rest, 80) or "(empty)"
+        rest = rest[len(title.removesuffix("…")):].lstrip()
+    return shorten(title, 120), shorten(rest, 241)
+
+
+WORD_BACKTRACK = 24  # how far back a cut looks for the end of a word
 
 
 def shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    """`text` in at most `limit` characters: cut after a whole word where one ends near
+    the limit (else mid-word, for one long word), with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if not text[limit - 1].isspace():
+        space = cut.rfind(" ", len(cut) - WORD_BACKTRACK)
+        if space > 0:
+            cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 # Inline marks a label leaves out (cheaply, without rendering): strong/emphasis runs and

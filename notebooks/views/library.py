@@ -102,12 +102,17 @@ def home(request: HttpRequest) -> HttpResponse:
     actor = session_actor(request)
     form = LibraryForm(request.GET)
     if not form.is_valid():
+        if "q" in form.errors:
+            raise Invalid(f"Search for at most {rules.SEARCH_QUERY_MAX_CHARS} characters: "
+                          "shorten it to the words that matter.", code="invalid_query")
         raise Invalid("Those filters are not valid: "
                       + "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()),
                       code="invalid_filters")
     data = form.cleaned_data
     place, notebook, where = _place_of(request, data["notebook"])
     query = data["q"].strip() or None
+    if data["sort"] == "relevance" and query is None:
+        data["sort"] = ""  # nothing to rank by: the default order, not an error page
     page = search.note_search(
         actor=actor, query=query, notebook_id=where,
         kinds=[data["kind"]] if data["kind"] else None,

@@ -23,6 +23,8 @@ function typing(target) {
   return target.closest("input, textarea, select, [contenteditable]") !== null;
 }
 
+let wanted = null;  // where "j" is going while the next page of notes loads
+
 function notes() {
   return Array.from(document.querySelectorAll("ol[data-keynav] > li.note"));
 }
@@ -50,11 +52,28 @@ document.addEventListener("keydown", (event) => {
       search.select();
       break;
     }
-    case "j":
+    case "j": {
       if (!items.length) return;
       event.preventDefault();
-      select(items, Math.min(current + 1, items.length - 1));
+      const next = (wanted === null ? current : wanted) + 1;
+      const more = document.querySelector("ol[data-keynav] > li.more a");
+      if (next > items.length - 1 && more) {
+        // Past the last note shown: load the next page (as scrolling would), and go
+        // on to where the presses meanwhile lead once it is there.
+        if (wanted === null) {
+          document.body.addEventListener("htmx:afterSettle", () => {
+            const list = notes();
+            select(list, Math.min(wanted, list.length - 1));
+            wanted = null;
+          }, { once: true });
+          if (!more.classList.contains("htmx-request")) more.click();
+        }
+        wanted = next;
+        return;
+      }
+      select(items, Math.min(next, items.length - 1));
       break;
+    }
     case "k":
       if (!items.length) return;
       event.preventDefault();

@@ -1,0 +1,73 @@
+"""Fixes from a new user's walk through the website (issue 20, item 8): sorting by
+relevance with no search, an over-long search, the header that keeps a fragment out of a
+page's cache, a key form posted twice, and titles cut at a word with an ellipsis."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from grove.identity import services as identity
+from grove.interfaces.rendering import shorten, title_and_excerpt
+from grove.kernel.errors import Conflict
+from grove.kernel.tenancy import tenant
+from grove.models import Connection
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def test_relevance_with_no_search_is_the_default_order_not_an_error(owner, web):
+    factories.note(owner, "Older note.")
+    factories.note(owner, "Newer note.")
+    response = web.get("/", {"sort": "relevance"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.index("Newer note.") < page.index("Older note.")
+
+
+def test_an_over_long_search_is_refused_in_words_a_person_reads(owner, web):
+    response = web.get("/", {"q": "word " * 101})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "Search for at most 500 characters" in page
+    assert "q:" not in page and "Ensure this value" not in page
+
+
+def test_pages_and_their_fragments_vary_with_the_htmx_header(owner, web):
+    whole = web.get("/", {"q": "compost"})
+    fragment = web.get("/", {"q": "compost"}, HTTP_HX_REQUEST="true")
+    for response in (whole, fragment):
+        assert "HX-Request" in response["Vary"]
+    assert "<html" in whole.content.decode() and "<html" not in fragment.content.decode()
+
+
+def test_a_key_form_posted_twice_creates_one_key(owner, web):
+    operation = uuid.uuid4()
+    form = {"operation_id": str(operation), "name": "laptop", "can_write": "on",
+            "scope": "all"}
+    first = web.post("/connections/", form)
+    assert first.status_code == 200 and "grv_" in first.content.decode()
+    again = web.post("/connections/", form)
+    assert again.status_code == 400 and "created already" in again.content.decode()
+    with tenant(owner):
+        assert Connection.objects.filter(name="laptop").count() == 1
+    with pytest.raises(Conflict) as refused:
+        identity.connection_create_key(actor=owner, name="laptop", all_notebooks=True,
+                                       operation_id=operation)
+    assert refused.value.code == "key_already_created"
+    # The command line and the API give no operation id: each call is a new key.
+    identity.connection_create_key(actor=owner, name="laptop", all_notebooks=True)
+    with tenant(owner):
+        assert Connection.objects.filter(name="laptop").count() == 2
+
+
+def test_titles_and_excerpts_are_cut_after_a_word_with_an_ellipsis():
+    assert shorten("Plan the spring planting of tomatoes", 20) == "Plan the spring…"
+    assert shorten("short", 20) == "short"
+    assert shorten("x" * 40, 10) == "x" * 9 + "…"  # one long word: cut inside it
+    title, excerpt = title_and_excerpt("A title\n\n" + "word " * 80)
+    assert title == "A title" and excerpt.endswith("word…") and len(excerpt) <= 241
+    long_title, _ = title_and_excerpt("Harvest " * 30)
+    assert long_title.endswith("Harvest…") and len(long_title) <= 120
