@@ -69,3 +69,66 @@ def test_j_goes_on_past_the_first_page(browser_site: str, page: Page):
     expect(page.locator("li.note.selected")).to_have_count(1)
     expect(rows.nth(26).locator("a.title")).to_be_focused()
     assert errors == []
+
+
+# WCAG contrast of every visible button and button-styled link, measured in the page:
+# the text colour against the first opaque background behind it.
+CONTRASTS = """() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const behind = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  return Array.from(document.querySelectorAll("button, a.button"))
+    .filter((el) => el.offsetParent !== null)
+    .map((el) => {
+      const [a, b] = [lum(rgb(getComputedStyle(el).color).slice(0, 3)), lum(behind(el))];
+      return [el.textContent.trim(), (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+    });
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_buttons_are_readable_in_both_schemes(browser_site: str, browser, scheme: str):
+    owner = _owner(f"contrast-{scheme}")
+    garden = factories.notebook(owner, "Garden")
+    note = factories.note(owner, "Tomatoes need sun.", notebook_id=garden.id)
+    factories.connection(owner, all_notebooks=True)
+    context = browser.new_context(color_scheme=scheme)
+    page = context.new_page()
+    try:
+        sign_in(page, browser_site, f"contrast-{scheme}")
+        measured = []
+        for path in ("/", f"/notes/{note.id}/", f"/notebooks/{garden.id}/", "/connections/"):
+            page.goto(browser_site + path)
+            measured += [(path, text, ratio) for text, ratio in page.evaluate(CONTRASTS)]
+        assert any(text.startswith("Delete") for _, text, _ in measured)  # danger ones
+        assert any(text == "Revoke" for _, text, _ in measured)
+        low = [m for m in measured if m[2] < 4.5]
+        assert low == [], low
+    finally:
+        context.close()
+
+
+def test_a_long_unbroken_word_never_scrolls_the_phone_sideways(browser_site: str,
+                                                               browser):
+    owner = _owner("narrow")
+    word = "Supercalifragilistic" * 15
+    note = factories.note(owner, f"{word}\n\n{word} {word}")
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    try:
+        sign_in(page, browser_site, "narrow")
+        for path in ("/", f"/notes/{note.id}/"):
+            page.goto(browser_site + path)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 375, (path, width)
+    finally:
+        context.close()
