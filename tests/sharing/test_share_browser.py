@@ -53,7 +53,10 @@ def test_share_open_logged_out_and_revoke(browser_site: str, page: Page, browser
     page.get_by_role("link", name="Shared links").click()
     expect(page.locator("table.shares tbody tr")).to_have_count(2)
     row = page.locator("table.shares tbody tr", has_text="Note:")
-    row.get_by_role("button", name="Revoke").click()
+    row.locator("summary", has_text="Revoke").click()  # one click only asks
+    expect(page.locator("table.shares tbody tr")).to_have_count(2)
+    assert stranger.goto(link).status == 200
+    row.get_by_role("button", name="Revoke for good").click()
     expect(page.locator("table.shares tbody tr")).to_have_count(1)
     gone = stranger.goto(link)
     assert gone.status == 404
