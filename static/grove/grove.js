@@ -96,6 +96,13 @@ document.addEventListener("keydown", (event) => {
       }
       break;
     }
+    case "?": {
+      const sheet = document.getElementById("shortcuts");
+      if (!sheet || sheet.open) return;
+      event.preventDefault();
+      sheet.showModal();
+      break;
+    }
     case "n": {
       const link = document.querySelector("a.new-note");
       if (!link) return;
@@ -105,6 +112,15 @@ document.addEventListener("keydown", (event) => {
     }
     default:
   }
+});
+
+// Ask: Enter sends the question, Shift+Enter starts a new line.
+document.addEventListener("keydown", (event) => {
+  const box = event.target.closest && event.target.closest(".ask-form textarea");
+  if (!box || event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  event.preventDefault();
+  if (box.value.trim()) box.form.requestSubmit();
 });
 
 // A #edit link on the note page focuses the editor.

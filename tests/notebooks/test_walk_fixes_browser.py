@@ -132,3 +132,29 @@ def test_a_long_unbroken_word_never_scrolls_the_phone_sideways(browser_site: str
             assert width <= 375, (path, width)
     finally:
         context.close()
+
+
+def test_question_mark_lists_the_shortcuts_and_enter_sends_in_ask(browser_site: str,
+                                                                  page: Page):
+    """Issue 20, item 9: `?` opens the shortcut sheet; in Ask, Enter sends the question
+    and Shift+Enter starts a new line."""
+    _owner("keys")
+    errors = watch_console(page)
+    sign_in(page, browser_site, "keys")
+    page.keyboard.press("?")
+    sheet = page.locator("dialog#shortcuts")
+    expect(sheet).to_be_visible()
+    expect(sheet).to_contain_text("Next and previous note")
+    page.keyboard.press("Escape")
+    expect(sheet).to_be_hidden()
+
+    page.goto(browser_site + "/ask/")
+    question = page.get_by_label("Question")
+    question.fill("What grows in shade")
+    question.press("Shift+Enter")
+    question.press_sequentially("and in full sun?")
+    expect(question).to_have_value("What grows in shade\nand in full sun?")
+    expect(page).to_have_url(re.compile(r"/ask/$"))  # nothing sent yet
+    question.press("Enter")
+    expect(page.locator("li.turn").first).to_contain_text("and in full sun?")
+    assert errors == []
