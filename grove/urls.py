@@ -49,6 +49,7 @@ urlpatterns = [
     path("connections/<uuid:connection_id>/edit", views.connection_edit,
          name="connection-edit"),
     path("settings/", views.account_settings, name="settings"),
+    path("settings/password/", views.password_change, name="password-change"),
     path("healthz", healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),

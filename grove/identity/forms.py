@@ -26,6 +26,20 @@ class OwnerSetupForm(forms.Form):
         return data
 
 
+class PasswordForm(forms.Form):
+    current = forms.CharField(widget=forms.PasswordInput, label="Current password",
+                              strip=False)
+    new = forms.CharField(widget=forms.PasswordInput, label="New password", strip=False)
+    new_again = forms.CharField(widget=forms.PasswordInput, label="New password again",
+                                strip=False)
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("new") != data.get("new_again"):
+            self.add_error("new_again", "The two passwords differ.")
+        return data
+
+
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="What the key is for, e.g. “laptop”.")
     can_write = forms.BooleanField(required=False, initial=True, label="May save and change notes",

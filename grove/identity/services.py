@@ -124,6 +124,25 @@ def _clean_grant_notebooks(actor: Actor, value: Any) -> list[uuid.UUID]:
     return ids
 
 
+def account_change_password(*, actor: Actor, current: str, new: str) -> Account:
+    """The owner's new password, given the current one (`wrong_password`), checked like
+    the first one (`weak_password`). Every other signed-in session ends with it (their
+    session hash no longer matches); the caller keeps its own (the view re-signs it)."""
+    actor.require_session()
+    account = Account.objects.get(id=actor.account_id)
+    if not account.check_password(current):
+        raise Invalid("That is not your current password.", code="wrong_password")
+    if new == current:
+        raise Invalid("Choose a password other than the current one.", code="same_password")
+    try:
+        validate_password(new, account)
+    except ValidationError as exc:
+        raise Invalid(" ".join(exc.messages), code="weak_password") from None
+    account.set_password(new)
+    account.save(update_fields=["password"])
+    return account
+
+
 def connection_create_key(
     *, actor: Actor, name: str, capabilities: Sequence[str] = (READ, WRITE),
     personal: bool = False, all_notebooks: bool = False, notebooks: Sequence[Any] = (),

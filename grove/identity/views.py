@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login, logout
+from django.contrib.auth import login, logout, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
@@ -18,7 +18,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity import selectors, services
-from grove.identity.forms import ApproveForm, GrantForm, NewKeyForm, OwnerSetupForm
+from grove.identity.forms import (
+    ApproveForm,
+    GrantForm,
+    NewKeyForm,
+    OwnerSetupForm,
+    PasswordForm,
+)
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
@@ -98,6 +104,29 @@ class GroveLoginView(LoginView):
 def logout_view(request: HttpRequest) -> HttpResponse:
     logout(request)
     return redirect("login")
+
+
+@login_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def password_change(request: HttpRequest) -> HttpResponse:
+    """Change the owner's password; this browser stays signed in, every other session
+    ends."""
+    form = PasswordForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            account = services.account_change_password(
+                actor=session_actor(request), current=form.cleaned_data["current"],
+                new=form.cleaned_data["new"])
+        except GroveError as exc:
+            form.add_error("current" if exc.code == "wrong_password" else "new", exc.message)
+        else:
+            update_session_auth_hash(request, account)
+            messages.success(request, "Password changed. Other signed-in browsers are "
+                                      "signed out.")
+            return redirect("settings")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "grove/password.html", {"form": form}, status=status)
 
 
 @require_http_methods(["GET", "HEAD"])

@@ -10,7 +10,7 @@ import pytest
 
 from grove.identity import services as identity
 from grove.interfaces.rendering import shorten, title_and_excerpt
-from grove.kernel.errors import Conflict
+from grove.kernel.errors import Conflict, Forbidden
 from grove.kernel.tenancy import tenant
 from grove.models import Connection
 from tests import factories
@@ -71,3 +71,32 @@ def test_titles_and_excerpts_are_cut_after_a_word_with_an_ellipsis():
     assert title == "A title" and excerpt.endswith("word…") and len(excerpt) <= 241
     long_title, _ = title_and_excerpt("Harvest " * 30)
     assert long_title.endswith("Harvest…") and len(long_title) <= 120
+
+
+def test_the_owner_changes_the_password_given_the_current_one(owner, web):
+    from grove.kernel.errors import Invalid
+    from grove.models import Account
+    from tests.browser import PASSWORD
+
+    account = Account.objects.get(id=owner.account_id)
+    account.set_password(PASSWORD)
+    account.save(update_fields=["password"])
+    web.force_login(account)  # a known password: the session is signed in again
+    for current, new, code in ((PASSWORD + "x", "a fresh long passphrase", "wrong_password"),
+                               (PASSWORD, PASSWORD, "same_password"),
+                               (PASSWORD, "12345678", "weak_password")):
+        with pytest.raises(Invalid) as refused:
+            identity.account_change_password(actor=owner, current=current, new=new)
+        assert refused.value.code == code
+    agent = factories.connection(owner, all_notebooks=True)
+    with pytest.raises(Forbidden) as refused:  # a connection is never the owner's session
+        identity.account_change_password(actor=agent, current=PASSWORD, new="another one 77")
+    assert refused.value.code == "session_required"
+    page = web.post("/settings/password/", {"current": "wrong", "new": "x" * 12,
+                                            "new_again": "x" * 12})
+    assert page.status_code == 400 and "not your current password" in page.content.decode()
+    identity.account_change_password(actor=owner, current=PASSWORD,
+                                     new="a fresh long passphrase")
+    assert Account.objects.get(id=owner.account_id).check_password("a fresh long passphrase")
+    # Every session signed in before is over (the browser test: the changer's own stays).
+    assert web.get("/settings/").status_code == 302

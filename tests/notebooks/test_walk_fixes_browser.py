@@ -158,3 +158,37 @@ def test_question_mark_lists_the_shortcuts_and_enter_sends_in_ask(browser_site: 
     question.press("Enter")
     expect(page.locator("li.turn").first).to_contain_text("and in full sun?")
     assert errors == []
+
+
+def test_changing_the_password_signs_other_browsers_out(browser_site: str, browser,
+                                                        page: Page):
+    from tests.browser import PASSWORD
+
+    _owner("changer")
+    other = browser.new_context()
+    elsewhere = other.new_page()
+    try:
+        sign_in(elsewhere, browser_site, "changer")
+        sign_in(page, browser_site, "changer")
+        page.goto(browser_site + "/settings/")
+        page.get_by_role("link", name="Change your password").click()
+        page.locator("#id_current").fill("not it at all")
+        page.locator("#id_new").fill("a fresh long passphrase")
+        page.locator("#id_new_again").fill("a fresh long passphrase")
+        page.get_by_role("button", name="Change password").click()
+        expect(page.locator(".errorlist")).to_contain_text("not your current password")
+        page.locator("#id_current").fill(PASSWORD)
+        page.locator("#id_new").fill("a fresh long passphrase")
+        page.locator("#id_new_again").fill("a fresh long passphrase")
+        page.get_by_role("button", name="Change password").click()
+        expect(page.locator(".flash")).to_contain_text("Password changed")
+        page.goto(browser_site + "/")  # this browser stays signed in
+        expect(page.get_by_role("heading", name="All notes")).to_be_visible()
+        elsewhere.goto(browser_site + "/")  # the other one is signed out
+        expect(elsewhere).to_have_url(re.compile(r"/login/"))
+        elsewhere.get_by_label("Username").fill("changer")
+        elsewhere.get_by_label("Password").fill("a fresh long passphrase")
+        elsewhere.get_by_role("button", name="Sign in").click()
+        expect(elsewhere.get_by_role("heading", name="All notes")).to_be_visible()
+    finally:
+        other.close()
