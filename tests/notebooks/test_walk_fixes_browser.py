@@ -192,3 +192,29 @@ def test_changing_the_password_signs_other_browsers_out(browser_site: str, brows
         expect(elsewhere.get_by_role("heading", name="All notes")).to_be_visible()
     finally:
         other.close()
+
+
+def test_a_phone_keeps_the_first_screen_for_notes(browser_site: str, browser):
+    """375 px: the header is two rows (sections and account, then search) and the
+    notebooks one row of chips that scrolls sideways — not three rows and 40 % of the
+    screen; nothing scrolls the page sideways."""
+    owner = _owner("phone")
+    for name in ("Garden", "Kitchen", "Taxes", "Travel", "Reading list", "Work projects"):
+        factories.notebook(owner, name)
+    factories.note(owner, "A note to see.")
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    try:
+        sign_in(page, browser_site, "phone")
+        header = page.locator("header.top").bounding_box()
+        chips = page.locator("nav.sidebar").bounding_box()
+        assert header is not None and chips is not None
+        assert header["height"] <= 100, header
+        assert chips["height"] <= 0.1 * 740, chips
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        expect(page.locator("nav.sidebar").get_by_role("link", name="Work projects")) \
+            .to_have_count(1)  # there, a sideways scroll away
+        expect(page.locator("nav.menu").get_by_role("link", name="Connections")) \
+            .to_have_count(1)
+    finally:
+        context.close()
