@@ -111,14 +111,28 @@ def logout_view(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def password_change(request: HttpRequest) -> HttpResponse:
     """Change the owner's password; this browser stays signed in, every other session
-    ends."""
+    ends. Wrong current passwords count against the same budget as failed sign-ins: a
+    browser left signed in is no way to guess the password faster."""
     form = PasswordForm(request.POST if request.method == "POST" else None)
+    username, address = request.user.get_username(), throttle.client_address(request)
+    if request.method == "POST":
+        wait = throttle.login_blocked_for(username, address)
+        if wait is not None:
+            minutes = max(1, round(wait / 60))
+            response = render(request, "grove/password.html", {
+                "form": PasswordForm(),
+                "throttled": f"Too many wrong passwords. Try again in {minutes} "
+                             f"minute{'s' if minutes > 1 else ''}."}, status=429)
+            response["Retry-After"] = str(wait)
+            return response
     if request.method == "POST" and form.is_valid():
         try:
             account = services.account_change_password(
                 actor=session_actor(request), current=form.cleaned_data["current"],
                 new=form.cleaned_data["new"])
         except GroveError as exc:
+            if exc.code == "wrong_password":
+                throttle.login_failed(username, address)
             form.add_error("current" if exc.code == "wrong_password" else "new", exc.message)
         else:
             update_session_auth_hash(request, account)

@@ -100,3 +100,15 @@ def test_the_owner_changes_the_password_given_the_current_one(owner, web):
     assert Account.objects.get(id=owner.account_id).check_password("a fresh long passphrase")
     # Every session signed in before is over (the browser test: the changer's own stays).
     assert web.get("/settings/").status_code == 302
+
+
+def test_wrong_current_passwords_share_the_sign_in_budget(owner, web):
+    """A browser left signed in is no faster way to guess the password: the fifth wrong
+    current password blocks the form (429) as five failed sign-ins block signing in."""
+    wrong = {"current": "not it", "new": "a fresh long passphrase",
+             "new_again": "a fresh long passphrase"}
+    for _ in range(5):
+        assert web.post("/settings/password/", wrong).status_code == 400
+    blocked = web.post("/settings/password/", wrong)
+    assert blocked.status_code == 429 and "Too many wrong passwords" in blocked.content.decode()
+    assert int(blocked["Retry-After"]) > 0
