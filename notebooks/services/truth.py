@@ -27,6 +27,7 @@ from notebooks.models import (
     TRUTH_MAX_NOTES,
     NegativeClaim,
     Note,
+    Notebook,
     PendingOrigin,
     PendingRevision,
     PendingStatus,
@@ -209,7 +210,7 @@ def negative_remove(*, actor: Actor, claim_id: uuid.UUID | str) -> None:
 
 
 def hold(actor: Actor, *, note: Note | None, changes: dict[str, Any],
-         operation_id: uuid.UUID, notebook: Any = None,
+         operation_id: uuid.UUID, notebook: Notebook | None = None,
          checked: write_check.Checked | None = None) -> PendingRevision:
     """Keep a connection's write for the owner (caller holds the tenant transaction, and
     the note locked when it changes one): nothing lands, readers keep the accepted

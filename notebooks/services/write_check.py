@@ -36,14 +36,14 @@ from django.utils import timezone
 
 from grove.kernel import operations
 from grove.kernel.actor import READ, WRITE, Actor
-from grove.kernel.errors import Conflict
+from grove.kernel.errors import Conflict, GroveError
 from grove.kernel.tenancy import tenant
-from grove.models import Account
 from notebooks.models import Capture, Note, Notebook, PendingRevision, Verdict
-from notebooks.rules import REFERENCE_MAX_NOTES, UNRESTRICTED_KINDS, note_is_live
+from notebooks.rules import REFERENCE_MAX_NOTES, UNRESTRICTED_KINDS
 from notebooks.schemas.truth import PendingRef
-from notebooks.selectors.access import live_notebooks, notes_visible_to
+from notebooks.selectors.access import access_note, live_notebooks, notes_visible_to
 from notebooks.selectors.truth import is_declared, truth_for
+from notebooks.services.frame import expect_version, require_active, require_capture_allowed
 
 Reference = list[tuple[str, str]]  # (note:<id>@<version>, text), the declared set
 
@@ -137,16 +137,20 @@ def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID
         if operations.seen(actor, operation_id):
             return None  # the frame replays it (or refuses a different request)
         note = None
-        if note_id is not None:
-            note = notes_visible_to(actor).filter(id=note_id).first()
-            if (note is None or is_declared(note.id) or not note_is_live(note, timezone.now())
-                    or expected_version not in (None, note.version)):
-                return None  # refused, or a declared note's change (held anyway)
+        try:  # the write's own refusals, by the write's own rules
+            if note_id is not None:
+                note = access_note(actor, note_id, need=WRITE)
+                expect_version(note, expected_version)
+                require_active(note, timezone.now())
+            else:
+                require_capture_allowed(actor, capture or Capture.EXPLICIT)
+        except GroveError:
+            return None  # the write says why
+        if note is not None:
+            if is_declared(note.id):
+                return None  # a declared note's change is held anyway
             notebook_id, kind = note.notebook_id, kind or note.kind
             content = note.content if content is None else content
-        elif capture == Capture.AUTOMATIC and Account.objects.filter(
-                id=actor.account_id, capture_paused_at__isnull=False).exists():
-            return None
         if notebook_id is None or kind is None or content is None \
                 or not brings_news(note, kind, content):
             return None
