@@ -77,7 +77,8 @@ class LibraryForm(forms.Form):
     """The library's query string: search, place, filters, sort and the page cursor.
     Values are checked again by the search selector (the same one the API uses)."""
 
-    q = forms.CharField(required=False, max_length=SEARCH_QUERY_MAX_CHARS)
+    # Not stripped: a space after the last word says it is complete (no prefix match).
+    q = forms.CharField(required=False, max_length=SEARCH_QUERY_MAX_CHARS, strip=False)
     notebook = forms.CharField(required=False, max_length=64)
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Kind.choices])
     agent = forms.CharField(required=False, max_length=SOURCE_AGENT_MAX_CHARS, label="Saved by")

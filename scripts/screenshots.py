@@ -269,7 +269,7 @@ def main() -> None:
                 page.get_by_role("button", name="Save note").click()
             page.goto(base + "/")
             shoot(page, "library")
-            page.locator("#q").fill("oven")
+            page.locator("#q").fill("ove")  # a word still being typed: "oven"
             page.wait_for_selector("#count:has-text('matching')")
             shoot(page, "search")
             page.goto(base + "/")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
@@ -378,6 +378,11 @@ class TermStat(models.Model):
 
     class Meta:
         db_table = "notebooks_termstat"
+        indexes = [
+            # Words spelled like a search word (`grove_search_variants`, pg_trgm).
+            GinIndex(OpClass(models.F("lexeme"), name="gin_trgm_ops"),
+                     name="termstat_lexeme_trgm"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["account", "lexeme"], name="termstat_unique"),
         ]

@@ -253,6 +253,12 @@ class SearchItem(Out):
 class SearchPage(Out):
     data: list[SearchItem]
     meta: ListMeta
+    # The order of the page: the sort asked for, or `updated_desc` when a query matches
+    # too many notes to rank (more than 1,000).
+    sort: str
+    # `meta.available` is at least right (the website's count of a very common query;
+    # `note_search(count_up_to=...)`). Never set for the API, which counts every match.
+    lower_bound: bool = Field(default=False, exclude=True)
 
 
 class ExportRecord(BaseModel):

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchHeadline
+from django.db import connection
 from django.db.models import Exists, F, FloatField, OuterRef, Q, QuerySet
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -36,6 +36,7 @@ from notebooks.rules import (
     SEARCH_LIFETIMES,
     SEARCH_MAX_LIMIT,
     SEARCH_QUERY_MAX_CHARS,
+    SEARCH_RANK_MAX,
     SEARCH_SORTS,
     SEARCH_STATUSES,
     _Everywhere,
@@ -45,6 +46,7 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to
+from notebooks.selectors.search_terms import Matching, matching, plain_text
 
 SEARCH_CURSOR_SALT = "grove.notes.search"
 
@@ -93,17 +95,28 @@ def note_search(
     cursor: str | None = None,
     limit: int = SEARCH_DEFAULT_LIMIT,
     matches: bool = False,
+    exact_count: bool = True,
 ) -> SearchPage:
     """One page of the caller's notes matching the query and filters. Read-only.
 
+    The query is read as it is being typed (`search_terms`): the last word matches as a
+    prefix unless a space follows it, and the words of a short query match variants
+    and small typos.
+
     `notebook_id`: a notebook, None for Personal, omitted for everything granted.
-    `sort` defaults to relevance with a query, else updated_desc. Raises Invalid
+    `sort` defaults to relevance with a query, else updated_desc; a query too common to
+    rank is shown newest first (`SearchPage.sort` says which). Without `exact_count`, the
+    matches of such a query are not all counted (the website's "1,000+"):
+    `meta.available` counts those among the first SEARCH_RANK_MAX + 1 the index found
+    (`lower_bound`). Raises Invalid
     (bad filters, tampered/foreign/mismatched cursor) and NotFound (notebook)."""
+    typed = None
     if query is not None:
         if not isinstance(query, str) or len(query) > SEARCH_QUERY_MAX_CHARS:
             raise Invalid(f"query must be text of at most {SEARCH_QUERY_MAX_CHARS} characters.",
                           code="invalid_query")
-        query = storable_text(query, what="query", code="invalid_query").strip() or None
+        typed = storable_text(query, what="query", code="invalid_query")
+        query = typed.strip() or None
     sort = _clean(sort or ("relevance" if query else "updated_desc"), SEARCH_SORTS, "sort")
     if sort == "relevance" and not query:
         raise Invalid("Sorting by relevance needs a query.", code="invalid_sort")
@@ -139,7 +152,8 @@ def note_search(
     else:
         place = str(parse_uuid(notebook_id, what="notebook id"))
 
-    spec = {"q": query, "place": place, "kinds": kinds, "agent": source_agent,
+    spec = {"q": query, "typing": bool(typed and not typed[-1].isspace()), "place": place,
+            "kinds": kinds, "agent": source_agent,
             "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
     fingerprint = _filters_fingerprint(spec)
     opened = cursor_read(cursor, salt=SEARCH_CURSOR_SALT, binding=caller_binding(actor),
@@ -169,34 +183,38 @@ def note_search(
             notes = notes.filter(retention_days__isnull=True)
         elif lifetime == "ephemeral":
             notes = notes.filter(retention_days__isnull=False)
-        search_query = None
+        search_query: Any = None
+        rank: Any = None
+        matched_terms: Any = None
+        order = sort
+        bounded: list[uuid.UUID] | None = None
         if query:
-            search_query = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
-            # The index lookup runs in a security-definer function (migration 0010:
-            # `@@` under RLS cannot use the GIN index); this query, under RLS, keeps
-            # only the ids the caller may see.
-            notes = notes.filter(id__in=RawSQL(
-                "SELECT grove_search_matches(websearch_to_tsquery(%s::regconfig, %s))",
-                [SEARCH_CONFIG, query]))
-        available = notes.count()
+            how = matching(typed or query)
+            if how is None:  # stop words only: nothing can match
+                notes, order = notes.none(), "updated_desc" if sort == "relevance" else sort
+            else:
+                search_query, rank, matched_terms = how.query, how.rank, how.terms
+                notes, order, bounded = _narrowed(notes, how, sort=sort, after=opened.key)
+        lower_bound = bounded is not None and not exact_count
+        if lower_bound:
+            # The matches among the first ones the index found: a count that is at
+            # least right, without reading every match.
+            available = notes.filter(id__in=bounded or []).count()
+        else:
+            available = notes.count()
 
-        if sort == "relevance":
-            assert search_query is not None
+        if order == "relevance":
+            assert rank is not None
             # float8, not ts_rank's float4: the cursor round-trips the value exactly.
-            notes = notes.annotate(rank=Cast(SearchRank(F("search"), search_query,
-                                                        cover_density=True), FloatField()))
+            notes = notes.annotate(rank=Cast(rank, FloatField()))
         if matches and search_query is not None:
             # One passage of 15–35 words around the best match (fragment mode cut
-            # short notes down to two words).
+            # short notes down to two words), of the note as text, not markdown.
             notes = notes.annotate(
-                headline=SearchHeadline("content", search_query, config=SEARCH_CONFIG,
-                                        start_sel="«", stop_sel="»", max_fragments=0,
-                                        max_words=35, min_words=15),
-                matched_terms=RawSQL(
-                    "ARRAY(SELECT unnest(tsvector_to_array(notebooks_note.search)) "
-                    "INTERSECT SELECT unnest(tsvector_to_array("
-                    "to_tsvector(%s::regconfig, %s))))",
-                    [SEARCH_CONFIG, query]),
+                headline=SearchHeadline(plain_text(F("content")), search_query,
+                                        config=SEARCH_CONFIG, start_sel="«", stop_sel="»",
+                                        max_fragments=0, max_words=35, min_words=15),
+                matched_terms=matched_terms,
             )
         if actor.is_session:
             # The library's badge on declared ground truth (the owner's view: which
@@ -205,7 +223,8 @@ def note_search(
                 note_id=OuterRef("id"))))
         # Nothing counted, nothing to page: skip the ordered scan (with a rare filter the
         # planner may walk the whole order index before finding that out).
-        page = keyset_page(notes if available else notes.none(), order=_ORDERS[sort],
+        page = keyset_page(notes if available or lower_bound else notes.none(),
+                           order=_ORDERS[order],
                            after=opened.key, limit=limit)
         rows = page.rows
         items = []
@@ -218,8 +237,41 @@ def note_search(
             items.append(SearchItem(note=NoteOut.of(note), matches=evidence,
                                     declared=getattr(note, "declared", False)))
         next_cursor = cursor_after(opened, page, ceiling=ceiling, salt=SEARCH_CURSOR_SALT)
+        if lower_bound:  # what this page found is known to match too
+            available = max(available, len(items) + (1 if next_cursor else 0))
         # Counted before paging: notes before this page are included, so "truncated"
         # means "there is more than this page".
-        return SearchPage(data=items, meta=ListMeta(
+        return SearchPage(data=items, sort=order, lower_bound=lower_bound, meta=ListMeta(
             returned=len(items), available=available, truncated=len(items) < available,
             limit=limit, next_cursor=next_cursor))
+
+
+def _narrowed(notes: QuerySet[Note], how: Matching, *, sort: str,
+              after: tuple[Any, ...] | None,
+              ) -> tuple[QuerySet[Note], str, list[uuid.UUID] | None]:
+    """`notes` narrowed to the matches of the query: (notes, the order the page takes,
+    and — when the matches are too many to look up one by one — the first ones found).
+
+    A query most notes match ("cell", the first letter of a word being typed) would
+    cost time in proportion to its matches: each looked up, checked against the grant,
+    ranked. So the account's first SEARCH_RANK_MAX + 1 matches are asked for (a bounded
+    index scan); when there are more, the notes are walked in the page's order instead,
+    each checked against the query as it comes (matches are dense, so a page is found
+    soon), and relevance gives way to newest first — the order is chosen on the first
+    page and kept by the cursor (a relevance key starts with a number, a newest-first
+    key with a time)."""
+    if sort == "relevance" and after is not None:
+        few = not isinstance(after[0], datetime)
+        if few:
+            return notes.filter(id__in=how.ids()), sort, None
+        first: list[uuid.UUID] = []
+    else:
+        probe = how.ids(SEARCH_RANK_MAX + 1)
+        with connection.cursor() as cursor:
+            cursor.execute(probe.sql, probe.params)
+            first = [row[0] for row in cursor.fetchall()]
+        few = len(first) <= SEARCH_RANK_MAX
+        if few:
+            return notes.filter(id__in=first), sort, None
+    return (notes.filter(how.hit()),
+            "updated_desc" if sort == "relevance" else sort, first)

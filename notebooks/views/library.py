@@ -110,7 +110,7 @@ def home(request: HttpRequest) -> HttpResponse:
                       code="invalid_filters")
     data = form.cleaned_data
     place, notebook, where = _place_of(request, data["notebook"])
-    query = data["q"].strip() or None
+    query = data["q"] if data["q"].strip() else None  # as typed: see search_terms
     if data["sort"] == "relevance" and query is None:
         data["sort"] = ""  # nothing to rank by: the default order, not an error page
     page = search.note_search(
@@ -118,7 +118,8 @@ def home(request: HttpRequest) -> HttpResponse:
         kinds=[data["kind"]] if data["kind"] else None,
         source_agent=data["agent"].strip() or None, lifetime=data["lifetime"] or None,
         status=data["status"] or "active", sort=data["sort"] or None,
-        cursor=data["cursor"] or None, limit=PAGE_SIZE, matches=query is not None)
+        cursor=data["cursor"] or None, limit=PAGE_SIZE, matches=query is not None,
+        exact_count=False)
     names = notebooks_for(request).names
     rows = []
     for item in page.data:
@@ -134,8 +135,12 @@ def home(request: HttpRequest) -> HttpResponse:
         next_url = "?" + _library_query(data, cursor=page.meta.next_cursor, shown=shown)
     context = {
         "section": "library", "place": place, "current_notebook": notebook,
-        "form": form, "library_form_id": LIBRARY_FORM_ID, "search_query": data["q"],
+        "form": form, "library_form_id": LIBRARY_FORM_ID, "search_query": data["q"].strip(),
         "rows": rows, "shown": shown, "available": page.meta.available, "next_url": next_url,
+        # A lower bound shown as "1,000+": more than that cannot be told apart cheaply.
+        "at_least": page.lower_bound, "counted": min(page.meta.available, rules.SEARCH_RANK_MAX)
+        if page.lower_bound else page.meta.available,
+        "unranked": query is not None and page.sort != (data["sort"] or "relevance"),
         "filtered": any(data.get(k) for k in ("kind", "agent", "lifetime", "sort"))
         or data["status"] not in ("", "active"),
         "status": data["status"] or "active",
