@@ -2,6 +2,9 @@
 a notebook deleted in the last `TRASH_DAYS` days — each note as a new revision; history
 is never rewritten.
 
+What comes back is as it was: a share link to it that was not revoked opens again, as
+after restoring an archived notebook.
+
 Deletion through the tools stays final (archive is their reversible path): these
 services refuse every caller but the website session themselves (`session_required`),
 whichever interface calls them, and no REST route or MCP tool calls them.
