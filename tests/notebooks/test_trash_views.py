@@ -237,3 +237,19 @@ def test_a_stranger_cannot_undo(owner, web):
     form = undo_form(page)
     assert stranger.post(form.pop("action"), form).status_code == 404
     assert factories.note_row(owner, note.id).status == "archived"
+
+
+def test_older_deletions_load_a_page_at_a_time(owner, web):
+    from notebooks.rules import TRASH_PAGE_SIZE
+
+    notes = [factories.note(owner, f"Deleted note number {i}.")
+             for i in range(TRASH_PAGE_SIZE + 1)]
+    services.note_forget(actor=owner, operation_id=op(), items=[n.id for n in notes])
+    page = web.get("/trash/").content.decode()
+    assert f"{TRASH_PAGE_SIZE + 1} deleted notes" in page
+    assert page.count("Restore</button>") == TRASH_PAGE_SIZE
+    older = re.search(r'<li class="more"><a href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    rest = web.get(older, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in rest and rest.count("Restore</button>") == 1
+    assert 'class="more"' not in rest
+    assert "Show older" not in web.get(older).content.decode()  # without htmx: the page
