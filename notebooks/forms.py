@@ -96,7 +96,26 @@ class LibraryForm(forms.Form):
 class NoteMoveForm(_PicksANotebook):
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     destination = forms.ChoiceField(required=False, label="Move to")
+    # Where the note is (for the Undo of this move); and from Undo, moving back: the
+    # version the move made, so a change since wins.
+    origin = forms.UUIDField(widget=forms.HiddenInput, required=False)
+    expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False,
+                                          min_value=1)
     PLACE, EMPTY = "destination", "Personal"
+
+
+class FencedActionForm(forms.Form):
+    """A one-button action on a note (archive, restore, Recently deleted's restore):
+    its operation id, and — from Undo — the version the undone change made."""
+
+    operation_id = forms.UUIDField(required=False)
+    expected_version = forms.IntegerField(required=False, min_value=1)
+
+
+class TrashForm(forms.Form):
+    """Recently deleted's query string: the page cursor (checked again by the selector)."""
+
+    cursor = forms.CharField(required=False, max_length=CURSOR_MAX_CHARS)
 
 
 class DiffForm(forms.Form):

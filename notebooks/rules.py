@@ -295,6 +295,39 @@ def note_is_live(note: Note, now: datetime) -> bool:
     return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
 
 
+# -- Recently deleted (SPEC §3): what the owner may still bring back --------------------
+
+TRASH_DAYS = 30  # deleted notes and notebooks stay restorable this long
+TRASH_PAGE_SIZE = 50  # notes per page of Recently deleted
+TRASH_NOTEBOOKS_MAX = 100  # notebooks listed (newest first; the rest are counted)
+
+
+def trash_cutoff(now: datetime) -> datetime:
+    """What was deleted at or before this instant is gone for good."""
+    return now - timedelta(days=TRASH_DAYS)
+
+
+def note_in_trash_filter(*, now: datetime) -> Q:
+    """Deleted notes the owner may still restore: deleted within the last `TRASH_DAYS`
+    days and not past their retention (a note whose time ran out stays gone — restoring
+    it would bring back what retention was set to remove). The Recently deleted page and
+    the restore service both read this one rule."""
+    return Q(status=Status.DELETED, deleted_at__gt=trash_cutoff(now)) & (
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
+def trash_until(deleted_at: datetime, expires_at: datetime | None) -> datetime:
+    """Until when a deleted note stays restorable: `note_in_trash_filter`'s end, for
+    saying it (a notebook's is `trash_until(deleted_at, None)`)."""
+    until = deleted_at + timedelta(days=TRASH_DAYS)
+    return until if expires_at is None else min(until, expires_at)
+
+
+def notebook_in_trash_filter(*, now: datetime) -> Q:
+    """Deleted notebooks the owner may still restore (with what was deleted with them)."""
+    return Q(deleted_at__isnull=False, deleted_at__gt=trash_cutoff(now))
+
+
 def notebook_paths(notebooks: Iterable[Any]) -> dict[uuid.UUID, str]:
     """Each notebook's path from the top, "Parent / Child", through the parents among
     `notebooks` (a parent not among them — archived, outside the grant — ends the path)."""

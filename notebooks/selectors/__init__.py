@@ -12,6 +12,7 @@
 | `whoami` | what a connection is and may do (the brief's startup line) |
 | `activity` | recent activity: revisions in scope since a time |
 | `truth` | declared ground truth of a place, and its negative claims |
+| `trash` | Recently deleted: what the owner may still bring back |
 | `negatives` | matching text against claims known to be false |
 
 Selectors import models and `notebooks.rules`, never a service. The interfaces call them
@@ -35,6 +36,7 @@ from notebooks.selectors.library import (
     notebook_page_of,
     notebook_subtree_counts,
 )
+from notebooks.selectors.trash import TrashPage, trash_list
 from notebooks.selectors.truth import truth_get
 from notebooks.selectors.vision import vision_get, vision_revisions
 from notebooks.selectors.whoami import whoami
@@ -43,6 +45,8 @@ __all__ = [
     "activity_list",
     "brief_for_connection",
     "brief_get",
+    "trash_list",
+    "TrashPage",
     "truth_get",
     "vision_get",
     "vision_revisions",

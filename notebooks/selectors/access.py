@@ -213,3 +213,28 @@ def ancestor_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
             [notebook_id],
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def deleted_together(notebook_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """For each deleted notebook given, itself and the descendants deleted in the same
+    subtree delete (the same `deleted_at`: `notebook_delete` stamps one instant on the
+    whole subtree). A descendant deleted on its own before stays out: it comes back on
+    its own. Caller holds a tenant transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH RECURSIVE tree(root, id, deleted_at) AS (
+                SELECT id, id, deleted_at FROM notebooks_notebook
+                WHERE id = ANY(%s) AND deleted_at IS NOT NULL
+                UNION
+                SELECT tree.root, child.id, child.deleted_at FROM notebooks_notebook child
+                JOIN tree ON child.parent_id = tree.id AND child.deleted_at = tree.deleted_at
+            )
+            SELECT root, id FROM tree
+            """,
+            [list(notebook_ids)],
+        )
+        together: dict[uuid.UUID, list[uuid.UUID]] = {}
+        for root, notebook_id in cursor.fetchall():
+            together.setdefault(root, []).append(notebook_id)
+        return together

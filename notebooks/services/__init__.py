@@ -12,6 +12,7 @@ stable codes; when one is raised nothing has changed.
 | `batches` | forget, archive, restore (a result per item) |
 | `revisions` | the revision every change writes; restore an old revision |
 | `notebooks` | create, rename/move, archive, restore, delete a subtree |
+| `trash` | Recently deleted: the owner brings back a deleted note or notebook |
 | `maintenance` | retention, indexing retries and back-fill |
 | `indexing` | the embedding job and re-indexing to another model |
 | `term_stats` | the lexical arm's term statistics |
@@ -38,6 +39,7 @@ from notebooks.services.notebooks import (
 )
 from notebooks.services.notes import note_move, note_remember, note_update
 from notebooks.services.revisions import note_restore_revision
+from notebooks.services.trash import note_undelete, notebook_undelete
 from notebooks.services.truth import (
     negative_add,
     negative_remove,
@@ -59,11 +61,13 @@ __all__ = [
     "note_restore",
     "note_restore_revision",
     "note_retry_indexing",
+    "note_undelete",
     "note_update",
     "notebook_archive",
     "notebook_create",
     "notebook_delete",
     "notebook_restore",
+    "notebook_undelete",
     "notebook_update",
     "negative_add",
     "negative_remove",

@@ -21,6 +21,7 @@ from notebooks.models import (
 from notebooks.rules import UNSET, _Unset, clean_name, given, parse_uuid
 from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
+    LIVE_NOTEBOOK,
     access_destination,
     access_notebook,
     ancestor_ids,
@@ -110,6 +111,18 @@ def notebook_update(
     return idempotent(actor=actor, operation_id=op_id, action="notebook_update",
                       arguments={"notebookId": notebook_uuid, **changes},
                       decode=NotebookOut.model_validate, write=write)
+
+
+def require_name_free(notebook: Notebook) -> None:
+    """Two live notebooks under one parent cannot share a name (SPEC §3): refuse to bring
+    `notebook` (back) where a live one — neither archived nor deleted — already has its
+    name. Caller holds a tenant transaction (and the tree lock)."""
+    siblings = Notebook.objects.filter(name=notebook.name, **LIVE_NOTEBOOK)
+    siblings = siblings.filter(parent__isnull=True) if notebook.parent_id is None \
+        else siblings.filter(parent_id=notebook.parent_id)
+    if siblings.exclude(id=notebook.id).exists():
+        raise Conflict(f"A notebook named “{notebook.name}” is already there; rename one of "
+                       "them first.", code="notebook_name_taken")
 
 
 def _subtree_action(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -52,6 +52,7 @@ from notebooks.selectors.truth import is_declared
 from notebooks.services import write_check
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
+    expect_version,
     expiry,
     idempotent,
     note_to_change,
@@ -345,13 +346,20 @@ def note_move(
     operation_id: uuid.UUID | str,
     note_ids: Iterable[Any],
     notebook_id: uuid.UUID | str | None,
+    expected_versions: Mapping[Any, int] | None = None,
 ) -> list[NoteOut]:
     """Move notes to a notebook (None = Personal): all or nothing. Needs write access to
-    every note's current place and to the destination."""
+    every note's current place and to the destination. `expected_versions` fences some
+    of the notes (note id → the version read): one moved on refuses the whole move
+    (`version_conflict`) — the website's Undo of a move relies on it."""
     op_id = operations.coerce_operation_id(operation_id)
     ids = clean_batch(note_ids)
     destination_uuid = None if notebook_id is None else parse_uuid(notebook_id,
                                                                     what="notebook id")
+    fences = {parse_uuid(note_id, what="note id"): clean_version(version)
+              for note_id, version in (expected_versions or {}).items()}
+    if not set(fences) <= set(ids):
+        raise Invalid("expectedVersions names a note that is not moved.", code="invalid_item")
 
     def write() -> list[NoteOut]:
         destination = access_destination(actor, destination_uuid)
@@ -360,6 +368,8 @@ def note_move(
         notes = [access_note(actor, note_uuid, need=WRITE, for_update=True)
                  for note_uuid in sorted(ids, key=str)]
         for note in notes:
+            expect_version(note, fences.get(note.id))
+        for note in notes:
             if note.notebook_id != destination_uuid:
                 note.notebook_id = destination_uuid
                 save_new_version(note, reason=RevisionReason.MOVE, actor=actor,
@@ -367,7 +377,10 @@ def note_move(
         by_id = {note.id: note for note in notes}
         return [NoteOut.of(by_id[note_uuid]) for note_uuid in ids]
 
-    arguments = {"noteIds": sorted(str(i) for i in ids), "notebookId": destination_uuid}
+    arguments: dict[str, Any] = {"noteIds": sorted(str(i) for i in ids),
+                                 "notebookId": destination_uuid}
+    if fences:
+        arguments["expectedVersions"] = {str(k): v for k, v in fences.items()}
     return idempotent(actor=actor, operation_id=op_id, action="note_move",
                       arguments=arguments,
                       decode=lambda data: [NoteOut.model_validate(n) for n in data],

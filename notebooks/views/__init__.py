@@ -6,6 +6,8 @@
 | `vision` | saving a notebook's vision (notebook page) and the account's (Settings) |
 | `agents` | what agents read first: "What your agents read" (a brief) and Activity |
 | `truth` | the notebook page's Ground truth card: declare, inherit, negatives, held changes |
+| `trash` | Recently deleted, and its restores (what Undo after a delete posts to) |
+| `undo` | the Undo a flash message offers after an archive, move or delete |
 
 Each view parses its input, calls one service or selector, and renders — a page, or with
 HTMX the page's partial. `notebooks/urls.py` names the views through this package.
@@ -27,6 +29,7 @@ from notebooks.views.library import (
     notebook_create,
     notebook_manage,
 )
+from notebooks.views.trash import trash, trash_note_restore, trash_notebook_restore
 from notebooks.views.truth import (
     notebook_negative_add,
     notebook_negative_remove,
@@ -61,4 +64,7 @@ __all__ = [
     "notebook_create",
     "notebook_manage",
     "notebook_vision_edit",
+    "trash",
+    "trash_note_restore",
+    "trash_notebook_restore",
 ]

@@ -32,6 +32,7 @@ from notebooks.context import notebooks_for
 from notebooks.forms import (
     ConfirmForm,
     DiffForm,
+    FencedActionForm,
     ImportForm,
     LibraryForm,
     NotebookConfirmForm,
@@ -45,6 +46,7 @@ from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import search, vision_pages
 from notebooks.services import portability
+from notebooks.views import undo
 
 PAGE_SIZE = 25
 LIBRARY_FORM_ID = "library"
@@ -239,7 +241,7 @@ def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | 
         "edit_form": edit_form or NoteEditForm(initial={
             "content": note.content, "kind": note.kind, "expected_version": note.version}),
         "move_form": NoteMoveForm(paths=notebooks.paths(), initial={
-            "destination": str(note.notebook_id or "")}),
+            "destination": str(note.notebook_id or ""), "origin": note.notebook_id}),
         "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
         "diff": diff,
         "delete_form": ConfirmForm(),
@@ -285,6 +287,7 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
 NOTE_ACTIONS = {"archive": services.note_archive, "restore": services.note_restore,
                 "delete": services.note_forget}
 DONE = {"archive": "Archived.", "restore": "Restored.", "delete": "Deleted."}
+UNDO: dict[str, undo.Kind] = {"archive": "note-archive", "delete": "note-delete"}
 
 
 @login_required
@@ -297,19 +300,24 @@ def note_action(request: HttpRequest, note_id: str, action: str) -> HttpResponse
     if action == "delete" and not ConfirmForm(request.POST).is_valid():
         return _note_page(request, note_id, status=400,
                           conflict="Tick the confirmation to delete this note.")
-    operation_id = request.POST.get("operation_id") or uuid.uuid4()
-    result = NOTE_ACTIONS[action](actor=actor, operation_id=operation_id, items=[note_id])
+    form = FencedActionForm(request.POST)  # the fence comes with Undo
+    if not form.is_valid():
+        raise Invalid("That request is not valid.", code="invalid_request")
+    result = NOTE_ACTIONS[action](
+        actor=actor, operation_id=form.cleaned_data["operation_id"] or uuid.uuid4(),
+        items=[{"id": note_id, "expectedVersion": form.cleaned_data["expected_version"]}])
     outcome = result.items[0]
     if outcome.status == "not_found":
         raise Http404("No such note.")
-    if outcome.status == "not_restorable":
-        return _note_page(request, note_id, status=409,
-                          conflict="This note cannot be restored: its notebook is archived "
-                                   "or it has expired. Restore the notebook first.")
-    messages.success(request, DONE[action])
-    if action == "delete":
-        return redirect("home")
-    return redirect("note", note_id=note_id)
+    if outcome.status in ("not_restorable", "version_conflict"):
+        return _note_page(request, note_id, status=409, conflict=undo.CHANGED
+                          if outcome.status == "version_conflict" else "This note cannot be "
+                          "restored: its notebook is archived or it has expired. Restore "
+                          "the notebook first.")
+    undone = UNDO.get(action)
+    undo.offer(request, DONE[action],
+               undo.Undo(undone, note_id, outcome.version or 0) if undone else None)
+    return redirect("home") if action == "delete" else redirect("note", note_id=note_id)
 
 
 @login_required
@@ -334,13 +342,19 @@ def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
     if not form.is_valid():
         return _note_page(request, note_id, status=400,
                           conflict="Pick a notebook to move the note to.")
+    data, fence = form.cleaned_data, form.cleaned_data["expected_version"]
     try:
-        services.note_move(actor=session_actor(request),
-                           operation_id=form.cleaned_data["operation_id"], note_ids=[note_id],
-                           notebook_id=form.cleaned_data["destination"] or None)
+        moved = services.note_move(
+            actor=session_actor(request), operation_id=data["operation_id"],
+            note_ids=[note_id], notebook_id=data["destination"] or None,
+            expected_versions={note_id: fence} if fence else None)[0]
     except GroveError as exc:  # a missing note is still a 404: the page's read raises it
-        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
-    messages.success(request, "Moved.")
+        return _note_page(request, note_id, status=exc.status, conflict=undo.CHANGED
+                          if exc.code == "version_conflict" else exc.message)
+    # The note page's form says where the note was (`origin`); a move back (Undo) does not.
+    came_from = data["origin"] if "origin" in form.data else moved.notebook_id
+    undo.offer(request, "Moved.", undo.Undo("note-move", moved.id, moved.version, came_from)
+               if came_from != moved.notebook_id else None)
     return redirect("note", note_id=note_id)
 
 
@@ -434,6 +448,8 @@ def notebook_manage(request: HttpRequest, notebook_id: str) -> HttpResponse:
 NOTEBOOK_ACTIONS = {"archive": services.notebook_archive,
                     "restore": services.notebook_restore,
                     "delete": services.notebook_delete}
+NOTEBOOK_UNDO: dict[str, undo.Kind] = {"archive": "notebook-archive",
+                                       "delete": "notebook-delete"}
 
 
 @login_required
@@ -451,9 +467,11 @@ def notebook_action(request: HttpRequest, notebook_id: str, action: str) -> Http
         actor=session_actor(request), notebook_id=notebook_id,
         operation_id=form.cleaned_data["operation_id"] or uuid.uuid4())
     verb = {"archive": "Archived", "restore": "Restored", "delete": "Deleted"}[action]
-    messages.success(request, f"{verb} {counts.notebooks} notebook"
-                     f"{'s' if counts.notebooks != 1 else ''} and {counts.notes} note"
-                     f"{'s' if counts.notes != 1 else ''}.")
+    undone = NOTEBOOK_UNDO.get(action)
+    undo.offer(request, f"{verb} {counts.notebooks} notebook"
+               f"{'s' if counts.notebooks != 1 else ''} and {counts.notes} note"
+               f"{'s' if counts.notes != 1 else ''}.",
+               undo.Undo(undone, notebook_id) if undone else None)
     if action == "delete":
         return redirect("home")
     return redirect("notebook", notebook_id=notebook_id)

@@ -188,14 +188,15 @@ def test_notebooks_are_renamed_moved_archived_restored_and_deleted(browser_site:
     expect(page.locator("[data-count=notes]")).to_have_text("2")
     page.locator("form[action$='/archive'] input[name=confirm]").check()
     page.get_by_role("button", name="Archive notebook").click()
-    expect(page.locator(".flash")).to_have_text("Archived 2 notebooks and 2 notes.")
+    expect(page.locator(".flash")).to_have_text("Archived 2 notebooks and 2 notes. Undo")
     expect(page.locator(".sidebar details.archived")).to_contain_text("Work")
-    page.locator("form[action$='/restore'] input[name=confirm]").check()
+    page.locator("section form[action$='/restore'] input[name=confirm]").check()
     page.get_by_role("button", name="Restore notebook").click()
     expect(page.locator(".flash")).to_have_text("Restored 2 notebooks and 2 notes.")
     page.locator("form[action$='/delete'] input[name=confirm]").check()
     page.get_by_role("button", name="Delete notebook").click()
-    expect(page.locator(".flash")).to_have_text("Deleted 2 notebooks and 2 notes.")
+    expect(page.locator(".flash")).to_have_text(
+        "Deleted 2 notebooks and 2 notes. Undo · Recently deleted")
     expect(page.locator(".sidebar")).not_to_contain_text("Work")
     expect(page.locator("#count")).to_have_text(re.compile("Showing 0 of 0 notes"))
 
