@@ -32,7 +32,7 @@ from grove.interfaces.rest import (
     optional_body,
 )
 from grove.kernel.errors import Invalid, NotFound
-from grove.kernel.schemas import Out
+from grove.kernel.schemas import ListMeta, Out
 from notebooks import rules, selectors, services
 from notebooks.schemas.arguments import (
     BatchIn,
@@ -101,22 +101,32 @@ def _notebook_filter(value: uuid.UUID | str | None) -> Any:
     return rules.EVERYWHERE if value is None else place_of(value)
 
 
+class SearchMeta(ListMeta):
+    # The order of the page: the sort asked for, or updated_desc for a query too common
+    # to rank (notebooks.selectors.search).
+    sort: str
+
+
+class SearchList(OkList[SearchItem]):
+    meta: SearchMeta
+
+
 def _page(page: SearchPage) -> dict[str, Any]:
-    return ok(page.data, meta=page.meta)
+    return ok(page.data, meta=SearchMeta(**dict(page.meta), sort=page.sort))
 
 
-@router.get("/notes", tags=["notes"], response={200: OkList[SearchItem], **ERRORS},
+@router.get("/notes", tags=["notes"], response={200: SearchList, **ERRORS},
             summary="List notes with filters, newest first, by signed cursor")
 def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
     return _page(search.note_search(
         actor=actor_of(request), notebook_id=_notebook_filter(filters.notebook_id),
-        kinds=filters.kind, source_agent=filters.source_agent,
+        kinds=filters.kind, source_agent=filters.source_agent, tag=filters.tag,
         updated_after=filters.updated_after, lifetime=filters.lifetime, status=filters.status,
         sort=filters.sort, cursor=filters.cursor, limit=filters.limit))
 
 
 @router.post("/notes/search", tags=["notes"],
-             response={200: OkList[SearchItem], **ERRORS},
+             response={200: SearchList, **ERRORS},
              summary="Library search: query in the body, filters, sorts, signed cursor")
 def note_search(request: HttpRequest, payload: SearchIn) -> Any:
     return _page(search.note_search(actor=actor_of(request), **payload.service_kwargs()))

@@ -6,6 +6,7 @@ value is accepted or refused the same way everywhere."""
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
@@ -21,6 +22,8 @@ from notebooks.models import (
     NAME_MAX_CHARS,
     RETENTION_MAX_DAYS,
     SOURCE_AGENT_MAX_CHARS,
+    TAG_MAX_CHARS,
+    TAGS_MAX,
     TASK_ID_MAX_CHARS,
     VISION_MAX_CHARS,
     Capture,
@@ -185,6 +188,36 @@ def clean_source_agent(value: Any) -> str | None:
                       "characters.", code="invalid_source_agent")
     storable_text(value, what="sourceAgent", code="invalid_source_agent")
     return value.strip() or None
+
+
+# A tag: ASCII letters and digits, and `-`, `_`, `/`, `.` after the first (spaces given
+# become `-`). ASCII, so that lower-casing never changes a tag's length or validity.
+TAG_PATTERN = r"^[a-z0-9][a-z0-9_./-]*$"
+_TAG = re.compile(TAG_PATTERN)
+
+
+def clean_tag(value: Any) -> str:
+    """One tag, normalised: trimmed, a leading `#` dropped, lower case, runs of spaces
+    made one `-` — `" Big Idea"` and `"#big-idea"` are the same tag."""
+    if not isinstance(value, str):
+        raise Invalid("A tag must be text.", code="invalid_tags")
+    tag = "-".join(value.strip().removeprefix("#").lower().split())
+    if not tag or len(tag) > TAG_MAX_CHARS or not _TAG.match(tag):
+        raise Invalid(f"A tag is 1–{TAG_MAX_CHARS} letters (a–z), digits, “-”, “_”, “/” or "
+                      f"“.”, starting with a letter or digit (not {value[:40]!r}).",
+                      code="invalid_tags")
+    return tag
+
+
+def clean_tags(value: Any) -> list[str]:
+    """A note's tags: each normalised (`clean_tag`), duplicates dropped, sorted; at most
+    TAGS_MAX."""
+    if not isinstance(value, list | tuple):
+        raise Invalid("tags must be a list of labels.", code="invalid_tags")
+    tags = sorted({clean_tag(tag) for tag in value})
+    if len(tags) > TAGS_MAX:
+        raise Invalid(f"A note has at most {TAGS_MAX} tags.", code="invalid_tags")
+    return tags
 
 
 def clean_capture(value: Any) -> str:

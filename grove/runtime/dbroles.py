@@ -27,6 +27,8 @@ DEFINER_FUNCTIONS = (
     "grove_search_matches(tsquery)",
     "grove_search_matches(tsquery, integer)",
     "grove_search_variants(text, text, float8, integer)",
+    "grove_tagged(text)",
+    "grove_tag_counts(integer)",
     # The public read path of share links (sharing 0003: they take the link's token).
     "grove_share_open(text)",
     "grove_share_notes(text, uuid, timestamptz, uuid, integer)",

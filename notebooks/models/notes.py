@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -24,6 +25,9 @@ CONTENT_MAX_CHARS = 6000
 NAME_MAX_CHARS = 200
 TASK_ID_MAX_CHARS = 200
 SOURCE_AGENT_MAX_CHARS = 100
+# Tags: a short list of labels per note (normalised by `notebooks.rules.clean_tags`).
+TAGS_MAX = 10
+TAG_MAX_CHARS = 32
 RETENTION_MAX_DAYS = 365
 HANDOFF_DEFAULT_RETENTION_DAYS = 30
 EXPIRED_RESTORE_WINDOW_DAYS = 60
@@ -121,6 +125,9 @@ class NoteFields(models.Model):
     )
     capture = models.CharField(max_length=16, choices=Capture.choices, default=Capture.EXPLICIT)
     pinned = models.BooleanField(default=False)
+    tags = ArrayField(models.CharField(max_length=TAG_MAX_CHARS), default=list, blank=True,
+                      db_default=models.Value([], output_field=ArrayField(
+                          models.CharField(max_length=TAG_MAX_CHARS))))
     importance = models.FloatField(default=0.5)
     retention_days = models.PositiveSmallIntegerField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -155,6 +162,9 @@ def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:
         models.CheckConstraint(
             condition=Q(importance__gte=0) & Q(importance__lte=1),
             name=f"{prefix}_importance_range",
+        ),
+        models.CheckConstraint(
+            condition=Q(tags__len__lte=TAGS_MAX), name=f"{prefix}_tags_few",
         ),
         models.CheckConstraint(
             condition=Q(retention_days__isnull=True)
@@ -242,6 +252,9 @@ class Note(NoteFields):
                 fields=["expired_at"], condition=Q(status="expired"), name="note_expired_since"
             ),
             GinIndex(fields=["search"], name="note_search"),
+            # Notes with a tag (`grove_tagged`, a security-definer lookup as for search).
+            GinIndex(fields=["tags"], name="note_tags"),
+            models.Index(fields=["account"], condition=~Q(tags=[]), name="note_tagged"),
             models.Index(fields=["account", "indexing"], condition=~Q(indexing="ready"),
                          name="note_not_indexed"),
             models.Index(fields=["account", "created_at", "id"], name="note_created"),

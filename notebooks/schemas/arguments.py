@@ -34,6 +34,8 @@ from notebooks.models import (
     NAME_MAX_CHARS,
     RETENTION_MAX_DAYS,
     SOURCE_AGENT_MAX_CHARS,
+    TAG_MAX_CHARS,
+    TAGS_MAX,
     TASK_ID_MAX_CHARS,
 )
 from notebooks.rules import BATCH_MAX, NOTEBOOK_PAGE_MAX
@@ -159,6 +161,11 @@ class Operated(In):
 KIND = "preference: how the user likes things; handoff: where a task stands (needs taskId)."
 CONTENT = "Markdown (CommonMark + GitHub tables), trimmed"
 RETENTION = "Days to keep it, then it expires (restorable for 60 days)"
+TAGS = "Labels, e.g. [\"recipes\"]"
+# As given: a leading "#" and capitals are allowed (the service normalises them).
+TagName = Annotated[str, Field(pattern=r"^#?[A-Za-z0-9][A-Za-z0-9_./-]*$",
+                               max_length=TAG_MAX_CHARS + 1)]
+Tags = Annotated[list[TagName], Field(max_length=TAGS_MAX)]
 # Limits the service checks (on the trimmed text, with stable error codes) are declared in
 # the schema without a second, different check in the model.
 _CONTENT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": CONTENT_MAX_CHARS,
@@ -186,6 +193,7 @@ class RememberIn(Operated):
         "owner can pause those), \"explicit\" if asked. Default: explicit.")
     pinned: bool | SkipJsonSchema[None] = Field(default=None, description="Pinned notes lead "
                                                 "query-free recall. Default: false.")
+    tags: Tags | SkipJsonSchema[None] = Field(default=None, description=TAGS)
     importance: Importance | SkipJsonSchema[None] = Field(
         default=None, description="Orders query-free recall. Default: 0.5.")
     retention_days: int | None = Field(
@@ -203,7 +211,7 @@ class RememberIn(Operated):
 
     def service_kwargs(self) -> dict[str, Any]:
         """`note_remember` keywords (without actor and operation id)."""
-        optional = self.not_null("capture", "pinned", "importance")
+        optional = self.not_null("capture", "pinned", "tags", "importance")
         optional |= self.given("source_agent", "retention_days")
         return {"content": self.content, "kind": self.kind,
                 "notebook_id": place_of(self.notebook_id), "task_id": self.task_id,
@@ -226,6 +234,7 @@ class NoteUpdateIn(Operated):
                                      json_schema_extra=_TEXT)
     pinned: bool | SkipJsonSchema[None] = Field(default=None, description="Pinned notes "
                                                 "lead query-free recall.")
+    tags: Tags | SkipJsonSchema[None] = Field(default=None, description=TAGS + "; replaces them.")
     importance: Importance | SkipJsonSchema[None] = Field(
         default=None, description="Orders query-free recall.")
     retention_days: int | None = Field(
@@ -233,14 +242,14 @@ class NoteUpdateIn(Operated):
         "forever).",
         json_schema_extra=_RETENTION_SCHEMA)
 
-    CHANGEABLE: ClassVar = ("content", "kind", "task_id", "source_agent", "pinned",
+    CHANGEABLE: ClassVar = ("content", "kind", "task_id", "source_agent", "pinned", "tags",
                             "importance", "retention_days")
     openapi_rules: ClassVar[JsonDict] = {"anyOf": [
         {"required": [to_camel(name)]} for name in CHANGEABLE]}
 
     def changes(self) -> dict[str, Any]:
         """The fields to change (omitted fields stay; null only where it means "clear")."""
-        changes = self.not_null("content", "kind", "pinned", "importance")
+        changes = self.not_null("content", "kind", "pinned", "tags", "importance")
         return changes | self.given("task_id", "source_agent", "retention_days")
 
 
@@ -306,6 +315,7 @@ class SearchIn(In):
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
                                      description="Only notes saved by this agent.",
                                      json_schema_extra=_TEXT)
+    tag: TagName | None = Field(default=None, description="Only notes with this tag.")
     updated_after: datetime | None = Field(default=None, description="Only notes changed "
                                            "after this time (ISO 8601 with a zone).")
     lifetime: Literal["permanent", "ephemeral"] | None = Field(
@@ -331,7 +341,8 @@ class SearchIn(In):
         place = place_of(self.notebook_id) if "notebook_id" in self.model_fields_set \
             else rules.EVERYWHERE
         return {"query": self.query, "notebook_id": place, "kinds": self.kind,
-                "source_agent": self.source_agent, "updated_after": self.updated_after,
+                "source_agent": self.source_agent, "tag": self.tag,
+                "updated_after": self.updated_after,
                 "lifetime": self.lifetime, "status": self.status, "sort": self.sort,
                 "cursor": self.cursor, "limit": self.limit, "matches": self.matches}
 
@@ -413,6 +424,7 @@ class NoteFilters(In):
     kind: list[KindName] | None = None
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
                                      json_schema_extra={"pattern": STORABLE_TEXT})
+    tag: TagName | None = None
     updated_after: datetime | None = None
     lifetime: Literal["permanent", "ephemeral"] | None = None
     status: Literal["active", "archived", "expired"] = "active"

@@ -39,6 +39,7 @@ class NoteOut(Out):
     source_agent: str | None
     capture: str
     pinned: bool
+    tags: list[str]
     importance: float
     retention_days: int | None
     expires_at: datetime | None
@@ -62,8 +63,9 @@ class NoteOut(Out):
             id=note.id, typed_id=note.typed_id, versioned_id=note.versioned_id,
             notebook_id=note.notebook_id, content=note.content, kind=note.kind,
             task_id=note.task_id, source_agent=note.source_agent, capture=note.capture,
-            pinned=note.pinned, importance=note.importance, retention_days=note.retention_days,
-            expires_at=note.expires_at, version=note.version, status=status,
+            pinned=note.pinned, tags=note.tags, importance=note.importance,
+            retention_days=note.retention_days, expires_at=note.expires_at,
+            version=note.version, status=status,
             indexing=note.indexing, created_at=note.created_at, updated_at=note.updated_at,
         )
 
@@ -171,6 +173,7 @@ class RevisionOut(Out):
     source_agent: str | None
     capture: str
     pinned: bool
+    tags: list[str]
     importance: float
     retention_days: int | None
     expires_at: datetime | None
@@ -187,7 +190,8 @@ class RevisionOut(Out):
             operation_id=revision.operation_id, created_at=revision.created_at,
             content=revision.content, kind=revision.kind, notebook_id=revision.notebook_id,
             task_id=revision.task_id, source_agent=revision.source_agent,
-            capture=revision.capture, pinned=revision.pinned, importance=revision.importance,
+            capture=revision.capture, pinned=revision.pinned, tags=revision.tags,
+            importance=revision.importance,
             retention_days=revision.retention_days, expires_at=revision.expires_at,
             status=revision.status,
         )
@@ -290,6 +294,8 @@ class ExportedNoteFields(ExportRecord):
     source_agent: str | None
     capture: Literal["explicit", "automatic"]
     pinned: bool
+    # Archives from before tags have none.
+    tags: list[str] = Field(default_factory=list, max_length=100)
     importance: float = Field(ge=0, le=1)
     retention_days: int | None = Field(le=INT_MAX)
     expires_at: datetime | None

@@ -189,3 +189,19 @@ def notebook_page_of(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookP
         notebook = access_notebook(actor, notebook_id)
         return NotebookPage(notebook=notebook, counts=_visible_subtree_counts(actor, notebook),
                             extras=_extras(actor, notebook))
+
+
+TAG_COUNTS_MAX = 50
+
+
+def tag_counts(*, actor: Actor, limit: int = TAG_COUNTS_MAX) -> list[tuple[str, int]]:
+    """The account's tags with how many live notes carry each, most used first — the
+    library sidebar's tag filters (the owner's website session: counts span the whole
+    account). The counting runs in a security-definer function that reads only the
+    account's tagged notes (migration 0018)."""
+    actor.require_session()
+    from django.db import connection
+
+    with tenant(actor), connection.cursor() as cursor:
+        cursor.execute("SELECT tag, notes FROM grove_tag_counts(%s)", [limit])
+        return [(tag, int(notes)) for tag, notes in cursor.fetchall()]

@@ -34,6 +34,7 @@ from notebooks.rules import (
     clean_kind,
     clean_retention,
     clean_source_agent,
+    clean_tags,
     clean_task_id,
     clean_version,
     given,
@@ -77,6 +78,7 @@ def note_remember(
     source_agent: str | None | _Unset = UNSET,
     capture: str | _Unset = UNSET,
     pinned: bool | _Unset = UNSET,
+    tags: list[str] | _Unset = UNSET,
     importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
     find_similar: bool = False,
@@ -122,6 +124,7 @@ def note_remember(
         source_agent=(source_agent, clean_source_agent),
         capture=(capture, clean_capture),
         pinned=(pinned, lambda value: clean_bool(value, what="pinned")),
+        tags=(tags, clean_tags),
         importance=(importance, clean_importance),
         retention_days=(retention_days, clean_retention),
     )
@@ -170,7 +173,7 @@ def note_remember(
             reactivate = not note_is_live(note, now)
             content_changed = note.content != content
             note.content = content
-            for field in ("source_agent", "capture", "pinned", "importance"):
+            for field in ("source_agent", "capture", "pinned", "tags", "importance"):
                 if field in fields:
                     setattr(note, field, fields[field])
             if "retention_days" in fields:
@@ -210,7 +213,7 @@ def note_remember(
 def new_note(actor: Actor, notebook_id: uuid.UUID | None, *, content: str, kind: str,
              task_id: str | None, fields: dict[str, Any], now: datetime) -> Note:
     """A new note (not yet saved) by `actor`, with the defaults of the fields not given:
-    capture explicit, not pinned, importance 0.5, no source agent; retention 30 days for a
+    capture explicit, not pinned, no tags, importance 0.5, no source agent; retention 30 days for a
     handoff, else permanent."""
     default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
     days = fields.get("retention_days", default_days)
@@ -218,7 +221,7 @@ def new_note(actor: Actor, notebook_id: uuid.UUID | None, *, content: str, kind:
         account_id=actor.account_id, notebook_id=notebook_id, content=content, kind=kind,
         task_id=task_id, source_agent=fields.get("source_agent"),
         capture=fields.get("capture", Capture.EXPLICIT), pinned=fields.get("pinned", False),
-        importance=fields.get("importance", 0.5), retention_days=days,
+        tags=fields.get("tags", []), importance=fields.get("importance", 0.5), retention_days=days,
         expires_at=expiry(days, now), created_by_id=actor.connection_id, created_at=now,
         updated_at=now, version=1,
     )
@@ -251,6 +254,7 @@ def note_update(
     task_id: str | None | _Unset = UNSET,
     source_agent: str | None | _Unset = UNSET,
     pinned: bool | _Unset = UNSET,
+    tags: list[str] | _Unset = UNSET,
     importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
 ) -> NoteOut:
@@ -270,6 +274,7 @@ def note_update(
         task_id=(task_id, clean_task_id),
         source_agent=(source_agent, clean_source_agent),
         pinned=(pinned, lambda value: clean_bool(value, what="pinned")),
+        tags=(tags, clean_tags),
         importance=(importance, clean_importance),
         retention_days=(retention_days, clean_retention),
     )

@@ -49,6 +49,7 @@ from notebooks.rules import (
     clean_name,
     clean_retention,
     clean_source_agent,
+    clean_tags,
     clean_task_id,
     clean_vision,
 )
@@ -341,6 +342,7 @@ def _clean_fields(record: ExportedNoteFields, notebook_ids: dict[uuid.UUID, uuid
             "source_agent": clean_source_agent(record.source_agent),
             "capture": clean_capture(record.capture),
             "pinned": clean_bool(record.pinned, what="pinned"),
+            "tags": clean_tags(record.tags),
             "importance": clean_importance(record.importance),
             "retention_days": clean_retention(record.retention_days),
             "expires_at": record.expires_at, "status": record.status,

@@ -91,7 +91,8 @@ def note_restore_revision(
         if old is None:
             raise NotFound(f"The note has no revision {revision}.", code="revision_not_found")
         previous_content = note.content
-        for field in ("content", "kind", "task_id", "source_agent", "pinned", "importance"):
+        for field in ("content", "kind", "task_id", "source_agent", "pinned", "tags",
+                      "importance"):
             setattr(note, field, getattr(old, field))
         if durable and note.kind == Kind.HANDOFF:
             note.kind, note.retention_days, note.expires_at = Kind.FACT, None, None
