@@ -43,7 +43,7 @@ from notebooks.forms import (
 )
 from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
-from notebooks.selectors import search, vision_pages
+from notebooks.selectors import search, source_agents, vision_pages
 from notebooks.services import portability
 
 PAGE_SIZE = 25
@@ -143,7 +143,19 @@ def home(request: HttpRequest) -> HttpResponse:
     template = "notebooks/home.html"
     if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]
         template += "#rows" if data["cursor"] else "#results"
+    else:  # the whole page: its filter form offers the agents that saved notes
+        context["agents"] = _agent_choices(actor, chosen=data["agent"].strip())
     return render(request, template, context)
+
+
+def _agent_choices(actor: Any, *, chosen: str) -> list[tuple[str, str]]:
+    """"Saved by": (value, label) of every agent that saved a note of the account, and
+    the chosen one even when no note has it (any more), so the form shows the filter
+    that is on."""
+    agents = source_agents.source_agent_list(actor=actor)
+    if chosen and chosen not in agents:
+        agents = sorted([*agents, chosen], key=lambda name: (name.casefold(), name))
+    return [(agent, "you (website)" if agent == "website" else agent) for agent in agents]
 
 
 # -- creating notes and notebooks --------------------------------------------------------------
