@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from grove.kernel.validation import TIME_ZONE_MAX_CHARS
+
 CAPABILITIES = ("memory:read", "memory:write")
 
 
@@ -21,6 +23,10 @@ class Account(AbstractUser):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # While set, saves with capture="automatic" are refused (SPEC §3).
     capture_paused_at = models.DateTimeField(null=True, blank=True)
+    # The IANA zone the website shows times in (SPEC §11 Settings). Checked against the
+    # zone database by its one writer, `account_set_time_zone`; stored instants stay UTC.
+    time_zone = models.CharField(max_length=TIME_ZONE_MAX_CHARS, default="UTC",
+                                 db_default="UTC")
 
     class Meta:
         db_table = "grove_account"

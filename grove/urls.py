@@ -50,6 +50,7 @@ urlpatterns = [
          name="connection-edit"),
     path("settings/", views.account_settings, name="settings"),
     path("settings/password/", views.password_change, name="password-change"),
+    path("settings/time-zone/", views.account_time_zone, name="settings-time-zone"),
     path("healthz", healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),

@@ -71,6 +71,8 @@ SEARCH_QUERY_MAX_CHARS = 500
 # A query matching more of the account's notes than this is not ranked (newest first
 # instead): ranking reads every match (notebooks.selectors.search._narrowed).
 SEARCH_RANK_MAX = 1_000
+# The library's "Saved by" picker offers at most this many agents (alphabetically first).
+SOURCE_AGENT_CHOICES_MAX = 200
 RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 8, 50
 RECALL_DEFAULT_MAX_CHARS, RECALL_MIN_MAX_CHARS, RECALL_MAX_MAX_CHARS = 6000, 500, 50_000
 RECALL_QUERY_MAX_CHARS = 2000

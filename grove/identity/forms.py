@@ -11,6 +11,7 @@ from django.http import QueryDict
 from grove.identity.schemas import ConnectionOut
 from grove.interfaces.forms import IdsChoiceField
 from grove.kernel.actor import WRITE
+from grove.kernel.validation import TIME_ZONE_MAX_CHARS
 
 
 class OwnerSetupForm(forms.Form):
@@ -38,6 +39,16 @@ class PasswordForm(forms.Form):
         if data.get("new") != data.get("new_again"):
             self.add_error("new_again", "The two passwords differ.")
         return data
+
+
+class TimeZoneForm(forms.Form):
+    """The Settings page's time zone: an IANA name (the service checks it against the
+    zone database; the datalist `time-zones` suggests every name it knows)."""
+
+    time_zone = forms.CharField(
+        max_length=TIME_ZONE_MAX_CHARS, label="Time zone",
+        widget=forms.TextInput(attrs={"list": "time-zones", "autocomplete": "off",
+                                      "spellcheck": "false", "placeholder": "UTC"}))
 
 
 class KeyForm(forms.Form):

@@ -84,12 +84,15 @@ class AccountSettingsOut(Out):
     # While paused, saves with capture "automatic" are refused (`capture_paused`).
     capture_paused: bool
     capture_paused_at: datetime | None
+    # The IANA zone the website shows times in (set on the Settings page).
+    time_zone: str
 
     @classmethod
     def of(cls, account: Any) -> AccountSettingsOut:
         return cls(username=account.username,
                    capture_paused=account.capture_paused_at is not None,
-                   capture_paused_at=account.capture_paused_at)
+                   capture_paused_at=account.capture_paused_at,
+                   time_zone=account.time_zone)
 
 
 class KeyCreateIn(In):

@@ -23,6 +23,7 @@ from grove.kernel.actor import ALL_CAPABILITIES, READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.fences import expect_version
 from grove.kernel.tenancy import tenant
+from grove.kernel.validation import TIME_ZONE_MAX_CHARS, clean_time_zone
 from grove.models import Account, Connection
 
 
@@ -59,6 +60,27 @@ def account_set_capture_paused(*, actor: Actor, paused: bool) -> AccountSettings
         elif not paused:
             account.capture_paused_at = None
         account.save(update_fields=["capture_paused_at"])
+    return AccountSettingsOut.of(account)
+
+
+def account_set_time_zone(*, actor: Actor, time_zone: str) -> AccountSettingsOut:
+    """The IANA zone the website shows this account's times in (website owner only).
+    An unknown name is `invalid_time_zone` and changes nothing; returns the settings as
+    they are now. Takes effect from the next request (the web middleware activates it)."""
+    actor.require_session()
+    name = time_zone.strip() if isinstance(time_zone, str) else ""
+    try:
+        zone = clean_time_zone(name) if name else None
+    except Invalid:
+        zone = None
+    if zone is None:
+        shown = f"“{name[:TIME_ZONE_MAX_CHARS]}” is not" if name else "Name"
+        raise Invalid(f"{shown} a time zone: use an IANA name such as Europe/Paris, "
+                      "America/New_York or UTC.", code="invalid_time_zone")
+    with transaction.atomic():
+        account = Account.objects.select_for_update().get(id=actor.account_id)
+        account.time_zone = zone.key
+        account.save(update_fields=["time_zone"])
     return AccountSettingsOut.of(account)
 
 

@@ -14,6 +14,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -24,11 +25,13 @@ from grove.identity.forms import (
     NewKeyForm,
     OwnerSetupForm,
     PasswordForm,
+    TimeZoneForm,
 )
 from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import GroveError, NotFound
+from grove.kernel.validation import zone_names
 from grove.models import Connection
 
 
@@ -359,6 +362,24 @@ def account_settings(request: HttpRequest) -> HttpResponse:
     return settings_page(request)
 
 
+@login_required
+@require_POST
+def account_time_zone(request: HttpRequest) -> HttpResponse:
+    """Set the zone every page shows times in; an unknown name is shown back with why
+    (400), and nothing changes."""
+    form = TimeZoneForm(request.POST)
+    if form.is_valid():
+        try:
+            saved = services.account_set_time_zone(actor=session_actor(request),
+                                                   time_zone=form.cleaned_data["time_zone"])
+        except GroveError as exc:
+            form.add_error("time_zone", exc.message)
+        else:
+            messages.success(request, f"Times are now shown in {saved.time_zone}.")
+            return redirect(reverse("settings") + "#time-zone")
+    return settings_page(request, shown={"time_zone_form": form}, status=400)
+
+
 def settings_page(request: HttpRequest, *, shown: dict[str, Any] | None = None,
                   status: int = 200) -> HttpResponse:
     """The Settings page, read in one call (`account_settings_page`). `shown`: what a
@@ -375,5 +396,7 @@ def settings_page(request: HttpRequest, *, shown: dict[str, Any] | None = None,
         "embeddings": {"provider": settings.GROVE_EMBEDDINGS, "profile": profile},
         "generation": {"base_url": settings.GROVE_LLM_BASE_URL,
                        "model": settings.GROVE_LLM_MODEL},
+        "time_zone_form": TimeZoneForm(initial={"time_zone": page.settings.time_zone}),
+        "time_zones": sorted(zone_names()),
         **(shown or {}),
     }, status=status)

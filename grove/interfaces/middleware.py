@@ -2,13 +2,16 @@
 
 import re
 import uuid
+import zoneinfo
 from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
 from grove.kernel.actor import Actor
+from grove.kernel.validation import zone_names
 
 
 class GroveRequest(HttpRequest):
@@ -35,6 +38,37 @@ class ActorMiddleware:
             Actor.for_session(user.id) if user is not None and user.is_authenticated else None
         )
         return self.get_response(request)
+
+
+# Answers that are the same whoever asks: the API (instants in ISO 8601 with their zone)
+# and public share pages (a visitor and the signed-in owner see one page).
+ZONELESS_PATHS = ("/v1/", "/mcp", "/public/")
+
+
+class TimeZoneMiddleware:
+    """Every absolute time a signed-in owner's page shows is in the account's time zone
+    (Settings): Django's templates convert to the active zone. Stored instants stay UTC.
+    `request.user` is the account row Django's authentication middleware reads for every
+    signed-in request anyway (`ActorMiddleware` needs it), so this costs no query. A
+    zone the zone database no longer knows (after an upgrade) shows UTC."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        name = None
+        if not request.path.startswith(ZONELESS_PATHS):
+            user = getattr(request, "user", None)
+            if user is not None and user.is_authenticated:
+                name = getattr(user, "time_zone", None)
+        if name and name != "UTC" and name in zone_names():
+            timezone.activate(zoneinfo.ZoneInfo(name))
+        else:
+            timezone.deactivate()
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()
 
 
 class HtmxVaryMiddleware:

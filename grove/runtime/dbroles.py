@@ -41,10 +41,12 @@ DEFINER_FUNCTIONS = (
 SECRET_TABLES = ("grove_secret",)
 # The account table: the runtime role may change only what the app changes — sign-in
 # (`last_login`, and `password` when Django re-hashes with stronger parameters), the
-# capture pause, and deactivation (`is_active`, the operator's `grove shell`). Name,
-# e-mail, staff and superuser flags, join date and id are the owner role's to change.
+# capture pause, the time zone the website shows times in, and deactivation
+# (`is_active`, the operator's `grove shell`). Name, e-mail, staff and superuser flags,
+# join date and id are the owner role's to change.
 ACCOUNT_TABLE = "grove_account"
-ACCOUNT_UPDATABLE_COLUMNS = ("last_login", "password", "capture_paused_at", "is_active")
+ACCOUNT_UPDATABLE_COLUMNS = ("last_login", "password", "capture_paused_at", "time_zone",
+                             "is_active")
 
 
 def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:
@@ -95,9 +97,17 @@ def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) 
                     sql.Identifier(table), role))
         raw.execute(sql.SQL("REVOKE UPDATE ON {} FROM {}").format(
             sql.Identifier(ACCOUNT_TABLE), role))
-        raw.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
-            sql.SQL(", ").join(map(sql.Identifier, ACCOUNT_UPDATABLE_COLUMNS)),
-            sql.Identifier(ACCOUNT_TABLE), role))
+        # Only the columns there are (a column added by a later migration is granted
+        # by the migrate that adds it).
+        raw.execute("SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = 'public' AND table_name = %s",
+                    [ACCOUNT_TABLE])
+        present = {row[0] for row in raw.fetchall()}
+        columns = [c for c in ACCOUNT_UPDATABLE_COLUMNS if c in present]
+        if columns:
+            raw.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
+                sql.SQL(", ").join(map(sql.Identifier, columns)),
+                sql.Identifier(ACCOUNT_TABLE), role))
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:

@@ -259,6 +259,11 @@ class Note(NoteFields):
                          name="note_not_indexed"),
             models.Index(fields=["account", "created_at", "id"], name="note_created"),
             models.Index(fields=["account", "notebook", "content_key"], name="note_content_key"),
+            # The library's "Saved by" choices: the distinct agents of the account's notes,
+            # read by skipping from one value to the next (notebooks.selectors.source_agents).
+            models.Index(fields=["account", "source_agent"],
+                         condition=Q(source_agent__isnull=False) & ~Q(status="deleted"),
+                         name="note_source_agents"),
         ]
         constraints = [
             *_note_field_constraints("note"),

@@ -5,6 +5,7 @@
 | `access` | what a caller may see: grant and liveness filters, `access_note`/`access_notebook` |
 | `library` | notes and notebooks as seen, pages, counts, revisions |
 | `search` | `search`: full-text and filters, keyset pages |
+| `source_agents` | the agents that saved the account's notes (the library's "Saved by") |
 | `recall` | `recall`: hybrid lexical + semantic ranking within a budget |
 | `duplicates` | likely duplicates: `similar_notes`, `similar_to_text`, `duplicate_groups` |
 | `vision` | the account's and a notebook's vision, and their revisions |

@@ -13,9 +13,9 @@ Each view parses its input, calls one service or selector, and renders — a pag
 HTMX the page's partial. `notebooks/urls.py` names the views through this package.
 """
 
+from notebooks.views.account_import import account_import_upload
 from notebooks.views.agents import activity, agent_brief
 from notebooks.views.library import (
-    account_import_upload,
     home,
     note_action,
     note_create,

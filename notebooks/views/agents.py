@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -126,12 +126,16 @@ def activity(request: HttpRequest) -> HttpResponse:
     data = form.cleaned_data
     who = _connection(data["connection"], what="connection")
     period = data["since"] or "7d"
-    today = timezone.now().date()  # UTC: USE_TZ, TIME_ZONE = "UTC"
+    # Days are the owner's (the zone Settings chose, active for this request): "today"
+    # starts at their midnight.
+    zone = timezone.get_current_timezone()
+    today = timezone.localdate()
     anchor = _anchor(request.GET.get("anchor", ""))
     day = data["day"] or anchor or today - timedelta(days=ActivityForm.PERIODS[period])
     limit = data["limit"] or rules.ACTIVITY_DEFAULT_LIMIT
     page = vision_pages.activity_page(
-        actor=session_actor(request), since=day, connection_id=who,
+        actor=session_actor(request), since=datetime.combine(day, time.min, tzinfo=zone),
+        connection_id=who,
         cursor=data["cursor"] or None, limit=limit)
     changes = page.activity
     rows = [_row(item) for item in changes.data]
@@ -150,6 +154,7 @@ def activity(request: HttpRequest) -> HttpResponse:
         "period": period, "who": data["connection"].strip(),
         "connections": page.connections,
         "filtered": bool(data["connection"].strip()),
+        "time_zone": timezone.get_current_timezone_name(),
     }
     template = "notebooks/activity.html"
     if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]

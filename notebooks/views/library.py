@@ -9,7 +9,6 @@ Domain errors not handled in place (a conflict that keeps a draft, a form error)
 
 from __future__ import annotations
 
-import io
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,6 @@ from notebooks.forms import (
     ConfirmForm,
     DiffForm,
     FencedActionForm,
-    ImportForm,
     LibraryForm,
     NotebookConfirmForm,
     NotebookEditForm,
@@ -44,8 +42,7 @@ from notebooks.forms import (
 )
 from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
-from notebooks.selectors import search, vision_pages
-from notebooks.services import portability
+from notebooks.selectors import search, source_agents, vision_pages
 from notebooks.views import undo
 
 PAGE_SIZE = 25
@@ -150,7 +147,19 @@ def home(request: HttpRequest) -> HttpResponse:
     template = "notebooks/home.html"
     if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]
         template += "#rows" if data["cursor"] else "#results"
+    else:  # the whole page: its filter form offers the agents that saved notes
+        context["agents"] = _agent_choices(actor, chosen=data["agent"].strip())
     return render(request, template, context)
+
+
+def _agent_choices(actor: Any, *, chosen: str) -> list[tuple[str, str]]:
+    """"Saved by": (value, label) of every agent that saved a note of the account, and
+    the chosen one even when no note has it (any more), so the form shows the filter
+    that is on."""
+    agents = source_agents.source_agent_list(actor=actor)
+    if chosen and chosen not in agents:
+        agents = sorted([*agents, chosen], key=lambda name: (name.casefold(), name))
+    return [(agent, "you (website)" if agent == "website" else agent) for agent in agents]
 
 
 # -- creating notes and notebooks --------------------------------------------------------------
@@ -475,24 +484,3 @@ def notebook_action(request: HttpRequest, notebook_id: str, action: str) -> Http
     if action == "delete":
         return redirect("home")
     return redirect("notebook", notebook_id=notebook_id)
-
-
-# -- import ------------------------------------------------------------------------------------
-
-
-@login_required
-@require_POST
-def account_import_upload(request: HttpRequest) -> HttpResponse:
-    """Import an export file (NDJSON) into this account: all or nothing."""
-    form = ImportForm(request.POST, request.FILES)
-    if not form.is_valid():
-        raise Invalid("Choose an export file to import.", code="invalid_file")
-    lines = io.TextIOWrapper(form.cleaned_data["file"].file, encoding="utf-8")
-    try:
-        result = portability.account_import(actor=session_actor(request),
-                                             records=portability.ndjson_records(lines))
-    except UnicodeDecodeError:
-        raise Invalid("The file is not UTF-8 text.", code="invalid_import") from None
-    messages.success(request, f"Imported {result.notebooks} notebooks, {result.notes} notes, "
-                     f"{result.revisions} revisions and {result.visions} visions.")
-    return redirect("settings")

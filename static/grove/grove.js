@@ -1,5 +1,6 @@
 // Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts, copy buttons and the browser's time zone on "What your agents read". Loaded from a file: the CSP allows no inline script.
+// shortcuts, copy buttons and the browser's time zone on "What your agents read" and
+// Settings. Loaded from a file: the CSP allows no inline script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
@@ -145,6 +146,36 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   field.removeAttribute("data-browser-zone");
   if (!zone || zone === field.value) return;
+  field.value = zone;
+  field.form.requestSubmit();
+});
+
+// Settings: "Use my browser's time zone" (<button data-browser-zone-for="field id">,
+// hidden without this script) puts the browser's zone in the field and saves it: one
+// click. Without the script the owner types the zone's name.
+function browserZone() {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  } catch {
+    return "";
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const zone = browserZone();
+  if (!zone) return;
+  document.querySelectorAll("button[data-browser-zone-for]").forEach((button) => {
+    button.textContent = `Use my browser's time zone (${zone})`;
+    button.hidden = false;
+  });
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-browser-zone-for]");
+  if (!button) return;
+  const field = document.getElementById(button.dataset.browserZoneFor);
+  const zone = browserZone();
+  if (!field || !zone) return;
   field.value = zone;
   field.form.requestSubmit();
 });

@@ -126,14 +126,17 @@ def test_only_the_account_columns_the_app_writes_are_updatable():
                 transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"UPDATE grove_account SET {column} = %s WHERE id = %s",  # noqa: S608 - names from this test
                            [value, actor.account_id])
-    # What the app does write still works: sign-in, a re-hash, the capture pause.
+    # What the app does write still works: sign-in, a re-hash, the capture pause, the
+    # time zone.
     account = Account.objects.get(id=actor.account_id)
     account.set_password("another correct horse")
     account.save(update_fields=["password", "last_login"])
     from grove.identity import services
 
     services.account_set_capture_paused(actor=actor, paused=True)
-    assert Account.objects.get(id=actor.account_id).capture_paused_at is not None
+    services.account_set_time_zone(actor=actor, time_zone="Europe/Paris")
+    changed = Account.objects.get(id=actor.account_id)
+    assert changed.capture_paused_at is not None and changed.time_zone == "Europe/Paris"
 
 
 def test_share_functions_open_nothing_by_id_or_with_a_wrong_token():
