@@ -99,14 +99,17 @@ def test_every_account_table_has_forced_rls_and_a_policy():
             policies = cursor.fetchall()
             assert ("account_isolation", "*", True, ["public"]) in policies, table
             # The only other policies: the owner's read paths for the security-definer
-            # functions of recall (notebooks 0007), of share links (sharing 0002) and of
-            # job dispatch (grove 0008) — never the runtime role.
+            # functions of recall (notebooks 0007), of share links (sharing 0002), of
+            # job dispatch (grove 0008) and of search's word variants (notebooks 0017) —
+            # never the runtime role.
             others = sorted(p for p in policies if p[0] != "account_isolation")
             owner = settings.DATABASES["owner"]["USER"]
             expected = {
                 "grove_job": [("job_dispatch", "r", True, [owner])],
                 "notebooks_note": [("lexical_lookup", "r", True, [owner])],
                 "notebooks_notebook": [("share_lookup", "r", True, [owner])],
+                "notebooks_termstat": [("variant_lookup", "r", True, [owner])],
+                "notebooks_termdelta": [("variant_lookup", "r", True, [owner])],
                 "sharing_share": [("share_lookup", "r", True, [owner]),
                                   ("share_views", "w", True, [owner])],
             }
