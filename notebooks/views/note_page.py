@@ -77,7 +77,8 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         viewing = next((r for r in revisions if str(r.version) == wanted), None)
         missing_version = None if viewing else wanted[:12]
     shown = viewing.content if viewing else note.content
-    html = render_markdown(shown)
+    current = render_markdown(note.content)  # the page's text, and the preview's start
+    html = render_markdown(shown) if viewing else current
     if live and (viewing is None or viewing.version == note.version):
         html = _with_ticks(request, html, note)
     title = title_and_excerpt(shown)[0]
@@ -87,7 +88,7 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         head, body = split_title(note.content)
         edit_form = NoteEditForm(initial={"title": head, "content": body, "kind": note.kind,
                                           "expected_version": note.version})
-        preview: SafeString | None = render_markdown(note.content)  # no boxes to tick
+        preview: SafeString | None = current  # as the page draws it, no boxes to tick
         edited = False
     else:
         panel, edited, preview = "edit", True, preview_of(edit_form)

@@ -200,6 +200,22 @@ def test_ticking_a_box_saves_a_new_revision(owner, web):
     assert factories.note_row(owner, note.id).content.count("[x]") == 1
 
 
+def test_only_the_task_lists_own_boxes_become_forms(owner, web):
+    """Text that spells a checkbox — in code, in a link's title, as raw HTML — stays
+    text: only the renderer's boxes are found, and they are the ones made tickable."""
+    marker = '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">'
+    text = (f"- [ ] real\n\n`{marker}`\n\n[x](https://example.org '{marker}')\n\n{marker}"
+            "\n\n- [x] also real")
+    note = factories.note(owner, text)
+    page = web.get(f"/notes/{note.id}/").content.decode()
+    content = page[page.index('<div class="content markdown">'):page.index('<dl class="facts">')]
+    assert content.count('class="task-tick"') == 2
+    assert content.count("<input") == 2 * 4  # the two forms' hidden fields, nothing else
+    assert ActiveParts(content).found == []
+    assert tick(web, note.id, 1, 1, done=False).status_code == 302
+    assert factories.note_row(owner, note.id).content == text.replace("[x] also", "[ ] also")
+
+
 def test_a_repeated_tick_saves_once(owner, web):
     note = factories.note(owner, CHECKLIST)
     same = uuid.uuid4()
