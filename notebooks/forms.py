@@ -1,3 +1,4 @@
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any, Self, cast
@@ -39,11 +40,70 @@ class _PicksANotebook(forms.Form):
         return again
 
 
-class NoteForm(_PicksANotebook):
+# -- the editor: a title line and the text below it ------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def split_title(content: str) -> tuple[str, str]:
+    """A note's text as the editor shows it: its first line (the title, exactly as
+    written, markdown marks and all) and the rest after that line break."""
+    title, *rest = _LINE_BREAK.split(content, maxsplit=1)
+    return title, rest[0] if rest else ""
+
+
+def join_title(title: str, body: str) -> str:
+    """The text a title line and a body make (`split_title` undone): the title as the
+    first line, unchanged. Line breaks become "\n" — a browser sends a textarea's as
+    "\r\n" — so a note written elsewhere comes back from the editor as it was."""
+    body = _LINE_BREAK.sub("\n", body)
+    return f"{title}\n{body}" if title else body
+
+
+def _title_field(**attrs: str) -> forms.CharField:
+    return forms.CharField(
+        required=False, strip=False, max_length=CONTENT_OUTER_MAX_CHARS, label="Title",
+        help_text="The note's first line, as written: what the library lists it by "
+                  "(# makes it a heading).",
+        widget=forms.TextInput(attrs={"placeholder": "Title", "autocomplete": "off",
+                                      "class": "editor-title", **attrs}))
+
+
+def _text_field() -> forms.CharField:
+    # Not stripped: the lines below the title keep their indentation and blank lines.
+    return forms.CharField(required=False, strip=False, max_length=CONTENT_OUTER_MAX_CHARS,
+                           label="Content", widget=forms.Textarea(attrs={
+                               "rows": 18, "class": "editor-text", "spellcheck": "true"}))
+
+
+class _Editor(forms.Form):
+    """A form with the editor's two text fields, `title` and `content` (the lines
+    below it); `cleaned_data["text"]` is the note's text they make (`join_title`)."""
+
+    EDITOR_FIELDS = ("title", "content")
+    REQUIRE_TEXT = True
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        title = data.get("title", "")
+        if "title" in data and ("\n" in title or "\r" in title):
+            self.add_error("title", "The title is one line.")
+        elif "content" in data:
+            data["text"] = join_title(title, data["content"])
+            if self.REQUIRE_TEXT and not data["text"].strip():
+                raise forms.ValidationError("Write something first: a title or some text.")
+        return data
+
+    def other_fields(self) -> list[forms.BoundField]:
+        """The visible fields besides the editor's own (kind, notebook, task id)."""
+        return [f for f in self.visible_fields() if f.name not in self.EDITOR_FIELDS]
+
+
+class NoteForm(_Editor, _PicksANotebook):
     # The operation id travels with the form, so a double submit saves once.
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
-    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}),
-                              max_length=CONTENT_OUTER_MAX_CHARS)
+    title = _title_field(autofocus="")
+    content = _text_field()
     kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.FACT)
     notebook = forms.ChoiceField(required=False)
     task_id = forms.CharField(required=False, label="Task id (handoffs)")
@@ -57,15 +117,33 @@ class NotebookForm(_PicksANotebook):
     PLACE, EMPTY = "parent", "(top level)"
 
 
-class NoteEditForm(forms.Form):
+class NoteEditForm(_Editor):
     """A correction of the note's content and kind, guarded by the version it was made
     from: a stale edit is a conflict that shows the newer text and keeps the draft."""
 
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     expected_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
-    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}),
-                              max_length=CONTENT_OUTER_MAX_CHARS)
+    title = _title_field()
+    content = _text_field()
     kind = forms.ChoiceField(choices=Kind.choices)
+
+
+class PreviewForm(_Editor):
+    """What the editor's preview renders: the same two fields, joined the same way."""
+
+    REQUIRE_TEXT = False
+
+    title = _title_field()
+    content = _text_field()
+
+
+class TaskTickForm(forms.Form):
+    """One task-list box on the note page: tick (1) or clear (0) it, at the version shown."""
+
+    operation_id = forms.UUIDField()
+    expected_version = forms.IntegerField(min_value=1)
+    done = forms.TypedChoiceField(choices=[("1", "tick"), ("0", "clear")],
+                                  coerce=lambda value: value == "1")
 
 
 class ConfirmForm(forms.Form):

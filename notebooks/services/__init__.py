@@ -9,6 +9,7 @@ stable codes; when one is raised nothing has changed.
 | module | use cases |
 |---|---|
 | `notes` | remember, update, move |
+| `checklists` | tick or clear one task-list box of a note (an ordinary update) |
 | `batches` | forget, archive, restore (a result per item) |
 | `revisions` | the revision every change writes; restore an old revision |
 | `notebooks` | create, rename/move, archive, restore, delete a subtree |
@@ -25,6 +26,7 @@ The interfaces call them through this package (`from notebooks import services`)
 """
 
 from notebooks.services.batches import note_archive, note_forget, note_restore
+from notebooks.services.checklists import note_task_set
 from notebooks.services.maintenance import (
     note_expire_due,
     note_index_missing,
@@ -61,6 +63,7 @@ __all__ = [
     "note_restore",
     "note_restore_revision",
     "note_retry_indexing",
+    "note_task_set",
     "note_undelete",
     "note_update",
     "notebook_archive",

@@ -2,7 +2,9 @@
 
 | module | pages |
 |---|---|
-| `library` | the notes list (search, filters, infinite scroll); a note; notebooks; import |
+| `library` | the notes list (search, filters, infinite scroll); notebooks; import |
+| `note_page` | a note: its text, toolbar and panels, and the actions they post to |
+| `editor` | the new-note page, saving an edit, the live preview, ticking a task-list box |
 | `vision` | saving a notebook's vision (notebook page) and the account's (Settings) |
 | `agents` | what agents read first: "What your agents read" (a brief) and Activity |
 | `truth` | the notebook page's Ground truth card: declare, inherit, negatives, held changes |
@@ -15,19 +17,20 @@ HTMX the page's partial. `notebooks/urls.py` names the views through this packag
 
 from notebooks.views.account_import import account_import_upload
 from notebooks.views.agents import activity, agent_brief
+from notebooks.views.editor import note_create, note_edit, note_preview, note_task_tick
 from notebooks.views.library import (
     home,
-    note_action,
-    note_create,
-    note_detail,
-    note_diff,
-    note_edit,
-    note_move,
-    note_restore_revision,
-    note_retry_indexing,
     notebook_action,
     notebook_create,
     notebook_manage,
+)
+from notebooks.views.note_page import (
+    note_action,
+    note_detail,
+    note_diff,
+    note_move,
+    note_restore_revision,
+    note_retry_indexing,
 )
 from notebooks.views.trash import trash, trash_note_restore, trash_notebook_restore
 from notebooks.views.truth import (
@@ -58,8 +61,10 @@ __all__ = [
     "note_diff",
     "note_edit",
     "note_move",
+    "note_preview",
     "note_restore_revision",
     "note_retry_indexing",
+    "note_task_tick",
     "notebook_action",
     "notebook_create",
     "notebook_manage",

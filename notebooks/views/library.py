@@ -1,5 +1,6 @@
 """The browser library (SPEC §11): the notes list with search, filters and infinite
-scroll; the note page; notebook management (with its vision card); import. Each view
+scroll; notebook management (with its vision card); import. The note page is
+`notebooks.views.note_page`, the editor `notebooks.views.editor`. Each view
 parses its input, calls one service or selector, and renders — a page, or with HTMX the
 page's partial.
 
@@ -24,21 +25,15 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import render_markdown, revision_diff, title_and_excerpt
-from grove.kernel.errors import GroveError, Invalid, NotFound
-from notebooks import rules, selectors, services
+from grove.interfaces.rendering import title_and_excerpt
+from grove.kernel.errors import GroveError, Invalid
+from notebooks import rules, services
 from notebooks.context import notebooks_for
 from notebooks.forms import (
-    ConfirmForm,
-    DiffForm,
-    FencedActionForm,
     LibraryForm,
     NotebookConfirmForm,
     NotebookEditForm,
     NotebookForm,
-    NoteEditForm,
-    NoteForm,
-    NoteMoveForm,
 )
 from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
@@ -162,35 +157,7 @@ def _agent_choices(actor: Any, *, chosen: str) -> list[tuple[str, str]]:
     return [(agent, "you (website)" if agent == "website" else agent) for agent in agents]
 
 
-# -- creating notes and notebooks --------------------------------------------------------------
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def note_create(request: HttpRequest) -> HttpResponse:
-    """The new-note page; saving goes to the note. The operation id in the form makes a
-    double submit save once."""
-    actor = session_actor(request)
-    if request.method == "GET":
-        form = NoteForm(paths=notebooks_for(request).paths(),
-                        initial={"notebook": request.GET.get("notebook", "")})
-        return render(request, "notebooks/new_note.html", {"form": form, "section": "library"})
-    form = NoteForm(request.POST)  # the service checks the notebook
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            saved = services.note_remember(
-                actor=actor, operation_id=data["operation_id"], content=data["content"],
-                kind=data["kind"], notebook_id=data["notebook"] or None,
-                task_id=data["task_id"] or None, source_agent="website",
-            )
-        except GroveError as exc:
-            form.add_error(None, exc.message)
-        else:
-            assert saved.note is not None  # the owner's own saves are never held
-            return redirect("note", note_id=saved.note.id)
-    return render(request, "notebooks/new_note.html", {
-        "form": form.shown(notebooks_for(request).paths()), "section": "library"}, status=400)
+# -- creating notebooks -----------------------------------------------------------------------
 
 
 @login_required
@@ -215,186 +182,6 @@ def notebook_create(request: HttpRequest) -> HttpResponse:
             return redirect(reverse("home") + f"?notebook={created.id}")
     return render(request, "notebooks/new_notebook.html",
                   {"form": form.shown(notebooks_for(request).paths())}, status=400)
-
-
-# -- the note page -----------------------------------------------------------------------------
-
-
-def _note_page(request: HttpRequest, note_id: str, *, edit_form: NoteEditForm | None = None,
-               conflict: str | None = None, status: int = 200,
-               diff: dict[str, Any] | None = None,
-               page: selectors.NotePage | None = None) -> HttpResponse:
-    """One note with its metadata, history and actions (`page`: read already). Missing,
-    deleted and foreign notes are the same 404 (as over REST)."""
-    if page is None:
-        page = selectors.note_page(actor=session_actor(request), note_id=note_id)
-    note, revisions = page.note, page.revisions
-    notebooks = notebooks_for(request)
-    place = notebooks.names.get(note.notebook_id, "") if note.notebook_id else "Personal"
-    out = NoteOut.of(note)
-    newest = revisions[0].version if revisions else note.version
-    # `?v=3`: that revision's text (where an Ask citation links), with the way back.
-    viewing, missing_version = None, None
-    if request.GET.get("v"):
-        wanted = request.GET["v"]
-        viewing = next((r for r in revisions if str(r.version) == wanted), None)
-        missing_version = None if viewing else wanted[:12]
-    return render(request, "notebooks/note.html", {
-        **page.extras,  # what other apps read with the page (sharing: the share box's link)
-        "section": "library", "note": out,
-        "html": render_markdown(viewing.content if viewing else note.content),
-        "viewing": viewing, "missing_version": missing_version,
-        "place": place, "current_notebook": next(
-            (nb for nb in notebooks.all if nb.id == note.notebook_id), None),
-        "revisions": revisions, "conflict": conflict,
-        "edit_form": edit_form or NoteEditForm(initial={
-            "content": note.content, "kind": note.kind, "expected_version": note.version}),
-        "move_form": NoteMoveForm(paths=notebooks.paths(), initial={
-            "destination": str(note.notebook_id or ""), "origin": note.notebook_id}),
-        "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
-        "diff": diff,
-        "delete_form": ConfirmForm(),
-    }, status=status)
-
-
-@login_required
-@require_GET
-def note_detail(request: HttpRequest, note_id: str) -> HttpResponse:
-    return _note_page(request, note_id)
-
-
-@login_required
-@require_POST
-def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
-    form = NoteEditForm(request.POST)
-    if not form.is_valid():
-        return _note_page(request, note_id, edit_form=form, status=400)
-    data = form.cleaned_data
-    try:
-        services.note_update(
-            actor=session_actor(request), operation_id=data["operation_id"], note_id=note_id,
-            expected_version=data["expected_version"], content=data["content"],
-            kind=data["kind"])
-    except GroveError as exc:
-        if exc.code == "version_conflict":
-            # Keep the draft; the page shows the newer text above it. Resubmitting
-            # overwrites it knowingly (the form now carries the newer version).
-            draft = NoteEditForm(initial={**data, "operation_id": uuid.uuid4(),
-                                          "expected_version": exc.details["current_version"]})
-            return _note_page(request, note_id, edit_form=draft, status=409,
-                              conflict="Someone changed this note while you were editing. "
-                                       "The newer text is shown above; your draft is kept "
-                                       "below — save again to replace it.")
-        if isinstance(exc, NotFound):
-            raise
-        form.add_error(None, exc.message)
-        return _note_page(request, note_id, edit_form=form, status=exc.status)
-    messages.success(request, "Saved.")
-    return redirect("note", note_id=note_id)
-
-
-NOTE_ACTIONS = {"archive": services.note_archive, "restore": services.note_restore,
-                "delete": services.note_forget}
-DONE = {"archive": "Archived.", "restore": "Restored.", "delete": "Deleted."}
-UNDO: dict[str, undo.Kind] = {"archive": "note-archive", "delete": "note-delete"}
-
-
-@login_required
-@require_POST
-def note_action(request: HttpRequest, note_id: str, action: str) -> HttpResponse:
-    """Archive, restore or delete (with confirmation) one note."""
-    actor = session_actor(request)
-    if action not in NOTE_ACTIONS:
-        raise Http404("No such action.")
-    if action == "delete" and not ConfirmForm(request.POST).is_valid():
-        return _note_page(request, note_id, status=400,
-                          conflict="Tick the confirmation to delete this note.")
-    form = FencedActionForm(request.POST)  # the fence comes with Undo
-    if not form.is_valid():
-        raise Invalid("That request is not valid.", code="invalid_request")
-    result = NOTE_ACTIONS[action](
-        actor=actor, operation_id=form.cleaned_data["operation_id"] or uuid.uuid4(),
-        items=[{"id": note_id, "expectedVersion": form.cleaned_data["expected_version"]}])
-    outcome = result.items[0]
-    if outcome.status == "not_found":
-        raise Http404("No such note.")
-    if outcome.status in ("not_restorable", "version_conflict"):
-        return _note_page(request, note_id, status=409, conflict=undo.CHANGED
-                          if outcome.status == "version_conflict" else "This note cannot be "
-                          "restored: its notebook is archived or it has expired. Restore "
-                          "the notebook first.")
-    undone = UNDO.get(action)
-    undo.offer(request, DONE[action],
-               undo.Undo(undone, note_id, outcome.version or 0) if undone else None)
-    return redirect("home") if action == "delete" else redirect("note", note_id=note_id)
-
-
-@login_required
-@require_POST
-def note_restore_revision(request: HttpRequest, note_id: str, version: int) -> HttpResponse:
-    try:
-        services.note_restore_revision(
-            actor=session_actor(request), operation_id=request.POST.get("operation_id")
-            or uuid.uuid4(), note_id=note_id, revision=version)
-    except GroveError as exc:
-        if isinstance(exc, NotFound):
-            raise
-        return _note_page(request, note_id, status=exc.status, conflict=exc.message)
-    messages.success(request, f"Restored the text of version {version}.")
-    return redirect("note", note_id=note_id)
-
-
-@login_required
-@require_POST
-def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
-    form = NoteMoveForm(request.POST)  # the service checks the destination
-    if not form.is_valid():
-        return _note_page(request, note_id, status=400,
-                          conflict="Pick a notebook to move the note to.")
-    data, fence = form.cleaned_data, form.cleaned_data["expected_version"]
-    try:
-        moved = services.note_move(
-            actor=session_actor(request), operation_id=data["operation_id"],
-            note_ids=[note_id], notebook_id=data["destination"] or None,
-            expected_versions={note_id: fence} if fence else None)[0]
-    except GroveError as exc:  # a missing note is still a 404: the page's read raises it
-        return _note_page(request, note_id, status=exc.status, conflict=undo.CHANGED
-                          if exc.code == "version_conflict" else exc.message)
-    # The note page's form says where the note was (`origin`); a move back (Undo) does not.
-    came_from = data["origin"] if "origin" in form.data else moved.notebook_id
-    undo.offer(request, "Moved.", undo.Undo("note-move", moved.id, moved.version, came_from)
-               if came_from != moved.notebook_id else None)
-    return redirect("note", note_id=note_id)
-
-
-@login_required
-@require_POST
-def note_retry_indexing(request: HttpRequest, note_id: str) -> HttpResponse:
-    note = services.note_retry_indexing(actor=session_actor(request), note_id=note_id)
-    messages.success(request, "Indexing queued again." if note.indexing == "pending"
-                     else f"Indexing is {note.indexing}; nothing to retry.")
-    return redirect("note", note_id=note_id)
-
-
-@login_required
-@require_GET
-def note_diff(request: HttpRequest, note_id: str) -> HttpResponse:
-    """The difference between any two revisions (`?a=2&b=5`); HTMX swaps in `#diff`."""
-    form = DiffForm(request.GET)
-    if not form.is_valid():
-        raise Invalid("Pick two versions to compare.", code="invalid_versions")
-    page = selectors.note_page(actor=session_actor(request), note_id=note_id)
-    revisions = {r.version: r for r in page.revisions}
-    a, b = form.cleaned_data["a"], form.cleaned_data["b"]
-    if a not in revisions or b not in revisions:
-        raise Invalid(f"This note has versions 1 to {max(revisions)}.",
-                      code="invalid_versions")
-    diff = {"a": revisions[a], "b": revisions[b],
-            "rows": revision_diff(revisions[a].content, revisions[b].content),
-            "kind_changed": revisions[a].kind != revisions[b].kind}
-    if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "notebooks/note.html#diff", {"diff": diff})
-    return _note_page(request, note_id, diff=diff, page=page)
 
 
 # -- notebooks ---------------------------------------------------------------------------------

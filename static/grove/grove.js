@@ -1,6 +1,7 @@
 // Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts, copy buttons and the browser's time zone on "What your agents read" and
-// Settings. Loaded from a file: the CSP allows no inline script.
+// shortcuts, copy buttons, the note page's panels, the editor's keyboard save,
+// unsaved-changes warning and drafts, and the browser's time zone on "What your agents
+// read" and Settings. Loaded from a file: the CSP allows no inline script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
@@ -89,8 +90,7 @@ document.addEventListener("keydown", (event) => {
       const editor = document.querySelector("#edit textarea");
       if (editor) {
         event.preventDefault();
-        editor.focus();
-        editor.scrollIntoView({ block: "center" });
+        openPanel("edit");
       } else if (current >= 0) {
         event.preventDefault();
         window.location.href = items[current].querySelector("a.title").href + "#edit";
@@ -124,13 +124,6 @@ document.addEventListener("keydown", (event) => {
   if (box.value.trim()) box.form.requestSubmit();
 });
 
-// A #edit link on the note page focuses the editor.
-document.addEventListener("DOMContentLoaded", () => {
-  if (window.location.hash === "#edit") {
-    const editor = document.querySelector("#edit textarea");
-    if (editor) editor.focus();
-  }
-});
 
 // "What your agents read": a time zone nobody chose yet (<input data-browser-zone>, UTC
 // by default) becomes the browser's, and the brief is shown again in it. Without this
@@ -148,6 +141,276 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!zone || zone === field.value) return;
   field.value = zone;
   field.form.requestSubmit();
+});
+
+
+// The note page's panels (Edit, Move, History, Share, Delete). Without this script a
+// toolbar link opens its panel by :target; with it the links toggle their panel (the
+// address keeps its #name, so a link to #edit still opens the editor), and an opened
+// panel takes the focus — the editor its text.
+const PANELS = ".note-panels > .panel";
+
+function focusIn(panel) {
+  const field = panel.querySelector(panel.id === "edit" ? "textarea"
+    : "select, input:not([type=hidden]), textarea, button, a[href]");
+  if (field) field.focus({ preventScroll: true });
+}
+
+function openPanel(id, { focus = true } = {}) {
+  const panel = document.getElementById(id);
+  if (!panel || !panel.matches(PANELS)) return false;
+  document.querySelectorAll(PANELS).forEach((p) => p.classList.toggle("open", p === panel));
+  document.querySelectorAll("a[data-panel]").forEach((link) => {
+    link.setAttribute("aria-expanded", String(link.dataset.panel === id));
+  });
+  if (window.location.hash !== `#${id}`) history.replaceState(history.state, "", `#${id}`);
+  if (focus) focusIn(panel);
+  panel.scrollIntoView({ block: "nearest" });
+  return true;
+}
+
+// Arriving at /notes/…#edit the browser focuses the panel itself (tabindex=-1), maybe
+// after this script ran: pass the focus on to its first field (not when a click in the
+// panel focused it: that would move the focus away from where the pointer is).
+let pointing = false;
+document.addEventListener("pointerdown", () => { pointing = true; }, true);
+document.addEventListener("pointerup", () => { setTimeout(() => { pointing = false; }); }, true);
+document.addEventListener("focusin", (event) => {
+  if (!pointing && event.target.matches && event.target.matches(PANELS)) focusIn(event.target);
+});
+
+function closePanels() {
+  document.querySelectorAll(PANELS).forEach((p) => p.classList.remove("open"));
+  document.querySelectorAll("a[data-panel]").forEach((link) => {
+    link.setAttribute("aria-expanded", "false");
+  });
+  if (window.location.hash) {
+    history.replaceState(history.state, "", window.location.pathname + window.location.search);
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-panel], a[data-close-panel]");
+  if (!link || !document.querySelector(".note-panels.enhanced")) return;
+  event.preventDefault();
+  const panel = document.getElementById(link.dataset.panel || "");
+  if (!panel || panel.classList.contains("open")) closePanels();
+  else openPanel(link.dataset.panel);
+});
+
+window.addEventListener("hashchange", () => {
+  const id = window.location.hash.slice(1);
+  if (!openPanel(id) && id === "diff") openPanel("history", { focus: false });
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  const panels = document.querySelector(".note-panels");
+  if (!panels) return;
+  panels.classList.add("enhanced");  // from now on .open alone shows a panel
+  const id = window.location.hash.slice(1);
+  const open = panels.querySelector(".panel.open");
+  if (open) openPanel(open.id, { focus: open.id === "edit" });
+  else if (!openPanel(id) && id === "diff") openPanel("history", { focus: false });
+});
+
+// The editor (the note page's Edit panel, the new-note page):
+// * Ctrl/Cmd+S and Ctrl/Cmd+Enter save; Enter in the title line goes on to the text.
+// * Leaving the page with unsaved changes asks first (not once the form is submitted).
+// * What is typed is kept in this browser (localStorage, "grove:draft:<note>:<version>")
+//   until it is saved, so a crash or a closed tab loses nothing: coming back offers
+//   "Restore unsaved draft" or "Discard", and never fills the form by itself. A draft
+//   made on an older version is restored with that version as its fence, so saving it
+//   meets the ordinary conflict (the newer text shown, the draft kept) — nothing is
+//   overwritten unseen. A save that arrived clears the note's drafts.
+const DRAFTS = "grove:draft:";
+const SAVING = "grove:saving";
+let leaving = false;  // an editor form was submitted: no warning for that navigation
+
+function editorForms() {
+  return Array.from(document.querySelectorAll("form[data-editor]"));
+}
+
+function fenceOf(form) {
+  return form.elements.expected_version ? Number(form.elements.expected_version.value) : 0;
+}
+
+function draftKey(form) {
+  return `${DRAFTS}${form.dataset.draftNote}:${fenceOf(form)}`;
+}
+
+function changed(form) {
+  return ["title", "content"].some((name) => {
+    const field = form.elements[name];
+    return field && field.value !== field.defaultValue;
+  });
+}
+
+function unsaved(form) {
+  return form.hasAttribute("data-unsaved") || changed(form);
+}
+
+function storage() {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;  // storage turned off: no drafts, everything else works
+  }
+}
+
+function draftsOf(note) {
+  const store = storage();
+  if (!store) return [];
+  const found = [];
+  for (let i = 0; i < store.length; i += 1) {
+    const key = store.key(i);
+    if (!key || !key.startsWith(`${DRAFTS}${note}:`)) continue;
+    try {
+      found.push({ key, ...JSON.parse(store.getItem(key)) });
+    } catch {
+      store.removeItem(key);
+    }
+  }
+  return found.sort((a, b) => b.at - a.at);
+}
+
+function forgetDrafts(note) {
+  const store = storage();
+  if (store) draftsOf(note).forEach((draft) => store.removeItem(draft.key));
+}
+
+function keepDraft(form) {
+  const store = storage();
+  if (!store) return;
+  if (!unsaved(form)) {
+    store.removeItem(draftKey(form));
+    return;
+  }
+  const draft = { title: form.elements.title.value, content: form.elements.content.value,
+    version: fenceOf(form), at: Date.now() };
+  try {
+    store.setItem(draftKey(form), JSON.stringify(draft));
+  } catch {
+    // full: the warning on leaving still protects the text
+  }
+}
+
+function offerDraft(form) {
+  if (form.hasAttribute("data-unsaved")) {
+    keepDraft(form);  // a refused save shown again: the form holds the draft; keep it
+    return;
+  }
+  const [draft] = draftsOf(form.dataset.draftNote);
+  const offer = form.querySelector(".draft-offer");
+  if (!draft || !offer) return;
+  if (draft.title === form.elements.title.value
+      && draft.content === form.elements.content.value) {
+    forgetDrafts(form.dataset.draftNote);  // nothing the form does not hold already
+    return;
+  }
+  const when = new Date(draft.at).toLocaleString();
+  const older = draft.version && draft.version < fenceOf(form)
+    ? ` It was made on v${draft.version}; the note is now at v${fenceOf(form)}, so saving it`
+      + " shows you the newer text first." : "";
+  offer.querySelector(".draft-offer-text").textContent =
+    `This browser kept an unsaved draft of this note from ${when}.${older}`;
+  offer.hidden = false;
+  openPanel("edit", { focus: false });
+  offer.querySelector("[data-draft=restore]").focus();
+  offer.addEventListener("click", (event) => {
+    const choice = event.target.closest("[data-draft]");
+    if (!choice) return;
+    offer.hidden = true;
+    if (choice.dataset.draft === "discard") {
+      forgetDrafts(form.dataset.draftNote);
+      form.elements.content.focus();
+      return;
+    }
+    form.elements.title.value = draft.title;
+    form.elements.content.value = draft.content;
+    if (draft.version && form.elements.expected_version) {
+      form.elements.expected_version.value = String(draft.version);
+    }
+    form.elements.content.focus();
+    // The preview follows (htmx listens for input), and the draft is kept again.
+    form.elements.content.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+}
+
+// After a save: the page it led to says whether it arrived — the note's page at a newer
+// version (or, for a new note, any note's page), not the editor shown again with an error.
+function settleSave() {
+  let saving = null;
+  try {
+    saving = JSON.parse(window.sessionStorage.getItem(SAVING) || "null");
+    window.sessionStorage.removeItem(SAVING);
+  } catch {
+    return;
+  }
+  if (!saving) return;
+  const refused = editorForms().some((form) => form.dataset.draftNote === saving.note
+    && form.hasAttribute("data-unsaved"));
+  const page = document.querySelector("article.note-page");
+  if (refused || !page) return;
+  if (saving.note === "new" || (page.dataset.note === saving.note
+      && Number(page.dataset.version) > saving.version)) {
+    forgetDrafts(saving.note);
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  settleSave();
+  editorForms().forEach((form) => {
+    let timer = null;
+    form.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => keepDraft(form), 400);
+    });
+    form.addEventListener("submit", () => {
+      clearTimeout(timer);
+      keepDraft(form);  // until the next page says the save arrived
+      leaving = true;
+      try {
+        window.sessionStorage.setItem(SAVING, JSON.stringify(
+          { note: form.dataset.draftNote, version: fenceOf(form) }));
+      } catch {
+        // no session storage: the draft stays until discarded
+      }
+    });
+    offerDraft(form);
+  });
+});
+
+window.addEventListener("beforeunload", (event) => {
+  if (leaving || !editorForms().some(unsaved)) return;
+  event.preventDefault();
+  event.returnValue = "";  // older browsers need it set to ask
+});
+
+window.addEventListener("pageshow", () => {
+  leaving = false;  // back from the page a submit went to (the back/forward cache)
+});
+
+document.addEventListener("keydown", (event) => {
+  if (event.isComposing) return;
+  const form = event.target.closest && event.target.closest("form[data-editor]");
+  if ((event.ctrlKey || event.metaKey) && !event.altKey) {
+    const key = event.key.toLowerCase();
+    if (key !== "s" && key !== "enter") return;
+    // Ctrl+S saves the editor that is open even from outside it; Ctrl+Enter only inside.
+    const target = form || (key === "s"
+      ? editorForms().find((f) => f.offsetParent !== null) : null);
+    if (!target) return;
+    event.preventDefault();
+    target.requestSubmit();
+    return;
+  }
+  if (form && event.key === "Enter" && !event.shiftKey && !event.altKey
+      && event.target === form.elements.title) {
+    event.preventDefault();  // not a submit: the text follows the title
+    const text = form.elements.content;
+    text.focus();
+    text.setSelectionRange(0, 0);
+  }
 });
 
 // Settings: "Use my browser's time zone" (<button data-browser-zone-for="field id">,

@@ -62,7 +62,7 @@ def test_ask_click_a_citation_edit_and_see_the_change(browser_site: str, page: P
         expect(page.locator(".note-page .markdown")).to_contain_text("every October")
 
         page.get_by_role("link", name="Edit").click()
-        page.get_by_label("Content").fill("The boiler is serviced every November by Hendrik.")
+        page.get_by_label("Title").fill("The boiler is serviced every November by Hendrik.")
         page.get_by_role("button", name="Save changes").click()
         expect(page.locator(".note-page")).to_have_attribute("data-version", "2")
 

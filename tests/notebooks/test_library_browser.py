@@ -66,14 +66,19 @@ def test_the_whole_library_flow(browser_site: str, page: Page):
     page.locator("li.note a.title").first.click()
     expect(page).to_have_url(note_url)
 
-    # Two tabs: the second, stale edit is a conflict that keeps its draft.
+    # Two tabs: the second, stale edit is a conflict that keeps its draft. The editor
+    # holds the first line as the title and the rest below it.
     other = page.context.new_page()
     other_errors = watch_console(other)
     other.goto(note_url)
-    page.get_by_label("Content").fill(FLOW_NOTE.replace("10 °C low", "11 °C low"))
+    title, body = FLOW_NOTE.split("\n", 1)
+    page.get_by_role("link", name="Edit").click()
+    expect(page.get_by_label("Title")).to_have_value(title)
+    page.get_by_label("Content").fill(body.replace("10 °C low", "11 °C low"))
     page.get_by_role("button", name="Save changes").click()
     expect(page.locator(".markdown")).to_contain_text("11 °C low")
-    other.get_by_label("Content").fill(FLOW_NOTE.replace("10 °C low", "12 °C low"))
+    other.get_by_role("link", name="Edit").click()
+    other.get_by_label("Content").fill(body.replace("10 °C low", "12 °C low"))
     other.get_by_role("button", name="Save changes").click()
     expect(other.get_by_role("alert")).to_contain_text("changed this note")
     expect(other.locator(".markdown")).to_contain_text("11 °C low")
@@ -81,6 +86,7 @@ def test_the_whole_library_flow(browser_site: str, page: Page):
     other.close()
 
     # The diff between v1 and v2, then restore v1.
+    page.get_by_role("link", name="History").click()
     page.get_by_label("From version").fill("1")
     page.get_by_label("To version").fill("2")
     page.get_by_role("button", name="Compare").click()
@@ -162,6 +168,14 @@ def test_keyboard_shortcuts_and_infinite_scroll(browser_site: str, page: Page):
     page.locator("h2").first.click()
     page.keyboard.press("n")
     expect(page).to_have_url(re.compile(r"/notes/new"))
+    # "e" on the list opens the selected note's editor, focused.
+    page.goto(browser_site + "/")
+    page.locator("body").click(position={"x": 5, "y": 300})
+    page.keyboard.press("j")
+    page.keyboard.press("e")
+    expect(page).to_have_url(re.compile(r"/notes/[0-9a-f-]{36}/#edit$"))
+    expect(page.get_by_label("Title")).to_have_value("Note number 30")
+    expect(page.get_by_label("Content")).to_be_focused()
 
 
 def test_notebooks_are_renamed_moved_archived_restored_and_deleted(browser_site: str,
@@ -263,7 +277,8 @@ def test_without_javascript_reading_searching_paging_and_editing_work(browser_si
     page.get_by_role("link", name="Load more").click()
     expect(page.locator("#count")).to_contain_text("Showing 30 of 30 notes matching")
     page.locator("li.note a.title").first.click()
-    page.get_by_label("Content").fill("Walnuts keep for a year in the freezer.")
+    page.get_by_role("link", name="Edit").click()  # its panel opens by :target
+    page.get_by_label("Title").fill("Walnuts keep for a year in the freezer.")
     page.get_by_role("button", name="Save changes").click()
     expect(page.locator(".markdown")).to_have_text("Walnuts keep for a year in the freezer.")
     expect(page.locator(".flash")).to_have_text("Saved.")

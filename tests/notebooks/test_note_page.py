@@ -1,5 +1,6 @@
 """The note page: edit guarded by the version (a stale edit keeps the draft and shows
-the newer text), archive/restore, delete with confirmation, restore a revision."""
+the newer text), archive/restore, delete with confirmation, restore a revision. The
+editor, its preview and task-list boxes: tests/notebooks/test_editor.py."""
 
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ def test_strangers_get_404_for_every_action(owner):
 
 def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, web):
     """Pinned: the page reads the note, its revisions and its share link in one selector
-    call, so more revisions (or notebooks in the sidebar) never mean more queries."""
+    call, so more revisions (or notebooks in the sidebar) never mean more queries — nor
+    do the editor, the toolbar's panels or a task list's boxes to tick."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -103,7 +105,7 @@ def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, we
     long = factories.note(owner, "long history")
     for n in range(5):
         services.note_update(actor=owner, operation_id=op(), note_id=long.id,
-                             content=f"long history, take {n}")
+                             content=f"long history, take {n}\n\n" + "- [ ] a box\n" * n)
     factories.notebook(owner, "Work")
     factories.notebook(owner, "Home")
     queries(f"/notes/{short.id}/")  # warm: what a first request sets up is not counted
@@ -111,3 +113,4 @@ def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, we
     # (the note, its history, its share link and whether it is declared ground truth)
     # and the sidebar's notebooks.
     assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 17
+    assert queries(f"/notes/{long.id}/?v=2") == 17  # an older version: the same read

@@ -25,6 +25,7 @@ def test_share_open_logged_out_and_revoke(browser_site: str, page: Page, browser
     errors = watch_console(page)
     sign_in(page, browser_site, "sharer")
     page.goto(f"{browser_site}/notes/{note.id}/")
+    page.get_by_role("link", name="Share", exact=True).click()
     page.get_by_role("button", name="Create public link").click()
     link = page.get_by_label("Public link").input_value()
     assert re.fullmatch(rf"{browser_site}/public/shares/[A-Za-z0-9_-]{{43}}", link)
