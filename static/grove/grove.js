@@ -1,5 +1,7 @@
 // Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts, copy buttons and the browser's time zone on "What your agents read". Loaded from a file: the CSP allows no inline script.
+// shortcuts, copy buttons, the browser's time zone on "What your agents read", the
+// sidebar's folded notebooks and the grant pickers' "also tick its sub-notebooks".
+// Loaded from a file: the CSP allows no inline script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
@@ -148,3 +150,40 @@ document.addEventListener("DOMContentLoaded", () => {
   field.value = zone;
   field.form.requestSubmit();
 });
+
+// The sidebar's notebook tree: a parent folded away stays folded on the next page (this
+// browser remembers which, by notebook id) — unless the notebook shown is inside it.
+const FOLDED = "grove.folded-notebooks";
+
+function foldedNotebooks() {
+  try {
+    const ids = JSON.parse(localStorage.getItem(FOLDED) || "[]");
+    return new Set(Array.isArray(ids) ? ids : []);
+  } catch {
+    return new Set();
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const folded = foldedNotebooks();
+  document.querySelectorAll(".sidebar details.branch[data-notebook]").forEach((branch) => {
+    if (folded.has(branch.dataset.notebook)
+        && !branch.querySelector(":scope > ul [aria-current='page']")) branch.open = false;
+  });
+});
+
+// "toggle" does not bubble: listen while it goes down to the <details>.
+document.addEventListener("toggle", (event) => {
+  const branch = event.target;
+  if (!(branch instanceof HTMLDetailsElement) || !branch.matches(".sidebar details.branch")) {
+    return;
+  }
+  const folded = foldedNotebooks();
+  if (branch.open) folded.delete(branch.dataset.notebook);
+  else folded.add(branch.dataset.notebook);
+  try {
+    localStorage.setItem(FOLDED, JSON.stringify(Array.from(folded)));
+  } catch {
+    // Storage refused (a private window): folding still works on this page.
+  }
+}, true);
