@@ -187,3 +187,20 @@ document.addEventListener("toggle", (event) => {
     // Storage refused (a private window): folding still works on this page.
   }
 }, true);
+
+// Grant pickers (keys, approvals, grants): a notebook's grant does not cover the
+// notebooks inside it — the picker says so. The button beside a parent ticks it and
+// every notebook inside; without this script it stays hidden.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("[data-notebook-tree] [data-tick-children]").forEach((button) => {
+    button.hidden = false;
+  });
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-notebook-tree] [data-tick-children]");
+  if (!button) return;
+  button.closest("li").querySelectorAll("input[type=checkbox]").forEach((box) => {
+    box.checked = true;
+  });
+});

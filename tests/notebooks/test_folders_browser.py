@@ -125,3 +125,98 @@ def test_without_javascript_every_parent_is_open_and_still_folds(browser_site: s
         expect(page.locator("#count")).to_have_text(re.compile(r"Showing 6 of 6 notes"))
     finally:
         context.close()
+
+
+HINT = "Granting a notebook does not grant the notebooks inside it"
+
+
+def _picker_says_and_ticks(page: Page, plans_id) -> None:
+    """The picker on `page`: the hint, the tree of bare names, and "also tick its
+    sub-notebooks" beside Work ticks Work, Plans and Q3 — and nothing else."""
+    picker = page.locator("[data-notebook-tree]")
+    expect(page.locator("#id_notebooks_helptext")).to_contain_text(HINT)
+    # Bare names, nested: Q3 inside Plans inside Work; Home beside Work.
+    work_item = picker.locator(":scope > ul > li", has=page.get_by_label("Work", exact=True))
+    expect(work_item.locator(":scope > ul > li > label")).to_have_text(["Plans"])
+    expect(work_item.locator(":scope > ul > li > ul > li > label")).to_have_text(["Q3"])
+    expect(picker.locator(":scope > ul > li > label")).to_have_text(["Home", "Work"])
+    expect(picker.get_by_role("button", name="Also tick the notebooks inside Q3")) \
+        .to_have_count(0)  # a notebook with nothing inside has no such button
+    work_item.get_by_role("button", name="Also tick the notebooks inside Work").click()
+    for name in ("Work", "Plans", "Q3"):
+        expect(picker.get_by_label(name, exact=True)).to_be_checked()
+    expect(picker.get_by_label("Home", exact=True)).not_to_be_checked()
+    # Beside Plans: only its own part of the tree.
+    for name in ("Plans", "Q3"):
+        picker.get_by_label(name, exact=True).uncheck()
+    picker.get_by_role("button", name="Also tick the notebooks inside Plans").click()
+    expect(picker.get_by_label("Q3", exact=True)).to_be_checked()
+    expect(page.locator(f'input[name=notebooks][value="{plans_id}"]')).to_be_checked()
+
+
+def test_the_key_and_grant_pickers_say_what_a_grant_covers(browser_site: str, page: Page):
+    from grove.identity import selectors as identity
+
+    owner, work, plans, q3 = _work("grants")
+    errors = watch_console(page)
+    sign_in(page, browser_site, "grants")
+    page.goto(browser_site + "/connections/")
+    _picker_says_and_ticks(page, plans.id)
+    page.get_by_label("Name").fill("laptop")
+    page.get_by_label("Only the notebooks ticked below").check()
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_label("New API key")).to_have_value(re.compile(r"^grv_"))
+    [key] = identity.connection_overview(actor=owner).connections
+    assert set(key.grant.notebooks) == {work.id, plans.id, q3.id}
+
+    # Its grant page: the same tree, ticked as granted.
+    page.goto(f"{browser_site}/connections/{key.id}/edit")
+    picker = page.locator("[data-notebook-tree]")
+    expect(page.locator("#id_notebooks_helptext")).to_contain_text(HINT)
+    for name in ("Work", "Plans", "Q3"):
+        expect(picker.get_by_label(name, exact=True)).to_be_checked()
+    picker.get_by_label("Q3", exact=True).uncheck()
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".flash")).to_contain_text("Saved what laptop may do")
+    [key] = identity.connection_overview(actor=owner).connections
+    assert set(key.grant.notebooks) == {work.id, plans.id}
+    assert errors == []
+
+
+def test_the_approval_page_says_it_too(browser_site: str, page: Page):
+    from urllib.parse import urlsplit
+
+    from django.test import Client
+
+    from grove.models import Account
+    from tests.grove.identity.oauth_helpers import register
+    from tests.grove.identity.test_oauth_approval import call, token_for
+    from tests.mcp.helpers import error_of
+
+    owner, work, plans, q3 = _work("approver")
+    owner_web = Client()
+    owner_web.force_login(Account.objects.get(username="approver"))
+    token = token_for(owner_web, register(name="Claude"))["access_token"]
+    url = error_of(call(token, "recall", {}))["approvalUrl"]
+    errors = watch_console(page)
+    sign_in(page, browser_site, "approver")
+    parts = urlsplit(url)
+    page.goto(f"{browser_site}{parts.path}?{parts.query}")
+    expect(page.get_by_role("heading", name="Approve “Claude”?")).to_be_visible()
+    _picker_says_and_ticks(page, plans.id)
+    assert errors == []
+
+
+def test_without_javascript_the_hint_shows_and_the_button_does_not(browser_site: str,
+                                                                   browser):
+    owner, work, plans, q3 = _work("plainpicker")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        sign_in(page, browser_site, "plainpicker")
+        page.goto(browser_site + "/connections/")
+        expect(page.locator("#id_notebooks_helptext")).to_contain_text(HINT)
+        expect(page.locator("[data-tick-children]").first).to_be_hidden()
+        expect(page.get_by_label("Q3", exact=True)).to_be_visible()
+    finally:
+        context.close()
