@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from django import forms
 from django.forms.utils import flatatt
@@ -14,36 +15,6 @@ from django.utils.safestring import SafeString, mark_safe
 from grove.identity.schemas import ConnectionOut
 from grove.interfaces.forms import IdsChoiceField
 from grove.kernel.actor import WRITE
-
-if TYPE_CHECKING:
-    from grove.identity.selectors import NotebookChoice
-
-
-class OwnerSetupForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    email = forms.EmailField(required=False)
-    password = forms.CharField(widget=forms.PasswordInput, min_length=8)
-    password_again = forms.CharField(widget=forms.PasswordInput)
-
-    def clean(self) -> dict:
-        data = super().clean() or {}
-        if data.get("password") != data.get("password_again"):
-            self.add_error("password_again", "The two passwords differ.")
-        return data
-
-
-class PasswordForm(forms.Form):
-    current = forms.CharField(widget=forms.PasswordInput, label="Current password",
-                              strip=False)
-    new = forms.CharField(widget=forms.PasswordInput, label="New password", strip=False)
-    new_again = forms.CharField(widget=forms.PasswordInput, label="New password again",
-                                strip=False)
-
-    def clean(self) -> dict:
-        data = super().clean() or {}
-        if data.get("new") != data.get("new_again"):
-            self.add_error("new_again", "The two passwords differ.")
-        return data
 
 
 class NotebookTree(forms.CheckboxSelectMultiple):
@@ -85,6 +56,33 @@ class NotebookTree(forms.CheckboxSelectMultiple):
                            widget["attrs"].get("id", ""), branch(None))
 
 
+class OwnerSetupForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
+    password = forms.CharField(widget=forms.PasswordInput, min_length=8)
+    password_again = forms.CharField(widget=forms.PasswordInput)
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("password") != data.get("password_again"):
+            self.add_error("password_again", "The two passwords differ.")
+        return data
+
+
+class PasswordForm(forms.Form):
+    current = forms.CharField(widget=forms.PasswordInput, label="Current password",
+                              strip=False)
+    new = forms.CharField(widget=forms.PasswordInput, label="New password", strip=False)
+    new_again = forms.CharField(widget=forms.PasswordInput, label="New password again",
+                                strip=False)
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("new") != data.get("new_again"):
+            self.add_error("new_again", "The two passwords differ.")
+        return data
+
+
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="What the key is for, e.g. “laptop”.")
     can_write = forms.BooleanField(required=False, initial=True, label="May save and change notes",
@@ -97,10 +95,10 @@ class KeyForm(forms.Form):
         required=False, widget=NotebookTree,
         help_text="Granting a notebook does not grant the notebooks inside it: tick each one.")
 
-    def __init__(self, *args: object, notebooks: list[NotebookChoice] | None,
-                 **kwargs: object):
-        """`notebooks`: the choices to offer, as their tree; None for a post the service
-        will check."""
+    def __init__(self, *args: object,
+                 notebooks: Sequence[tuple[str, str, str | None]] | None, **kwargs: object):
+        """`notebooks`: the choices to offer, as their tree (`selectors.notebook_choices`:
+        id, name, parent id); None for a post the service will check."""
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if notebooks is None:
             # Taken as ids: the service checks what may be granted (notebook_not_found).
@@ -110,8 +108,8 @@ class KeyForm(forms.Form):
         field = self.fields["notebooks"]
         assert isinstance(field, forms.MultipleChoiceField)
         assert isinstance(field.widget, NotebookTree)
-        field.choices = [(choice.id, choice.name) for choice in notebooks]
-        field.widget.parents = {choice.id: choice.parent for choice in notebooks}
+        field.choices = [(id_, name) for id_, name, _parent in notebooks]
+        field.widget.parents = {id_: parent for id_, _name, parent in notebooks}
 
 
 class NewKeyForm(KeyForm):
@@ -141,7 +139,8 @@ class GrantForm(KeyForm):
     expected_state = forms.CharField(widget=forms.HiddenInput, max_length=64)
 
     @classmethod
-    def of(cls, connection: ConnectionOut, notebooks: list[NotebookChoice], *,
+    def of(cls, connection: ConnectionOut,
+           notebooks: Sequence[tuple[str, str, str | None]], *,
            bound: bool = False) -> GrantForm:
         """The form filled with what the connection may do now (`bound`: as if posted,
         so errors can be shown on it)."""

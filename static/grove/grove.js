@@ -1,7 +1,5 @@
 // Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts, copy buttons, the browser's time zone on "What your agents read", the
-// sidebar's folded notebooks and the grant pickers' "also tick its sub-notebooks".
-// Loaded from a file: the CSP allows no inline script.
+// shortcuts, copy buttons and the browser's time zone on "What your agents read". Loaded from a file: the CSP allows no inline script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
@@ -116,41 +114,6 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
-// Ask: Enter sends the question, Shift+Enter starts a new line.
-document.addEventListener("keydown", (event) => {
-  const box = event.target.closest && event.target.closest(".ask-form textarea");
-  if (!box || event.key !== "Enter" || event.shiftKey || event.isComposing) return;
-  if (event.ctrlKey || event.metaKey || event.altKey) return;
-  event.preventDefault();
-  if (box.value.trim()) box.form.requestSubmit();
-});
-
-// A #edit link on the note page focuses the editor.
-document.addEventListener("DOMContentLoaded", () => {
-  if (window.location.hash === "#edit") {
-    const editor = document.querySelector("#edit textarea");
-    if (editor) editor.focus();
-  }
-});
-
-// "What your agents read": a time zone nobody chose yet (<input data-browser-zone>, UTC
-// by default) becomes the browser's, and the brief is shown again in it. Without this
-// script the brief stays in UTC, which its header names.
-document.addEventListener("DOMContentLoaded", () => {
-  const field = document.querySelector("input[data-browser-zone]");
-  if (!field) return;
-  let zone = "";
-  try {
-    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
-  } catch {
-    return;
-  }
-  field.removeAttribute("data-browser-zone");
-  if (!zone || zone === field.value) return;
-  field.value = zone;
-  field.form.requestSubmit();
-});
-
 // The sidebar's notebook tree: a parent folded away stays folded on the next page (this
 // browser remembers which, by notebook id) — unless the notebook shown is inside it.
 const FOLDED = "grove.folded-notebooks";
@@ -203,4 +166,39 @@ document.addEventListener("click", (event) => {
   button.closest("li").querySelectorAll("input[type=checkbox]").forEach((box) => {
     box.checked = true;
   });
+});
+
+// Ask: Enter sends the question, Shift+Enter starts a new line.
+document.addEventListener("keydown", (event) => {
+  const box = event.target.closest && event.target.closest(".ask-form textarea");
+  if (!box || event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  event.preventDefault();
+  if (box.value.trim()) box.form.requestSubmit();
+});
+
+// A #edit link on the note page focuses the editor.
+document.addEventListener("DOMContentLoaded", () => {
+  if (window.location.hash === "#edit") {
+    const editor = document.querySelector("#edit textarea");
+    if (editor) editor.focus();
+  }
+});
+
+// "What your agents read": a time zone nobody chose yet (<input data-browser-zone>, UTC
+// by default) becomes the browser's, and the brief is shown again in it. Without this
+// script the brief stays in UTC, which its header names.
+document.addEventListener("DOMContentLoaded", () => {
+  const field = document.querySelector("input[data-browser-zone]");
+  if (!field) return;
+  let zone = "";
+  try {
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  } catch {
+    return;
+  }
+  field.removeAttribute("data-browser-zone");
+  if (!zone || zone === field.value) return;
+  field.value = zone;
+  field.form.requestSubmit();
 });
