@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.http import HttpRequest
@@ -15,15 +17,46 @@ from notebooks.rules import notebook_paths
 
 
 @dataclass
+class Branch:
+    """A notebook of the sidebar's tree: its live notes, and its children."""
+
+    notebook: Notebook
+    depth: int
+    notes: int
+    children: list[Branch] = field(default_factory=list)
+
+
+@dataclass
 class Notebooks:
     """Every notebook the owner sees, archived ones included (for names), and the live
-    ones as a depth-first tree."""
+    ones as a depth-first tree. `note_counts` gives the live notes of each notebook for
+    the sidebar's `branches`: read with the notebooks for a page, or — should a partial
+    show them — when first asked for."""
 
     all: list[Notebook]
+    note_counts: Callable[[], dict[Any, int]] = dict
     tree: list[tuple[Notebook, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.tree = tree([nb for nb in self.all if nb.archived_at is None])
+
+    @cached_property
+    def parent_ids(self) -> set[Any]:
+        """The live notebooks with live notebooks inside."""
+        return {nb.parent_id for nb, depth in self.tree if depth > 0}
+
+    @cached_property
+    def branches(self) -> list[Branch]:
+        """The live tree nested, each notebook with its count (one grouped query)."""
+        counts = self.note_counts()
+        roots: list[Branch] = []
+        path: list[Branch] = []  # the branch at each depth down to the one just placed
+        for nb, depth in self.tree:
+            branch = Branch(nb, depth, counts.get(nb.id, 0))
+            del path[depth:]
+            (path[-1].children if path else roots).append(branch)
+            path.append(branch)
+        return roots
 
     @property
     def archived(self) -> list[Notebook]:
@@ -65,7 +98,13 @@ def notebooks_for(request: HttpRequest) -> Notebooks:
     cached = getattr(request, "_grove_notebooks", None)
     if cached is None:
         actor = request.actor  # type: ignore[attr-defined]
-        cached = Notebooks(selectors.notebook_list(actor=actor, include_archived=True))
+        htmx = getattr(request, "htmx", None)
+        if htmx and not htmx.history_restore_request:  # a partial: the sidebar is not shown
+            cached = Notebooks(selectors.notebook_list(actor=actor, include_archived=True),
+                               note_counts=lambda: selectors.notebook_note_counts(actor=actor))
+        else:  # a page: its sidebar's counts come in the same read
+            notebooks, counts = selectors.notebook_shelf(actor=actor)
+            cached = Notebooks(notebooks, note_counts=lambda: counts)
         request._grove_notebooks = cached  # type: ignore[attr-defined]
     return cached
 

@@ -158,6 +158,10 @@ class LibraryForm(forms.Form):
     # Not stripped: a space after the last word says it is complete (no prefix match).
     q = forms.CharField(required=False, max_length=SEARCH_QUERY_MAX_CHARS, strip=False)
     notebook = forms.CharField(required=False, max_length=64)
+    # "1": the notebook's sub-notebooks too (a value, not a bool, so it goes back into
+    # the query string as it came).
+    sub = forms.ChoiceField(required=False, choices=[("", "This notebook"),
+                                                     ("1", "Include sub-notebooks")])
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Kind.choices])
     agent = forms.CharField(required=False, max_length=SOURCE_AGENT_MAX_CHARS, label="Saved by")
     lifetime = forms.ChoiceField(required=False, choices=[

@@ -212,8 +212,8 @@ TOOLS = [
     Tool("create_notebook", "Create a notebook",
          "Create a notebook at the top level or inside parentId (names are unique among "
          "siblings).",
-         NotebookCreateArgs, ToolNotebook, _create_notebook, read_only=False,
-         idempotent=False),
+         # A repeat is refused (notebook_name_taken): it changes nothing.
+         NotebookCreateArgs, ToolNotebook, _create_notebook, read_only=False),
     Tool("update_notebook", "Rename or move a notebook",
          "Rename a notebook and/or move it (parentId \"root\" = top level); a notebook "
          "cannot move inside itself.",

@@ -3,15 +3,58 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
+from django.forms.utils import flatatt
 from django.http import QueryDict
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from grove.identity.schemas import ConnectionOut
 from grove.interfaces.forms import IdsChoiceField
 from grove.kernel.actor import WRITE
 from grove.kernel.validation import TIME_ZONE_MAX_CHARS
+
+
+class NotebookTree(forms.CheckboxSelectMultiple):
+    """The notebooks to tick, as their tree: nested lists of bare names. Beside each
+    parent a button ticks it with every notebook inside (grove.js shows it: without
+    JavaScript it stays hidden, and the field's help says what a grant covers).
+    `parents`: each choice's parent id (None at the top)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.parents: dict[str, str | None] = {}
+
+    def render(self, name: str, value: Any, attrs: dict[str, Any] | None = None,
+               renderer: Any = None) -> SafeString:
+        widget = self.get_context(name, value, attrs)["widget"]
+        options = [option for _group, group, _index in widget["optgroups"] for option in group]
+        listed = {str(option["value"]) for option in options}
+        children: dict[str | None, list[dict[str, Any]]] = {}
+        for option in options:
+            parent = self.parents.get(str(option["value"]))
+            children.setdefault(parent if parent in listed else None, []).append(option)
+
+        def branch(parent: str | None) -> SafeString:
+            items = []
+            for option in children.get(parent, []):
+                inside = str(option["value"]) in children
+                items.append(format_html(
+                    '<li><label><input type="checkbox" name="{}" value="{}"{}> {}</label>{}{}'
+                    "</li>", option["name"], option["value"], flatatt(option["attrs"]),
+                    option["label"],
+                    format_html(' <button type="button" class="link" data-tick-children '
+                                'aria-label="Also tick the notebooks inside {}" hidden>also '
+                                "tick its sub-notebooks</button>", option["label"])
+                    if inside else "",
+                    branch(str(option["value"])) if inside else ""))
+            return format_html("<ul>{}</ul>", mark_safe("".join(items)))  # noqa: S308 - built by format_html
+
+        return format_html('<div id="{}" class="notebook-tree" data-notebook-tree>{}</div>',
+                           widget["attrs"].get("id", ""), branch(None))
 
 
 class OwnerSetupForm(forms.Form):
@@ -59,11 +102,14 @@ class KeyForm(forms.Form):
     scope = forms.ChoiceField(choices=[("all", "Every notebook, current and future"),
                                        ("some", "Only the notebooks ticked below")],
                               initial="some", widget=forms.RadioSelect)
-    notebooks = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    notebooks = forms.MultipleChoiceField(
+        required=False, widget=NotebookTree,
+        help_text="Granting a notebook does not grant the notebooks inside it: tick each one.")
 
-    def __init__(self, *args: object, notebooks: list[tuple[str, str]] | None,
-                 **kwargs: object):
-        """`notebooks`: the choices to offer; None for a post the service will check."""
+    def __init__(self, *args: object,
+                 notebooks: Sequence[tuple[str, str, str | None]] | None, **kwargs: object):
+        """`notebooks`: the choices to offer, as their tree (`selectors.notebook_choices`:
+        id, name, parent id); None for a post the service will check."""
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if notebooks is None:
             # Taken as ids: the service checks what may be granted (notebook_not_found).
@@ -72,7 +118,9 @@ class KeyForm(forms.Form):
             return
         field = self.fields["notebooks"]
         assert isinstance(field, forms.MultipleChoiceField)
-        field.choices = notebooks
+        assert isinstance(field.widget, NotebookTree)
+        field.choices = [(id_, name) for id_, name, _parent in notebooks]
+        field.widget.parents = {id_: parent for id_, _name, parent in notebooks}
 
 
 class NewKeyForm(KeyForm):
@@ -102,7 +150,8 @@ class GrantForm(KeyForm):
     expected_state = forms.CharField(widget=forms.HiddenInput, max_length=64)
 
     @classmethod
-    def of(cls, connection: ConnectionOut, notebooks: list[tuple[str, str]], *,
+    def of(cls, connection: ConnectionOut,
+           notebooks: Sequence[tuple[str, str, str | None]], *,
            bound: bool = False) -> GrantForm:
         """The form filled with what the connection may do now (`bound`: as if posted,
         so errors can be shown on it)."""

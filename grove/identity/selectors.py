@@ -4,7 +4,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.apps import apps
 from django.db.models import QuerySet
@@ -96,13 +96,33 @@ def grantable_notebooks(actor: Actor) -> QuerySet[Any]:
     return notebook_model.objects.filter(account_id=actor.account_id, deleted_at__isnull=True)
 
 
-def notebook_choices(*, actor: Actor) -> list[tuple[str, str]]:
-    """The notebooks a grant may name, as form choices (id, name) by name — the key,
-    approve and grant forms (website owner only)."""
+class NotebookChoice(NamedTuple):
+    """A notebook a grant may name, as the key, approve and grant forms offer it."""
+
+    id: str
+    name: str
+    parent: str | None  # its parent's id; None at the top (or if the parent is not offered)
+
+
+def notebook_choices(*, actor: Actor) -> list[NotebookChoice]:
+    """The notebooks a grant may name as their tree: each parent before its children,
+    siblings by name (website owner only)."""
     actor.require_session()
     with tenant(actor):
-        rows = grantable_notebooks(actor).order_by("name", "id")
-        return [(str(nb.id), nb.name) for nb in rows]
+        rows = [NotebookChoice(str(i), name, str(parent) if parent else None) for i, name, parent
+                in grantable_notebooks(actor).values_list("id", "name", "parent_id")]
+    listed = {row.id for row in rows}
+    children: dict[str | None, list[NotebookChoice]] = {}
+    for row in sorted(rows, key=lambda row: (row.name.casefold(), row.id)):
+        parent = row.parent if row.parent in listed else None
+        children.setdefault(parent, []).append(row._replace(parent=parent))
+    ordered: list[NotebookChoice] = []
+    pending = list(reversed(children.get(None, [])))
+    while pending:  # depth first
+        row = pending.pop()
+        ordered.append(row)
+        pending.extend(reversed(children.get(row.id, [])))
+    return ordered
 
 
 @dataclass(frozen=True)
@@ -110,7 +130,7 @@ class ConnectionsOverview:
     """The Connections page: every connection, and the notebooks a new key may name."""
 
     connections: list[ConnectionOut]
-    notebooks: list[tuple[str, str]]
+    notebooks: list[NotebookChoice]
 
 
 def connection_overview(*, actor: Actor) -> ConnectionsOverview:
@@ -141,7 +161,7 @@ class ApprovalReview:
     connection: ConnectionOut
     pending: dict[str, Any]
     fresh: bool
-    notebooks: list[tuple[str, str]]
+    notebooks: list[NotebookChoice]
 
 
 def connection_approval(*, actor: Actor, connection_id: Any,
@@ -169,7 +189,7 @@ class ConnectionEditing:
     grant may name."""
 
     connection: ConnectionOut
-    notebooks: list[tuple[str, str]]
+    notebooks: list[NotebookChoice]
 
 
 def connection_editing(*, actor: Actor, connection_id: Any) -> ConnectionEditing:

@@ -176,7 +176,7 @@ def _connections_page(request: HttpRequest, *, form: NewKeyForm | None = None,
         for error in form.non_field_errors():
             shown.add_error(None, error)
         form = shown
-    names = dict(overview.notebooks)
+    names = {choice.id: choice.name for choice in overview.notebooks}
     connections = [
         (c, [names.get(str(n), "(deleted notebook)") for n in c.grant.notebooks])
         for c in overview.connections

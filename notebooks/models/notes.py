@@ -15,7 +15,7 @@ from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import MD5, Length, Lower
+from django.db.models.functions import MD5, Coalesce, Length, Lower
 from django.utils import timezone
 from pgvector.django import VectorField
 
@@ -23,6 +23,8 @@ models.TextField.register_lookup(Length)
 
 CONTENT_MAX_CHARS = 6000
 NAME_MAX_CHARS = 200
+NOTEBOOK_NAME_UNIQUE = "notebook_live_name_unique"
+NO_PARENT = uuid.UUID(int=0)  # the top level, in the unique name index (NULLs are distinct)
 TASK_ID_MAX_CHARS = 200
 SOURCE_AGENT_MAX_CHARS = 100
 # Tags: a short list of labels per note (normalised by `notebooks.rules.clean_tags`).
@@ -96,6 +98,18 @@ class Notebook(models.Model):
             ),
             models.CheckConstraint(
                 condition=~Q(parent=models.F("id")), name="notebook_not_own_parent"
+            ),
+            # Two live notebooks under one parent cannot share a name (SPEC §3), compared
+            # in lower case (names are stored trimmed); archived and deleted ones are not
+            # live. `require_name_free` says so first, with a clear code; this is the
+            # floor under every write (migration 0020 renamed the duplicates it found).
+            models.UniqueConstraint(
+                models.F("account"),
+                Coalesce(models.F("parent"), models.Value(NO_PARENT),
+                         output_field=models.UUIDField()),
+                Lower("name"),
+                condition=Q(archived_at__isnull=True, deleted_at__isnull=True),
+                name=NOTEBOOK_NAME_UNIQUE,
             ),
         ]
 

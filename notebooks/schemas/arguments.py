@@ -305,7 +305,9 @@ class RestoreRevisionIn(Operated):
 PLACE_FILTER = "A notebook (`<uuid>`, `notebook:<uuid>`) or \"personal\"; omitted: all granted"
 
 
-class SearchIn(In):
+class SearchFilters(In):
+    """Library search's arguments that REST and the `list_notes` tool share."""
+
     query: str | None = Field(default=None, max_length=rules.SEARCH_QUERY_MAX_CHARS,
                               description="Keywords (stemmed; all must match).",
                               json_schema_extra=_TEXT)
@@ -345,6 +347,18 @@ class SearchIn(In):
                 "updated_after": self.updated_after,
                 "lifetime": self.lifetime, "status": self.status, "sort": self.sort,
                 "cursor": self.cursor, "limit": self.limit, "matches": self.matches}
+
+
+class SearchIn(SearchFilters):
+    """`POST /v1/notes/search`: the shared filters and a REST-only one (the tool's
+    schema stays as it is: tools/list has a size budget)."""
+
+    include_subnotebooks: bool = Field(default=False, description="true, with a notebookId: "
+                                       "its sub-notebooks' notes too, those granted.")
+    openapi_rules: ClassVar[JsonDict] = SearchFilters.openapi_rules
+
+    def service_kwargs(self) -> dict[str, Any]:
+        return {**super().service_kwargs(), "include_subnotebooks": self.include_subnotebooks}
 
 
 # -- notebooks -------------------------------------------------------------------------------

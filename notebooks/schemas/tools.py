@@ -24,7 +24,7 @@ from notebooks.schemas.arguments import (
     RecallIn,
     RememberIn,
     RestoreRevisionIn,
-    SearchIn,
+    SearchFilters,
     ToolArguments,
 )
 from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RememberOut, RevisionOut
@@ -135,7 +135,7 @@ class RecallArgs(ToolArguments, RecallIn):
     full: bool = FULL
 
 
-class SearchArgs(ToolArguments, SearchIn):
+class SearchArgs(ToolArguments, SearchFilters):
     full: bool = FULL
 
 

@@ -32,9 +32,11 @@ from notebooks.selectors.library import (
     notebook_get,
     notebook_list,
     notebook_names,
+    notebook_note_counts,
     notebook_out,
     notebook_page,
     notebook_page_of,
+    notebook_shelf,
     notebook_subtree_counts,
 )
 from notebooks.selectors.trash import TrashPage, trash_list
@@ -61,8 +63,10 @@ __all__ = [
     "notebook_get",
     "notebook_list",
     "notebook_names",
+    "notebook_note_counts",
     "notebook_out",
     "notebook_page_of",
     "notebook_page",
+    "notebook_shelf",
     "notebook_subtree_counts",
 ]

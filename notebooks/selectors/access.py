@@ -198,6 +198,31 @@ def subtree_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def granted_subtree_ids(actor: Actor, notebook_id: uuid.UUID) -> list[uuid.UUID]:
+    """The notebook and its non-deleted descendants as far as the actor is granted: each
+    one granted itself (grants never inherit down the tree) and reached only through
+    granted ones — a notebook below one the actor may not see is outside this subtree,
+    as the actor's own tree shows it (at its top). Caller holds a tenant tx."""
+    if actor.grant.all_notebooks:
+        return subtree_ids(notebook_id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH RECURSIVE tree(id) AS (
+                SELECT id FROM notebooks_notebook
+                WHERE id = %(root)s AND id = ANY(%(granted)s) AND deleted_at IS NULL
+                UNION
+                SELECT child.id FROM notebooks_notebook child
+                JOIN tree ON child.parent_id = tree.id
+                WHERE child.deleted_at IS NULL AND child.id = ANY(%(granted)s)
+            )
+            SELECT id FROM tree
+            """,
+            {"root": notebook_id, "granted": list(actor.grant.notebooks)},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def ancestor_ids(notebook_id: uuid.UUID) -> list[uuid.UUID]:
     """The notebook and every ancestor up to the root."""
     with connection.cursor() as cursor:

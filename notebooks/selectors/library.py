@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count
 from django.utils import timezone
 
 from grove.kernel.actor import READ, Actor
@@ -14,7 +15,13 @@ from grove.kernel.errors import Invalid
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.models import Note, Notebook, Revision, Status
-from notebooks.rules import EVERYWHERE, NOTEBOOK_PAGE_MAX, _Everywhere, parse_uuid
+from notebooks.rules import (
+    EVERYWHERE,
+    NOTEBOOK_PAGE_MAX,
+    _Everywhere,
+    parse_uuid,
+    unexpired_filter,
+)
 from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
     access_note,
@@ -22,6 +29,7 @@ from notebooks.selectors.access import (
     notebooks_visible_to,
     notes_live,
     subtree_ids,
+    visible_filter,
 )
 
 
@@ -38,6 +46,30 @@ def notebook_names(*, actor: Actor, notes: Iterable[Any]) -> dict[uuid.UUID, str
 def count_subtree(ids: list[uuid.UUID]) -> SubtreeCounts:
     notes = Note.objects.filter(notebook_id__in=ids).exclude(status=Status.DELETED).count()
     return SubtreeCounts(notebooks=len(ids), notes=notes)
+
+
+def notebook_note_counts(*, actor: Actor) -> dict[uuid.UUID, int]:
+    """How many live notes each granted notebook holds — what its list shows (the
+    sidebar's counts) — in one grouped query. Notebooks with none are left out; a
+    notebook's own state (archived) is the caller's to judge."""
+    with tenant(actor):
+        actor.require(READ)
+        return _note_counts(actor)
+
+
+def _note_counts(actor: Actor) -> dict[uuid.UUID, int]:
+    rows = (Note.objects.filter(visible_filter(actor), unexpired_filter(now=timezone.now()),
+                                notebook__isnull=False)
+            .values_list("notebook_id").annotate(n=Count("*")).order_by())
+    return dict(rows)
+
+
+def notebook_shelf(*, actor: Actor) -> tuple[list[Notebook], dict[uuid.UUID, int]]:
+    """The sidebar's read, in one transaction: every notebook the caller sees, archived
+    ones included (`notebook_list`), and their live notes (`notebook_note_counts`)."""
+    with tenant(actor):
+        actor.require(READ)
+        return _notebooks(actor, include_archived=True), _note_counts(actor)
 
 
 def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:
@@ -114,10 +146,14 @@ def notebook_page(
 def notebook_list(*, actor: Actor, include_archived: bool = False) -> list[Notebook]:
     with tenant(actor):
         actor.require(READ)
-        notebooks = notebooks_visible_to(actor)
-        if not include_archived:
-            notebooks = notebooks.filter(archived_at__isnull=True)
-        return list(notebooks.order_by("name", "id"))
+        return _notebooks(actor, include_archived=include_archived)
+
+
+def _notebooks(actor: Actor, *, include_archived: bool) -> list[Notebook]:
+    notebooks = notebooks_visible_to(actor)
+    if not include_archived:
+        notebooks = notebooks.filter(archived_at__isnull=True)
+    return list(notebooks.order_by("name", "id"))
 
 
 def note_revisions(*, actor: Actor, note_id: uuid.UUID | str) -> list[Revision]:

@@ -99,6 +99,7 @@ def note_search(
     limit: int = SEARCH_DEFAULT_LIMIT,
     matches: bool = False,
     exact_count: bool = True,
+    include_subnotebooks: bool = False,
 ) -> SearchPage:
     """One page of the caller's notes matching the query and filters. Read-only.
 
@@ -107,6 +108,8 @@ def note_search(
     and small typos.
 
     `notebook_id`: a notebook, None for Personal, omitted for everything granted.
+    `include_subnotebooks`: with a notebook, the notes of its sub-notebooks too — those
+    the caller is granted, reached through granted ones (`granted_subtree_ids`).
     `sort` defaults to relevance with a query, else updated_desc; a query too common to
     rank is shown newest first (`SearchPage.sort` says which). Without `exact_count`, the
     matches of such a query are not all counted (the website's "1,000+"):
@@ -160,6 +163,8 @@ def note_search(
     spec = {"q": query, "typing": bool(typed and not typed[-1].isspace()), "place": place,
             "kinds": kinds, "agent": source_agent, "tag": tag,
             "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
+    if include_subnotebooks and place not in (None, "*"):
+        spec["sub"] = True  # only when set: cursors of a plain search stay as they were
     fingerprint = _filters_fingerprint(spec)
     opened = cursor_read(cursor, salt=SEARCH_CURSOR_SALT, binding=caller_binding(actor),
                          fingerprint=fingerprint)
@@ -175,9 +180,11 @@ def note_search(
             require_personal(actor)
             notes = notes.filter(notebook__isnull=True)
         elif place != "*":
-            from notebooks.selectors.access import access_notebook
+            from notebooks.selectors.access import access_notebook, granted_subtree_ids
 
-            notes = notes.filter(notebook_id=access_notebook(actor, place).id)
+            shelf = access_notebook(actor, place).id
+            notes = notes.filter(notebook_id__in=granted_subtree_ids(actor, shelf)) \
+                if "sub" in spec else notes.filter(notebook_id=shelf)
         if kinds:
             notes = notes.filter(kind__in=kinds)
         if source_agent is not None:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from typing import NoReturn
 
+from django.db import connection
+from django.db.models import Value
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from grove.kernel import operations
@@ -13,6 +17,8 @@ from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid
 from grove.models import Connection
 from notebooks.models import (
+    NAME_MAX_CHARS,
+    NO_PARENT,
     Note,
     Notebook,
     RevisionReason,
@@ -41,19 +47,21 @@ def notebook_create(
     parent_id: uuid.UUID | str | None = None,
 ) -> NotebookOut:
     """Create a notebook (at the root, or inside `parent_id`). A connection limited to a
-    set of notebooks gets the new one added to its grant, so it can use what it made."""
+    set of notebooks gets the new one added to its grant, so it can use what it made.
+    Refused where a live notebook has the name already (`notebook_name_taken`)."""
     op_id = operations.coerce_operation_id(operation_id)
     name = clean_name(name)
     parent_uuid = None if parent_id is None else parse_uuid(parent_id, what="parent id")
 
     def write() -> NotebookOut:
+        tree_lock(actor)  # the name stays free until this commits
         if parent_uuid is not None:
             require_open_notebook(access_destination(actor, parent_uuid))
         now = timezone.now()
-        notebook = Notebook.objects.create(
-            account_id=actor.account_id, name=name, parent_id=parent_uuid, created_at=now,
-            updated_at=now,
-        )
+        notebook = Notebook(account_id=actor.account_id, name=name, parent_id=parent_uuid,
+                            created_at=now, updated_at=now)
+        require_name_free(notebook)
+        notebook.save(force_insert=True)
         if actor.connection_id is not None and not actor.grant.all_notebooks:
             conn = Connection.objects.select_for_update().get(id=actor.connection_id)
             conn.grant_notebooks = [*conn.grant_notebooks, notebook.id]
@@ -74,7 +82,8 @@ def notebook_update(
     parent_id: uuid.UUID | str | None | _Unset = UNSET,
 ) -> NotebookOut:
     """Rename and/or move a notebook. `parent_id=None` moves it to the root; a move under
-    itself or a descendant is refused (`notebook_cycle`)."""
+    itself or a descendant is refused (`notebook_cycle`), and so is a name a live notebook
+    has there already (`notebook_name_taken`)."""
     op_id = operations.coerce_operation_id(operation_id)
     notebook_uuid = parse_uuid(notebook_id, what="notebook id")
     changes = given(
@@ -86,8 +95,7 @@ def notebook_update(
         raise Invalid("Nothing to change: give a name or a parentId.", code="no_changes")
 
     def write() -> NotebookOut:
-        if "parent_id" in changes:
-            tree_lock(actor)
+        tree_lock(actor)  # cycle checks and free names stay true until this commits
         notebook = access_notebook(actor, notebook_uuid, need=WRITE, for_update=True)
         before = (notebook.name, notebook.parent_id)
         if "parent_id" in changes and changes["parent_id"] != notebook.parent_id:
@@ -104,6 +112,7 @@ def notebook_update(
         if "name" in changes:
             notebook.name = changes["name"]
         if (notebook.name, notebook.parent_id) != before:  # a repeat changes nothing
+            require_name_free(notebook)
             notebook.updated_at = timezone.now()
             notebook.save()
         return NotebookOut.of(notebook)
@@ -114,15 +123,71 @@ def notebook_update(
 
 
 def require_name_free(notebook: Notebook) -> None:
-    """Two live notebooks under one parent cannot share a name (SPEC §3): refuse to bring
-    `notebook` (back) where a live one — neither archived nor deleted — already has its
-    name. Caller holds a tenant transaction (and the tree lock)."""
-    siblings = Notebook.objects.filter(name=notebook.name, **LIVE_NOTEBOOK)
+    """Two live notebooks under one parent cannot share a name (SPEC §3): refuse to make
+    `notebook`, as it is about to be stored, live where a live one — neither archived nor
+    deleted — already has its name. Names are compared in lower case (PostgreSQL's
+    `lower`, as the unique index `NOTEBOOK_NAME_UNIQUE` under it does; they are stored
+    trimmed). An archived notebook is not live: its name is checked when it comes back
+    (`require_names_free`). Caller holds a tenant transaction and the tree lock."""
+    if notebook.archived_at is not None or notebook.deleted_at is not None:
+        return
+    siblings = Notebook.objects.filter(account_id=notebook.account_id, **LIVE_NOTEBOOK) \
+        .alias(key=Lower("name")).filter(key=Lower(Value(notebook.name)))
     siblings = siblings.filter(parent__isnull=True) if notebook.parent_id is None \
         else siblings.filter(parent_id=notebook.parent_id)
-    if siblings.exclude(id=notebook.id).exists():
-        raise Conflict(f"A notebook named “{notebook.name}” is already there; rename one of "
-                       "them first.", code="notebook_name_taken")
+    taken = siblings.exclude(id=notebook.id).values_list("name", flat=True).first()
+    if taken is not None:
+        _name_taken(taken)
+
+
+# The live notebooks, and those about to be live, under the parents of the latter:
+# any name (in lower case) there twice that one of the latter has.
+_NAMES_CLASH = """
+SELECT min(n.name) FROM notebooks_notebook n
+WHERE (n.id = ANY(%(ids)s) OR (n.archived_at IS NULL AND n.deleted_at IS NULL))
+  AND coalesce(n.parent_id, %(top)s) IN (
+      SELECT coalesce(back.parent_id, %(top)s) FROM notebooks_notebook back
+      WHERE back.id = ANY(%(ids)s))
+GROUP BY coalesce(n.parent_id, %(top)s), lower(n.name)
+HAVING count(*) > 1 AND bool_or(n.id = ANY(%(ids)s))
+LIMIT 1
+"""
+
+
+def require_names_free(notebook_ids: list[uuid.UUID]) -> None:
+    """`require_name_free` for stored notebooks about to be live together (a subtree
+    restored from the archive or from Recently deleted): none may share its name with a
+    live sibling, nor with another of them. Caller holds a tenant transaction and the
+    tree lock."""
+    if not notebook_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_NAMES_CLASH, {"ids": list(notebook_ids), "top": NO_PARENT})
+        row = cursor.fetchone()
+    if row is not None:
+        _name_taken(row[0])
+
+
+def _name_taken(name: str) -> NoReturn:
+    raise Conflict(f"A notebook named “{name}” is already there: choose another name, or "
+                   "rename one of them first.", code="notebook_name_taken")
+
+
+def free_name(actor: Actor, name: str, parent_id: uuid.UUID | None) -> str:
+    """`name`, or the first of "name (2)", "name (3)", … that no live notebook has under
+    `parent_id` (an import's notebook beside one of the same name — as migration 0020
+    renamed the twins it found). Caller holds a tenant transaction and the tree lock."""
+    candidate, n = name, 1
+    while True:
+        try:
+            require_name_free(Notebook(account_id=actor.account_id, name=candidate,
+                                       parent_id=parent_id))
+        except Conflict:
+            n += 1
+            suffix = f" ({n})"
+            candidate = name[: NAME_MAX_CHARS - len(suffix)] + suffix
+        else:
+            return candidate
 
 
 def _subtree_action(
@@ -171,7 +236,8 @@ def notebook_restore(
     *, actor: Actor, operation_id: uuid.UUID | str, notebook_id: uuid.UUID | str
 ) -> SubtreeCounts:
     """Restore an archived notebook and its whole subtree (website owner only). Refused
-    while its parent is archived (`parent_archived`)."""
+    while its parent is archived (`parent_archived`), and where a live notebook has the
+    name of one coming back (`notebook_name_taken`)."""
 
     def apply(notebook: Notebook, ids: list[uuid.UUID], now: datetime, op: uuid.UUID) -> None:
         if notebook.parent_id is not None and Notebook.objects.filter(
@@ -179,6 +245,7 @@ def notebook_restore(
         ).exists():
             raise Conflict("Its parent notebook is archived; restore that first.",
                            code="parent_archived")
+        require_names_free(ids)
         Notebook.objects.filter(id__in=ids).update(archived_at=None, updated_at=now)
 
     return _subtree_action(actor=actor, operation_id=operation_id, notebook_id=notebook_id,

@@ -67,7 +67,9 @@ from notebooks.schemas.notes import (
 )
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
+from notebooks.services.frame import tree_lock
 from notebooks.services.indexing import mark_for_indexing
+from notebooks.services.notebooks import free_name
 
 FORMAT = 2
 READABLE_FORMATS = (1, 2)
@@ -215,6 +217,7 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
     to_index: list[Note] = []
     with tenant(actor):
         actor.require(WRITE)
+        tree_lock(actor)  # the names `free_name` finds stay free until this commits
         for number, raw in enumerate(records, start=1):
             if number > IMPORT_MAX_LINES:
                 raise Invalid(f"An import holds at most {IMPORT_MAX_LINES:,} lines.",
@@ -232,8 +235,11 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
                 _check_history(current, versions)
                 current = None
                 parent = _mapped(notebook_ids, record.parent_id, number, "parentId")
+                name = clean_name(record.name)
+                if record.archived_at is None:  # beside a live one of its name: "Name (2)"
+                    name = free_name(actor, name, parent)
                 new = Notebook.objects.create(
-                    account_id=actor.account_id, name=clean_name(record.name), parent_id=parent,
+                    account_id=actor.account_id, name=name, parent_id=parent,
                     archived_at=record.archived_at, created_at=record.created_at,
                     updated_at=record.updated_at)
                 if record.id in notebook_ids:

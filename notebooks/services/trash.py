@@ -39,7 +39,7 @@ from notebooks.services.frame import (
     tree_lock,
 )
 from notebooks.services.indexing import mark_for_indexing
-from notebooks.services.notebooks import require_name_free
+from notebooks.services.notebooks import require_names_free
 from notebooks.services.revisions import save_new_version
 
 GONE_FOR_GOOD = (f"It was deleted more than {TRASH_DAYS} days ago, or its retention ran "
@@ -106,8 +106,8 @@ def notebook_undelete(
     Refused, with nothing changed: another caller (`session_required`); not a deleted
     notebook of the account (`notebook_not_found`); deleted more than `TRASH_DAYS` days
     ago (Gone `not_restorable`); its parent still deleted (`parent_deleted`) or archived
-    (`parent_archived`); a live notebook with its name beside it now
-    (`notebook_name_taken`); a handoff of it whose task has a live handoff there now
+    (`parent_archived`); a live notebook beside one of those coming back live with its
+    name (`notebook_name_taken`); a handoff of it whose task has a live handoff there now
     (`handoff_exists`)."""
     actor.require_session()
     op_id = operations.coerce_operation_id(operation_id)
@@ -132,9 +132,9 @@ def notebook_undelete(
             if parent.archived_at is not None and notebook.archived_at is None:
                 raise Conflict(f"It was inside “{parent.name}”, which is archived now; "
                                "restore that first.", code="parent_archived")
-        require_name_free(notebook)
         ids = deleted_together([notebook.id])[notebook.id]
-        list(Notebook.objects.select_for_update().filter(id__in=ids).order_by("id"))
+        rows = list(Notebook.objects.select_for_update().filter(id__in=ids).order_by("id"))
+        require_names_free([nb.id for nb in rows if nb.archived_at is None])
         notes = (Note.objects.select_for_update(of=("self",))
                  .filter(notebook_id__in=ids, deleted_at=notebook.deleted_at)
                  .filter(note_in_trash_filter(now=now)).order_by("id"))

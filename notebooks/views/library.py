@@ -79,7 +79,7 @@ def _place_of(request: HttpRequest, raw: str) -> tuple[str, Notebook | None, Any
 
 def _library_query(data: dict[str, Any], **changes: Any) -> str:
     """The query string of this library view (for links, paging and filters)."""
-    keys = ("q", "notebook", "kind", "agent", "lifetime", "status", "sort")
+    keys = ("q", "notebook", "sub", "kind", "agent", "lifetime", "status", "sort")
     params = {k: data.get(k) for k in keys if data.get(k)}
     params.update({k: v for k, v in changes.items() if v not in (None, "")})
     if params.get("status") == "active":
@@ -108,7 +108,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if data["sort"] == "relevance" and query is None:
         data["sort"] = ""  # nothing to rank by: the default order, not an error page
     page = search.note_search(
-        actor=actor, query=query, notebook_id=where,
+        actor=actor, query=query, notebook_id=where, include_subnotebooks=data["sub"] == "1",
         kinds=[data["kind"]] if data["kind"] else None,
         source_agent=data["agent"].strip() or None, lifetime=data["lifetime"] or None,
         status=data["status"] or "active", sort=data["sort"] or None,

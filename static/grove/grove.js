@@ -115,6 +115,60 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
+// The sidebar's notebook tree: a parent folded away stays folded on the next page (this
+// browser remembers which, by notebook id) — unless the notebook shown is inside it.
+const FOLDED = "grove.folded-notebooks";
+
+function foldedNotebooks() {
+  try {
+    const ids = JSON.parse(localStorage.getItem(FOLDED) || "[]");
+    return new Set(Array.isArray(ids) ? ids : []);
+  } catch {
+    return new Set();
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const folded = foldedNotebooks();
+  document.querySelectorAll(".sidebar details.branch[data-notebook]").forEach((branch) => {
+    if (folded.has(branch.dataset.notebook)
+        && !branch.querySelector(":scope > ul [aria-current='page']")) branch.open = false;
+  });
+});
+
+// "toggle" does not bubble: listen while it goes down to the <details>.
+document.addEventListener("toggle", (event) => {
+  const branch = event.target;
+  if (!(branch instanceof HTMLDetailsElement) || !branch.matches(".sidebar details.branch")) {
+    return;
+  }
+  const folded = foldedNotebooks();
+  if (branch.open) folded.delete(branch.dataset.notebook);
+  else folded.add(branch.dataset.notebook);
+  try {
+    localStorage.setItem(FOLDED, JSON.stringify(Array.from(folded)));
+  } catch {
+    // Storage refused (a private window): folding still works on this page.
+  }
+}, true);
+
+// Grant pickers (keys, approvals, grants): a notebook's grant does not cover the
+// notebooks inside it — the picker says so. The button beside a parent ticks it and
+// every notebook inside; without this script it stays hidden.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("[data-notebook-tree] [data-tick-children]").forEach((button) => {
+    button.hidden = false;
+  });
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-notebook-tree] [data-tick-children]");
+  if (!button) return;
+  button.closest("li").querySelectorAll("input[type=checkbox]").forEach((box) => {
+    box.checked = true;
+  });
+});
+
 // Ask: Enter sends the question, Shift+Enter starts a new line.
 document.addEventListener("keydown", (event) => {
   const box = event.target.closest && event.target.closest(".ask-form textarea");

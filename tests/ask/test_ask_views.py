@@ -155,11 +155,12 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
 # What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
 # read in one tenant transaction (conversation, turns, their proposals with the versions
 # of what they cover and which of it the reader still sees, cited notes' versions now,
-# the last turn's picked notes), the notebook tree and the history panel — each tenant
-# transaction is a savepoint, the context set, the reads, the context restored.
-CONVERSATION_PAGE_QUERIES = 27
-HOME_QUERIES = 15
-HOME_WITH_PICKED_NOTES_QUERIES = 21
+# the last turn's picked notes), the notebook tree (with its note counts) and the history
+# panel — each tenant transaction is a savepoint, the context set, the reads, the context
+# restored.
+CONVERSATION_PAGE_QUERIES = 28
+HOME_QUERIES = 16
+HOME_WITH_PICKED_NOTES_QUERIES = 22
 
 
 def test_the_ask_pages_make_a_fixed_number_of_queries(owner, web, provider,

@@ -194,7 +194,7 @@ def test_notebooks_are_renamed_moved_archived_restored_and_deleted(browser_site:
     page.get_by_label("Inside").select_option(label="Work")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".flash")).to_have_text("Notebook saved.")
-    expect(page.locator('.sidebar li[data-depth="1"]')).to_have_text("Travel")
+    expect(page.locator('.sidebar li[data-depth="1"] .name')).to_have_text("Travel")
     # A notebook cannot be moved inside its own subtree: Travel is not offered for Work.
     page.goto(f"{browser_site}/notebooks/{work.id}/")
     expect(page.locator("#id_parent option")).to_have_text(["(top level)"])

@@ -68,7 +68,12 @@ def test_library_shows_the_notebook_tree(client):
     order = [html.index(name) for name in (">Another top<", ">Top<", ">Child<")]
     assert order == sorted(order)
     assert f'data-depth="0" data-notebook="{top.id}"' in html
-    assert re.search(r'data-depth="1" data-notebook="[^"]+"><a [^>]*>Child</a>', html)
+    # The parent folds its children away (<details>, open until the owner folds it).
+    folded = re.search(rf'<details class="branch" data-notebook="{top.id}" open>(.*?)</details>',
+                       html, re.S)
+    assert folded is not None
+    assert re.search(r'data-depth="1" data-notebook="[^"]+">\s*<a class="notebook" [^>]*>'
+                     r'<span class="name">Child</span>', folded.group(1))
 
 
 @pytest.mark.parametrize("notebook", ["not-an-id", "stranger's", "deleted"])

@@ -111,6 +111,6 @@ def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, we
     queries(f"/notes/{short.id}/")  # warm: what a first request sets up is not counted
     # The session and the account, then two tenant transactions: the page's one read
     # (the note, its history, its share link and whether it is declared ground truth)
-    # and the sidebar's notebooks.
-    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 17
-    assert queries(f"/notes/{long.id}/?v=2") == 17  # an older version: the same read
+    # and the sidebar's notebooks (with their note counts, one grouped query).
+    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 18
+    assert queries(f"/notes/{long.id}/?v=2") == 18  # an older version: the same read

@@ -388,7 +388,7 @@ def test_the_review_and_the_denial_are_one_call_each(owner_account, owner_web):
     assert review.fresh and review.pending["id"] == request_id
     assert (review.connection.client_id, review.connection.redirect_host) == (
         client_id, "client.example")
-    assert review.notebooks == [(str(garden.id), "Garden")]
+    assert review.notebooks == [(str(garden.id), "Garden", None)]  # (id, name, parent)
     assert not selectors.connection_approval(actor=actor, connection_id=row.id,
                                              request_id="another").fresh
     key = services.connection_create_key(actor=actor, name="laptop").connection
