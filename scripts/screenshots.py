@@ -17,6 +17,7 @@ show Grove's real pages, citation checking and chips.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Locator, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.fake_openai import FakeOpenAI  # noqa: E402 - the repository's own test server
@@ -105,6 +106,12 @@ def demo_answer(body: dict) -> str:
          "citations": cite("oven runs")}]})
 
 
+def sidebar_notebook(page: Page, name: str) -> Locator:
+    """A notebook's link in the sidebar (its name, then its note count)."""
+    return page.locator(".sidebar a.notebook",
+                        has=page.locator(".name", has_text=re.compile(f"^{re.escape(name)}$")))
+
+
 def shoot(page: Page, name: str) -> None:
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=OUT / f"{name}.png", full_page=True)
@@ -176,7 +183,7 @@ def declare_and_hold(page: Page, base: str, key: str) -> None:
     """The owner declares two of Grove's notes authoritative (restrict) and a claim known
     to be false; the agent's correction of a declared note is held for review."""
     page.goto(base + "/")
-    page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
+    sidebar_notebook(page, "Grove").click()
     page.get_by_role("link", name="Manage notebook").click()
     card = page.locator("#truth")
     lasting = card.locator("label.choice").filter(has_not_text="handoff")
@@ -320,7 +327,7 @@ def main() -> None:
             page.wait_for_selector("article.proposal[data-state=applied]")
             shoot(page, "ask-proposal-applied")
             page.goto(base + "/")
-            page.locator(".sidebar").get_by_role("link", name="Grove", exact=True).click()
+            sidebar_notebook(page, "Grove").click()
             page.get_by_role("link", name="Manage notebook").click()
             shoot(page, "notebook")
             for text in VISIONS:
