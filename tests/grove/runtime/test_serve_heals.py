@@ -98,7 +98,9 @@ def test_a_killed_worker_is_replaced_and_jobs_still_complete(home):
         second = _until(lambda: [p for p in children(serve.proc.pid) if p != first], 30,
                         "no new worker", serve)[0]
         seen.append(second)
-        assert f"grove: the worker is running again (pid {second})" in serve.output()
+        # The new child is visible a moment before serve says so: wait for the words.
+        _until(lambda: f"grove: the worker is running again (pid {second})" in serve.output(),
+               10, "the restart was not reported", serve)
         # The killed worker's scheduler went with it: one scheduler, not two.
         assert not any(alive(pid) for pid in group)
         _new_note_is_indexed(serve, key, "The greenhouse vents open at 24 degrees.")
