@@ -14,6 +14,7 @@ from django.utils.functional import SimpleLazyObject
 from notebooks import selectors
 from notebooks.models import Notebook
 from notebooks.rules import notebook_paths
+from notebooks.selectors.library import Labels
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Notebooks:
     all: list[Notebook]
     note_counts: Callable[[], dict[Any, int]] = dict
     tree: list[tuple[Notebook, int]] = field(default_factory=list)
+    labels: Labels = field(default_factory=Labels)  # Pinned and the tags, with counts
 
     def __post_init__(self) -> None:
         self.tree = tree([nb for nb in self.all if nb.archived_at is None])
@@ -103,8 +105,9 @@ def notebooks_for(request: HttpRequest) -> Notebooks:
             cached = Notebooks(selectors.notebook_list(actor=actor, include_archived=True),
                                note_counts=lambda: selectors.notebook_note_counts(actor=actor))
         else:  # a page: its sidebar's counts come in the same read
-            notebooks, counts = selectors.notebook_shelf(actor=actor)
-            cached = Notebooks(notebooks, note_counts=lambda: counts)
+            shelf = selectors.notebook_shelf(actor=actor)
+            cached = Notebooks(shelf.notebooks, note_counts=lambda: shelf.note_counts,
+                               labels=shelf.labels)
         request._grove_notebooks = cached  # type: ignore[attr-defined]
     return cached
 

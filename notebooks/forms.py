@@ -40,6 +40,36 @@ class _PicksANotebook(forms.Form):
         return again
 
 
+# -- tags ------------------------------------------------------------------------------------
+
+# Room for TAGS_MAX tags of TAG_MAX_CHARS with a separator and a `#` each, and slack.
+TAGS_FIELD_MAX_CHARS = rules.TAGS_MAX * (rules.TAG_MAX_CHARS + 3) + 40
+_TAG_SEPARATORS = re.compile(r"[,\s]+")
+
+
+class TagsField(forms.CharField):
+    """A note's tags typed on one line — `work, big-idea #later` — separated by commas
+    or spaces (a tag is one word: `rules.clean_tag`), cleaned to the sorted list the
+    note keeps; shown back as `work, big-idea, later`."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(required=False, max_length=TAGS_FIELD_MAX_CHARS, label="Tags",
+                         help_text="Labels, separated by commas or spaces.",
+                         widget=forms.TextInput(attrs={"placeholder": "work, ideas",
+                                                       "autocomplete": "off",
+                                                       "class": "tags-input"}), **kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(value) if isinstance(value, list | tuple) else value
+
+    def clean(self, value: Any) -> list[str]:
+        text = super().clean(value)
+        try:
+            return rules.clean_tags([t for t in _TAG_SEPARATORS.split(text) if t])
+        except Invalid as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from None
+
+
 # -- the editor: a title line and the text below it ------------------------------------------
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
@@ -106,6 +136,7 @@ class NoteForm(_Editor, _PicksANotebook):
     content = _text_field()
     kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.FACT)
     notebook = forms.ChoiceField(required=False)
+    tags = TagsField()
     task_id = forms.CharField(required=False, label="Task id (handoffs)")
     PLACE, EMPTY = "notebook", "Personal"
 
@@ -126,6 +157,7 @@ class NoteEditForm(_Editor):
     title = _title_field()
     content = _text_field()
     kind = forms.ChoiceField(choices=Kind.choices)
+    tags = TagsField()
 
 
 class PreviewForm(_Editor):
@@ -164,6 +196,8 @@ class LibraryForm(forms.Form):
                                                      ("1", "Include sub-notebooks")])
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Kind.choices])
     agent = forms.CharField(required=False, max_length=SOURCE_AGENT_MAX_CHARS, label="Saved by")
+    tag = forms.CharField(required=False, max_length=TAGS_FIELD_MAX_CHARS)  # checked: clean_tag
+    pinned = forms.ChoiceField(required=False, choices=[("", "Any"), ("1", "Pinned")])
     lifetime = forms.ChoiceField(required=False, choices=[
         ("", "Any lifetime"), ("permanent", "Permanent"), ("ephemeral", "Ephemeral")])
     status = forms.ChoiceField(required=False, choices=[
@@ -192,6 +226,13 @@ class FencedActionForm(forms.Form):
 
     operation_id = forms.UUIDField(required=False)
     expected_version = forms.IntegerField(required=False, min_value=1)
+
+
+class PinForm(FencedActionForm):
+    """Pin (1) or unpin (0) a note, at the version the page showed."""
+
+    pinned = forms.TypedChoiceField(choices=[("1", "pin"), ("0", "unpin")],
+                                    coerce=lambda value: value == "1")
 
 
 class TrashForm(forms.Form):

@@ -9,6 +9,7 @@ urlpatterns = [
     path("notes/<uuid:note_id>/", views.note_detail, name="note"),
     path("notes/<uuid:note_id>/edit", views.note_edit, name="note-edit"),
     path("notes/<uuid:note_id>/move", views.note_move, name="note-move"),
+    path("notes/<uuid:note_id>/pin", views.note_pin, name="note-pin"),
     path("notes/<uuid:note_id>/diff", views.note_diff, name="note-diff"),
     path("notes/<uuid:note_id>/retry-indexing", views.note_retry_indexing,
          name="note-retry-indexing"),

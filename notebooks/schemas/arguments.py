@@ -355,10 +355,13 @@ class SearchIn(SearchFilters):
 
     include_subnotebooks: bool = Field(default=False, description="true, with a notebookId: "
                                        "its sub-notebooks' notes too, those granted.")
+    pinned: bool | None = Field(default=None, description="true: only pinned notes; false: "
+                                "only notes not pinned. Omitted: both.")
     openapi_rules: ClassVar[JsonDict] = SearchFilters.openapi_rules
 
     def service_kwargs(self) -> dict[str, Any]:
-        return {**super().service_kwargs(), "include_subnotebooks": self.include_subnotebooks}
+        return {**super().service_kwargs(), "include_subnotebooks": self.include_subnotebooks,
+                "pinned": self.pinned}
 
 
 # -- notebooks -------------------------------------------------------------------------------
@@ -405,6 +408,7 @@ class RecallIn(In):
     task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
                                 description="Without a query: also this task's live handoff.",
                                 json_schema_extra=_NONBLANK)
+    tag: TagName | None = Field(default=None, description="Only notes with this tag.")
     limit: int = Field(default=rules.RECALL_DEFAULT_LIMIT, ge=1, le=rules.RECALL_MAX_LIMIT,
                        description="Most notes to return.")
     max_chars: int = Field(default=rules.RECALL_DEFAULT_MAX_CHARS, ge=rules.RECALL_MIN_MAX_CHARS,
@@ -427,7 +431,7 @@ class RecallIn(In):
                 notebook_ids = [place]
         return {"query": self.query, "notebook_ids": notebook_ids,
                 "include_personal": include_personal, "task_id": self.task_id,
-                "limit": self.limit, "max_chars": self.max_chars}
+                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
 
 
 class NoteFilters(In):

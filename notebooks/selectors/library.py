@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -64,12 +65,29 @@ def _note_counts(actor: Actor) -> dict[uuid.UUID, int]:
     return dict(rows)
 
 
-def notebook_shelf(*, actor: Actor) -> tuple[list[Notebook], dict[uuid.UUID, int]]:
+@dataclass(frozen=True)
+class Labels:
+    """The sidebar's other filters: how many live notes are pinned, and the tags with
+    how many live notes carry each (most used first, at most TAG_COUNTS_MAX)."""
+
+    pinned: int = 0
+    tags: list[tuple[str, int]] = field(default_factory=list)
+
+
+class Shelf(NamedTuple):
+    notebooks: list[Notebook]
+    note_counts: dict[uuid.UUID, int]
+    labels: Labels
+
+
+def notebook_shelf(*, actor: Actor) -> Shelf:
     """The sidebar's read, in one transaction: every notebook the caller sees, archived
-    ones included (`notebook_list`), and their live notes (`notebook_note_counts`)."""
+    ones included (`notebook_list`), their live notes (`notebook_note_counts`) and — for
+    the owner's website session — the pinned and tag counts (`tag_counts`)."""
     with tenant(actor):
         actor.require(READ)
-        return _notebooks(actor, include_archived=True), _note_counts(actor)
+        return Shelf(_notebooks(actor, include_archived=True), _note_counts(actor),
+                     _labels(TAG_COUNTS_MAX) if actor.is_session else Labels())
 
 
 def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:
@@ -236,8 +254,26 @@ def tag_counts(*, actor: Actor, limit: int = TAG_COUNTS_MAX) -> list[tuple[str, 
     account). The counting runs in a security-definer function that reads only the
     account's tagged notes (migration 0018)."""
     actor.require_session()
-    from django.db import connection
+    with tenant(actor):
+        return _labels(limit).tags
 
-    with tenant(actor), connection.cursor() as cursor:
-        cursor.execute("SELECT tag, notes FROM grove_tag_counts(%s)", [limit])
-        return [(tag, int(notes)) for tag, notes in cursor.fetchall()]
+
+# The live pinned notes (under RLS: the account's; `note_pinned` is the partial index
+# that finds them) and the tag counts, in one statement. The conditions are
+# `access.live_filter`'s, spelled in SQL as grove_tag_counts spells them.
+_LABELS = """
+SELECT NULL::text, count(*) FROM notebooks_note n
+LEFT JOIN notebooks_notebook b ON b.id = n.notebook_id
+WHERE n.pinned AND n.status = 'active' AND (n.expires_at IS NULL OR n.expires_at > now())
+  AND (b.id IS NULL OR (b.archived_at IS NULL AND b.deleted_at IS NULL))
+UNION ALL
+SELECT tag, notes FROM grove_tag_counts(%s)
+"""
+
+
+def _labels(limit: int) -> Labels:
+    with connection.cursor() as cursor:
+        cursor.execute(_LABELS, [limit])
+        rows = cursor.fetchall()
+    return Labels(pinned=next((int(n) for tag, n in rows if tag is None), 0),
+                  tags=[(tag, int(n)) for tag, n in rows if tag is not None])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import connection
@@ -43,6 +43,7 @@ from notebooks.rules import (
     RECALL_MIN_MAX_CHARS,
     RECALL_QUERY_MAX_CHARS,
     UNRESTRICTED_KINDS,
+    clean_tag,
     clean_task_id,
     parse_uuid,
 )
@@ -144,9 +145,12 @@ class Scope:
     actor: Actor
     notebook_ids: list[uuid.UUID] | None
     personal: bool
+    tag: str | None = None
 
     def q(self, prefix: str = "") -> Q:
         condition = live_filter(self.actor, prefix=prefix)
+        if self.tag is not None:
+            condition &= Q(**{f"{prefix}tags__contains": [self.tag]})
         place = Q()
         if self.notebook_ids is not None:
             place = Q(**{f"{prefix}notebook_id__in": self.notebook_ids})
@@ -182,10 +186,12 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT note_id, score, total FROM grove_lexical_matches("
-            "%s::tsquery[], %s::float8[], %s::tsquery[], %s::float8[], %s::uuid[], %s, %s, %s)",
+            "%s::tsquery[], %s::float8[], %s::tsquery[], %s::float8[], %s::uuid[], %s, %s, %s, "
+            "%s)",
             [[_tsquery_literal(lex) for lex in selecting], list(selecting.values()),
              [_tsquery_literal(lex) for lex in reranking], list(reranking.values()),
-             scope.live_notebook_ids(), scope.personal, max(RESCORE, CANDIDATES), CANDIDATES],
+             scope.live_notebook_ids(), scope.personal, max(RESCORE, CANDIDATES), CANDIDATES,
+             scope.tag],
         )
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0
@@ -258,6 +264,7 @@ def recall(
     notebook_ids: Sequence[uuid.UUID | str] | None = None,
     include_personal: bool = True,
     task_id: str | None = None,
+    tag: str | None = None,
     limit: int | None = None,
     max_chars: int | None = None,
     max_distance: float = DEFAULT_MAX_DISTANCE,
@@ -268,13 +275,15 @@ def recall(
     `include_personal`); a list restricts to those notebooks, each of which must be
     granted (NotFound otherwise). Without a query, returns the compact profile:
     pinned and important preferences, facts and decisions, plus the handoff of
-    `task_id` when given. Read-only.
+    `task_id` when given. `tag`: only notes with that tag (declared ground truth
+    included). Read-only.
     """
     limit, max_chars = clean_budget(limit, max_chars)
     if query is not None:
         query = clean_text(query, what="query", max_chars=RECALL_QUERY_MAX_CHARS,
                            code="invalid_query", too_long_code="query_too_long") or None
     task_id = clean_task_id(task_id)
+    tag = clean_tag(tag) if tag is not None else None
     if not 0 < max_distance <= 2:
         raise Invalid("maxDistance must be in (0, 2].", code="invalid_max_distance")
 
@@ -296,9 +305,12 @@ def recall(
             scope_ids = [access_notebook(actor, parse_uuid(nb, what="notebook id")).id
                          for nb in notebook_ids]
         scope = Scope(actor=actor, notebook_ids=scope_ids,
-                      personal=include_personal and actor.grant.personal)
+                      personal=include_personal and actor.grant.personal, tag=tag)
         pending = _pending(scope) if get_embedder() is not None else 0
         truth = scoped_truth(actor, scope_ids)
+        if tag is not None:  # the declared notes with the tag answer; the others are not asked
+            truth = replace(truth, notes=[(note, version) for note, version in truth.notes
+                                          if tag in note.tags])
         if query is None:
             return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
 

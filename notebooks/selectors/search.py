@@ -41,6 +41,7 @@ from notebooks.rules import (
     SEARCH_SORTS,
     SEARCH_STATUSES,
     _Everywhere,
+    clean_bool,
     clean_source_agent,
     clean_tag,
     parse_uuid,
@@ -91,6 +92,7 @@ def note_search(
     kinds: Sequence[str] | None = None,
     source_agent: str | None = None,
     tag: str | None = None,
+    pinned: bool | None = None,
     updated_after: datetime | str | None = None,
     lifetime: str | None = None,
     status: str = "active",
@@ -165,6 +167,8 @@ def note_search(
             "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
     if include_subnotebooks and place not in (None, "*"):
         spec["sub"] = True  # only when set: cursors of a plain search stay as they were
+    if pinned is not None:
+        pinned = spec["pinned"] = clean_bool(pinned, what="pinned")
     fingerprint = _filters_fingerprint(spec)
     opened = cursor_read(cursor, salt=SEARCH_CURSOR_SALT, binding=caller_binding(actor),
                          fingerprint=fingerprint)
@@ -193,6 +197,8 @@ def note_search(
             # The index lookup in a security-definer function, as for the query
             # (migration 0018); this query, under RLS, keeps what the caller may see.
             notes = notes.filter(id__in=RawSQL("SELECT grove_tagged(%s)", [tag]))
+        if pinned is not None:
+            notes = notes.filter(pinned=pinned)
         if updated_after is not None:
             notes = notes.filter(updated_at__gt=updated_after)
         if lifetime == "permanent":

@@ -29,6 +29,7 @@ from notebooks.views.note_page import (
     note_detail,
     note_diff,
     note_move,
+    note_pin,
     note_restore_revision,
     note_retry_indexing,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "note_diff",
     "note_edit",
     "note_move",
+    "note_pin",
     "note_preview",
     "note_restore_revision",
     "note_retry_indexing",

@@ -60,7 +60,7 @@ def note_create(request: HttpRequest) -> HttpResponse:
             saved = services.note_remember(
                 actor=actor, operation_id=data["operation_id"], content=data["text"],
                 kind=data["kind"], notebook_id=data["notebook"] or None,
-                task_id=data["task_id"] or None, source_agent="website",
+                task_id=data["task_id"] or None, tags=data["tags"], source_agent="website",
             )
         except GroveError as exc:
             form.add_error(None, exc.message)
@@ -83,7 +83,7 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
         services.note_update(
             actor=session_actor(request), operation_id=data["operation_id"], note_id=note_id,
             expected_version=data["expected_version"], content=data["text"],
-            kind=data["kind"])
+            kind=data["kind"], tags=data["tags"])
     except GroveError as exc:
         if exc.code == "version_conflict":
             # Keep the draft; the page shows the newer text beside it. Resubmitting

@@ -79,9 +79,14 @@ def _place_of(request: HttpRequest, raw: str) -> tuple[str, Notebook | None, Any
 
 def _library_query(data: dict[str, Any], **changes: Any) -> str:
     """The query string of this library view (for links, paging and filters)."""
-    keys = ("q", "notebook", "sub", "kind", "agent", "lifetime", "status", "sort")
+    keys = ("q", "notebook", "sub", "kind", "agent", "tag", "pinned", "lifetime", "status",
+            "sort")
     params = {k: data.get(k) for k in keys if data.get(k)}
-    params.update({k: v for k, v in changes.items() if v not in (None, "")})
+    for key, value in changes.items():  # None or "": that one taken off
+        if value in (None, ""):
+            params.pop(key, None)
+        else:
+            params[key] = value
     if params.get("status") == "active":
         params.pop("status")
     return urlencode(params)
@@ -110,7 +115,8 @@ def home(request: HttpRequest) -> HttpResponse:
     page = search.note_search(
         actor=actor, query=query, notebook_id=where, include_subnotebooks=data["sub"] == "1",
         kinds=[data["kind"]] if data["kind"] else None,
-        source_agent=data["agent"].strip() or None, lifetime=data["lifetime"] or None,
+        source_agent=data["agent"].strip() or None, tag=data["tag"] or None,
+        pinned=True if data["pinned"] else None, lifetime=data["lifetime"] or None,
         status=data["status"] or "active", sort=data["sort"] or None,
         cursor=data["cursor"] or None, limit=PAGE_SIZE, matches=query is not None,
         exact_count=False)
@@ -135,9 +141,14 @@ def home(request: HttpRequest) -> HttpResponse:
         "at_least": page.lower_bound, "counted": min(page.meta.available, rules.SEARCH_RANK_MAX)
         if page.lower_bound else page.meta.available,
         "unranked": query is not None and page.sort != (data["sort"] or "relevance"),
-        "filtered": any(data.get(k) for k in ("kind", "agent", "lifetime", "sort"))
+        "filtered": any(data.get(k) for k in ("kind", "agent", "tag", "pinned", "lifetime",
+                                               "sort"))
         or data["status"] not in ("", "active"),
         "status": data["status"] or "active",
+        # The sidebar's Pinned and tag filters on (shown as chips that take them off).
+        "tag": data["tag"], "pinned": bool(data["pinned"]),
+        "without_tag": "?" + _library_query(data, tag=None) if data["tag"] else None,
+        "without_pinned": "?" + _library_query(data, pinned=None) if data["pinned"] else None,
     }
     template = "notebooks/home.html"
     if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ from notebooks.forms import (
     FencedActionForm,
     NoteEditForm,
     NoteMoveForm,
+    PinForm,
     join_title,
     split_title,
 )
@@ -87,7 +88,7 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
     if edit_form is None:
         head, body = split_title(note.content)
         edit_form = NoteEditForm(initial={"title": head, "content": body, "kind": note.kind,
-                                          "expected_version": note.version})
+                                          "tags": note.tags, "expected_version": note.version})
         preview: SafeString | None = current  # as the page draws it, no boxes to tick
         edited = False
     else:
@@ -231,6 +232,32 @@ def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
     came_from = data["origin"] if "origin" in form.data else moved.notebook_id
     undo.offer(request, "Moved.", undo.Undo("note-move", moved.id, moved.version, came_from)
                if came_from != moved.notebook_id else None)
+    return redirect("note", note_id=note_id)
+
+
+@login_required
+@require_POST
+def note_pin(request: HttpRequest, note_id: str) -> HttpResponse:
+    """Pin or unpin the note: an ordinary update, fenced by the version the page showed.
+    Pinned notes come first in what agents read (the brief) and have the sidebar's
+    Pinned list."""
+    form = PinForm(request.POST)
+    if not form.is_valid():
+        raise Invalid("That request is not valid.", code="invalid_request")
+    data = form.cleaned_data
+    try:
+        services.note_update(
+            actor=session_actor(request), operation_id=data["operation_id"] or uuid.uuid4(),
+            note_id=note_id, expected_version=data["expected_version"],
+            pinned=data["pinned"])
+    except GroveError as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return note_page_response(
+            request, note_id, status=exc.status, conflict="This note changed after the page "
+            "was shown, so it was left as it is: here it is now." if exc.code ==
+            "version_conflict" else exc.message)
+    messages.success(request, "Pinned." if data["pinned"] else "Unpinned.")
     return redirect("note", note_id=note_id)
 
 
