@@ -86,3 +86,11 @@ def record(
     Operation.objects.filter(account_id=actor.account_id, operation_id=operation_id).update(
         result=result, target_note_id=target_note_id
     )
+
+
+def recorded(actor: Actor, operation_id: uuid.UUID) -> Operation | None:
+    """The record of an operation this caller made — the same connection, or the website
+    (None) — with its action and stored result; None if there is none. Caller holds the
+    tenant transaction."""
+    return Operation.objects.filter(account_id=actor.account_id, operation_id=operation_id,
+                                    connection_id=actor.connection_id).first()
