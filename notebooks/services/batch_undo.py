@@ -63,7 +63,7 @@ def note_batch_undo(
         if done is None or done.action not in UNDOABLE or not isinstance(done.result, dict):
             raise NotFound("There is no such change to undo.", code="batch_not_found")
         reason = UNDOABLE[done.action]
-        reported = [parse_uuid(item.get("id"), what="note id")
+        reported = [parse_uuid(item["id"], what="note id")
                     for item in done.result.get("items", []) if isinstance(item, dict)]
         # The notes the batch changed, each at the version its revision made (the fence).
         changed = list(Revision.objects.filter(note_id__in=reported, operation_id=batch,

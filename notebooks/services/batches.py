@@ -4,7 +4,7 @@ the tools' batches), and the library's bulk move and tag (`BulkOut`)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -128,7 +128,7 @@ def note_restore(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
 
 
 def each_note(
-    parsed: list[tuple[uuid.UUID, int | None]],
+    parsed: Sequence[tuple[uuid.UUID, int | None]],
     *,
     lock: Callable[[uuid.UUID], Note],
     apply: Callable[[Note, datetime], BulkStatus],

@@ -138,6 +138,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "filtered": any(data.get(k) for k in ("kind", "agent", "lifetime", "sort"))
         or data["status"] not in ("", "active"),
         "status": data["status"] or "active",
+        # The bulk bar (notebooks.views.bulk): where to move to, and its batch's id.
+        "bulk": {"places": notebooks_for(request).paths(), "operation_id": uuid.uuid4(),
+                 "max": rules.BATCH_MAX},
     }
     template = "notebooks/home.html"
     if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]
