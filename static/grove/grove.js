@@ -1,7 +1,8 @@
-// Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts, copy buttons, the note page's panels, the editor's keyboard save,
-// unsaved-changes warning and drafts, and the browser's time zone on "What your agents
-// read" and Settings. Loaded from a file: the CSP allows no inline script.
+// Grove's main script (besides htmx; the library's bulk bar is bulk.js). Everything
+// works without it; it adds keyboard shortcuts, copy buttons, the note page's panels, the
+// editor's keyboard save, unsaved-changes warning and drafts, and the browser's time zone
+// on "What your agents read" and Settings. Loaded from a file: the CSP allows no inline
+// script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
