@@ -65,10 +65,12 @@ def note_batch_undo(
         reason = UNDOABLE[done.action]
         reported = [parse_uuid(item["id"], what="note id")
                     for item in done.result.get("items", []) if isinstance(item, dict)]
-        # The notes the batch changed, each at the version its revision made (the fence).
-        changed = list(Revision.objects.filter(note_id__in=reported, operation_id=batch,
-                                               reason=reason)
-                       .values_list("note_id", "version"))
+        # The notes the batch changed, each at the version its revision made (the fence),
+        # in the batch's order.
+        order = {note_id: index for index, note_id in enumerate(reported)}
+        changed = sorted(Revision.objects.filter(note_id__in=reported, operation_id=batch,
+                                                 reason=reason)
+                         .values_list("note_id", "version"), key=lambda row: order[row[0]])
         if not changed:
             return BulkOut(items=[])
         before = _before(changed) if reason in (RevisionReason.MOVE,

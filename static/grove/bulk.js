@@ -178,8 +178,10 @@
     const moving = dragged;
     boxes().forEach((box) => tick(box, moving.includes(box)));
     update();
+    const move = form.querySelector("button[name=action][value=move]");
+    if (move.disabled) return;  // more than a batch: the bar says so
     form.elements.destination.value = drop.place;
-    form.requestSubmit(form.querySelector("button[name=action][value=move]"));
+    form.requestSubmit(move);
   });
 
   document.addEventListener("dragend", () => {
