@@ -10,7 +10,13 @@ from grove.kernel.errors import Invalid
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.validation import TIME_ZONE_MAX_CHARS, clean_time_zone
 from notebooks import rules
-from notebooks.models import NAME_MAX_CHARS, SOURCE_AGENT_MAX_CHARS, VISION_MAX_CHARS, Kind
+from notebooks.models import (
+    NAME_MAX_CHARS,
+    SOURCE_AGENT_MAX_CHARS,
+    TAG_MAX_CHARS,
+    VISION_MAX_CHARS,
+    Kind,
+)
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS, SEARCH_QUERY_MAX_CHARS
 
 
@@ -312,3 +318,82 @@ class ActivityForm(forms.Form):
     cursor = forms.CharField(required=False, max_length=CURSOR_MAX_CHARS)
     shown = forms.IntegerField(required=False, min_value=0, max_value=10_000_000)
     limit = forms.IntegerField(required=False, min_value=1, max_value=rules.ACTIVITY_MAX_LIMIT)
+
+
+# -- the library's bulk bar ----------------------------------------------------------------------
+
+
+class _NotesField(forms.Field):
+    """The ticked notes of the library: each box's value is `<note id>@<version shown>`
+    (the version is the fence: a note changed since is left as it is), or a bare id."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[dict[str, Any]]:
+        values = value or []
+        if len(values) > rules.BATCH_MAX:
+            raise forms.ValidationError(
+                f"At most {rules.BATCH_MAX} notes at a time: select fewer and do the rest "
+                "next.", code="batch_too_large")
+        items = []
+        for raw in values:
+            note_id, _, version = str(raw).partition("@")
+            try:
+                items.append({"id": uuid.UUID(note_id),
+                              "expectedVersion": int(version) if version else None})
+            except ValueError:
+                raise forms.ValidationError("That is not a note of this list.",
+                                            code="invalid_item") from None
+        return items
+
+
+class BulkForm(forms.Form):
+    """The bulk bar (and a drop onto the sidebar): the ticked notes and what to do with
+    them — the pressed button's `action` — and, for a move, where; for a tag, which.
+    `problem()` is the first thing wrong, as the one error a page shows."""
+
+    ACTIONS = ("archive", "restore", "delete", "move", "tag", "untag")
+
+    operation_id = forms.UUIDField()
+    action = forms.ChoiceField(choices=[(action, action) for action in ACTIONS])
+    note = _NotesField(required=False)
+    # "personal", or a notebook id (the service checks it).
+    destination = forms.CharField(required=False, max_length=64)
+    tag = forms.CharField(required=False, max_length=TAG_MAX_CHARS + 8)
+    next = forms.CharField(required=False, max_length=4000)  # the library page to go back to
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if "note" in data and not data["note"]:
+            self.add_error("note", forms.ValidationError(
+                "Tick the notes to change first.", code="empty_batch"))
+        action = data.get("action")
+        if action == "move":
+            place = data.get("destination", "")
+            if not place:
+                self.add_error("destination", forms.ValidationError(
+                    "Pick the notebook to move them to.", code="destination_required"))
+            elif place != "personal":
+                try:
+                    data["destination"] = uuid.UUID(place)
+                except ValueError:
+                    self.add_error("destination", forms.ValidationError(
+                        "That is not a notebook.", code="invalid_id"))
+        if action in ("tag", "untag") and not data.get("tag", "").strip():
+            self.add_error("tag", forms.ValidationError(
+                "Type the tag to add or remove.", code="tag_required"))
+        return data
+
+    def problem(self) -> Invalid:
+        for errors in self.errors.as_data().values():
+            for error in errors:
+                return Invalid(" ".join(error.messages), code=error.code or "invalid_request")
+        return Invalid("That request is not valid.", code="invalid_request")
+
+
+class BulkUndoForm(forms.Form):
+    """The Undo a batch's flash message offers: the batch's operation id, a fresh one."""
+
+    operation_id = forms.UUIDField()
+    batch = forms.UUIDField()
+    next = forms.CharField(required=False, max_length=4000)

@@ -50,6 +50,11 @@ NOTES = [
      "| tag the release | CI | ~~no~~ yes |\n| publish the wheel | CI | no |\n\n"
      "- [x] changelog written\n- [ ] announcement"),
 ]
+# Tags by a note's first line.
+TAGS = {"Grove keeps one service layer": "architecture", "Sourdough timing": "bread, oven",
+        "Our oven runs 10 °C hot; set 230 °C for 240 °C.": "oven",
+        "Oven note: it runs hot, so bake a little cooler than recipes say.": "oven",
+        "## Release checklist": "release"}
 VISIONS = [
     "Grove is where a person and their agents keep what they know.",
     "## Grove is where a person and their agents keep what they know\n\n"
@@ -269,11 +274,15 @@ def main() -> None:
                 page.goto(base + "/notes/new")
                 page.get_by_label("Content").fill(content)
                 page.get_by_label("Kind").select_option(kind)
+                page.get_by_label("Tags").fill(TAGS.get(content.split("\n")[0], ""))
                 path = {"Releases": "Grove / Releases"}.get(notebook, notebook or "Personal")
                 page.locator("#id_notebook").select_option(label=path)
                 if kind == "handoff":
                     page.get_by_label("Task id").fill("rest-api")
                 page.get_by_role("button", name="Save note").click()
+            page.goto(base + "/")
+            page.get_by_role("link", name="Grove keeps one service layer").click()
+            page.get_by_role("button", name="Pin", exact=True).click()
             page.goto(base + "/")
             shoot(page, "library")
             page.locator("#q").fill("ove")  # a word still being typed: "oven"

@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from django.db import connection
+from django.db.models import Q
 
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Conflict, Invalid
@@ -86,3 +87,13 @@ def record(
     Operation.objects.filter(account_id=actor.account_id, operation_id=operation_id).update(
         result=result, target_note_id=target_note_id
     )
+
+
+def recorded(actor: Actor, operation_id: uuid.UUID) -> Operation | None:
+    """The record of an operation this caller made — the same connection, or the website
+    (None) — with its action and stored result; None if there is none. Caller holds the
+    tenant transaction."""
+    caller = Q(connection__isnull=True) if actor.connection_id is None \
+        else Q(connection_id=actor.connection_id)
+    return Operation.objects.filter(caller, account_id=actor.account_id,
+                                    operation_id=operation_id).first()

@@ -10,7 +10,8 @@ stable codes; when one is raised nothing has changed.
 |---|---|
 | `notes` | remember, update, move |
 | `checklists` | tick or clear one task-list box of a note (an ordinary update) |
-| `batches` | forget, archive, restore (a result per item) |
+| `batches` | forget, archive, restore; the library's bulk move and tag (a result per item) |
+| `batch_undo` | the Undo of a batch the library made (archive, delete, move, tag) |
 | `revisions` | the revision every change writes; restore an old revision |
 | `notebooks` | create, rename/move, archive, restore, delete a subtree |
 | `trash` | Recently deleted: the owner brings back a deleted note or notebook |
@@ -25,7 +26,14 @@ stable codes; when one is raised nothing has changed.
 The interfaces call them through this package (`from notebooks import services`).
 """
 
-from notebooks.services.batches import note_archive, note_forget, note_restore
+from notebooks.services.batch_undo import note_batch_undo
+from notebooks.services.batches import (
+    note_archive,
+    note_forget,
+    note_move_many,
+    note_restore,
+    note_tag,
+)
 from notebooks.services.checklists import note_task_set
 from notebooks.services.maintenance import (
     note_expire_due,
@@ -55,14 +63,17 @@ from notebooks.services.vision import vision_update
 
 __all__ = [
     "note_archive",
+    "note_batch_undo",
     "note_expire_due",
     "note_forget",
     "note_index_missing",
     "note_move",
+    "note_move_many",
     "note_remember",
     "note_restore",
     "note_restore_revision",
     "note_retry_indexing",
+    "note_tag",
     "note_task_set",
     "note_undelete",
     "note_update",

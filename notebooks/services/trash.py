@@ -77,12 +77,7 @@ def note_undelete(
         if note is None:
             raise NotFound("No such deleted note.", code="note_not_found")
         expect_version(note, expected_version)
-        if not Note.objects.filter(id=note.id).filter(note_in_trash_filter(now=now)).exists():
-            raise Gone(GONE_FOR_GOOD, code="not_restorable")
-        if note.notebook_id is not None:
-            _require_notebook_back(note.notebook_id)
-            require_open_notebook(access_destination(actor, note.notebook_id))
-        _bring_back(note, actor=actor, operation_id=op_id, now=now, status=Status.ACTIVE)
+        undelete_locked(note, actor=actor, operation_id=op_id, now=now, status=Status.ACTIVE)
         return NoteOut.of(note)
 
     # The session requirement above stands for `need`: restoring is the owner's alone.
@@ -149,6 +144,19 @@ def notebook_undelete(
     return idempotent(actor=actor, operation_id=op_id, action="notebook_undelete",
                       arguments={"notebookId": notebook_uuid},
                       decode=SubtreeCounts.model_validate, write=write, need=None)
+
+
+def undelete_locked(note: Note, *, actor: Actor, operation_id: uuid.UUID, now: datetime,
+                    status: str) -> None:
+    """Bring back a deleted note the caller has locked, made `status` (the checks and
+    the change of `note_undelete`, which the Undo of a batch delete makes per note):
+    Gone `not_restorable`, Conflict `notebook_deleted` / `notebook_archived`."""
+    if not Note.objects.filter(id=note.id).filter(note_in_trash_filter(now=now)).exists():
+        raise Gone(GONE_FOR_GOOD, code="not_restorable")
+    if note.notebook_id is not None:
+        _require_notebook_back(note.notebook_id)
+        require_open_notebook(access_destination(actor, note.notebook_id))
+    _bring_back(note, actor=actor, operation_id=operation_id, now=now, status=status)
 
 
 def _require_notebook_back(notebook_id: uuid.UUID) -> None:

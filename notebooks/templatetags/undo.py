@@ -13,4 +13,7 @@ register = template.Library()
 @register.inclusion_tag("notebooks/_undo.html", takes_context=True)
 def undo_button(context: dict[str, Any], message: Any) -> dict[str, Any]:
     undo = Undo.of(getattr(message, "extra_tags", "") or "")
-    return {"undo": undo.form() if undo else None, "csrf_token": context.get("csrf_token")}
+    request = context.get("request")
+    here = request.get_full_path() if request is not None else ""
+    return {"undo": undo.form(here=here) if undo else None,
+            "csrf_token": context.get("csrf_token")}

@@ -9,6 +9,7 @@
 | `agents` | what agents read first: "What your agents read" (a brief) and Activity |
 | `truth` | the notebook page's Ground truth card: declare, inherit, negatives, held changes |
 | `trash` | Recently deleted, and its restores (what Undo after a delete posts to) |
+| `bulk` | the library's bulk bar (and drops onto the sidebar): a batch over ticked notes |
 | `undo` | the Undo a flash message offers after an archive, move or delete |
 
 Each view parses its input, calls one service or selector, and renders — a page, or with
@@ -17,6 +18,7 @@ HTMX the page's partial. `notebooks/urls.py` names the views through this packag
 
 from notebooks.views.account_import import account_import_upload
 from notebooks.views.agents import activity, agent_brief
+from notebooks.views.bulk import notes_bulk, notes_bulk_undo
 from notebooks.views.editor import note_create, note_edit, note_preview, note_task_tick
 from notebooks.views.library import (
     home,
@@ -71,6 +73,8 @@ __all__ = [
     "notebook_create",
     "notebook_manage",
     "notebook_vision_edit",
+    "notes_bulk",
+    "notes_bulk_undo",
     "trash",
     "trash_note_restore",
     "trash_notebook_restore",

@@ -149,6 +149,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "tag": data["tag"], "pinned": bool(data["pinned"]),
         "without_tag": "?" + _library_query(data, tag=None) if data["tag"] else None,
         "without_pinned": "?" + _library_query(data, pinned=None) if data["pinned"] else None,
+        # The bulk bar (notebooks.views.bulk): where to move to, and its batch's id.
+        "bulk": {"places": notebooks_for(request).paths(), "operation_id": uuid.uuid4(),
+                 "max": rules.BATCH_MAX},
     }
     template = "notebooks/home.html"
     if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]

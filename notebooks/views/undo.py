@@ -10,11 +10,15 @@ ordinary service:
 | delete a note | Recently deleted's restore (`note_undelete`), fenced the same way |
 | archive a notebook | its restore (`notebook_restore`) |
 | delete a notebook | Recently deleted's restore (`notebook_undelete`) |
+| a batch of notes (bulk bar) | its Undo (`note_batch_undo`), fenced per note the same way |
 
-The offer travels in the message's extra tags (`undo <kind> <id> <version> <place>`),
-so it needs no state of its own and is shown once, like the message. Nothing in it is
-trusted: the form posts to an action that checks everything again, and the fence turns
-an Undo of something changed since into a clear refusal that changes nothing.
+A batch is an archive, delete, move or tag of several notes at once.
+
+The offer travels in the message's extra tags (`undo <kind> <id> <version> <place>`; a
+batch's id is its operation id, whose record names the notes), so it needs no state of
+its own and is shown once, like the message. Nothing in it is trusted: the form posts to
+an action that checks everything again, and the fence turns an Undo of something
+changed since into a clear refusal that changes nothing.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 Kind = Literal["note-archive", "note-move", "note-delete", "notebook-archive",
-               "notebook-delete"]
+               "notebook-delete", "notes-archive", "notes-move", "notes-delete", "notes-tag"]
 _TAGS = re.compile(r"undo (note-archive|note-move|note-delete|notebook-archive|"
-                   r"notebook-delete) ([0-9a-f-]{36}) (\d{1,10}) ([0-9a-f-]{36}|-)")
+                   r"notebook-delete|notes-archive|notes-move|notes-delete|notes-tag) "
+                   r"([0-9a-f-]{36}) (\d{1,10}) ([0-9a-f-]{36}|-)")
 
 # What a refused Undo says: the version fence found a newer change.
 CHANGED = "The note changed after that, so nothing was undone. Here it is as it is now."
@@ -40,7 +45,7 @@ CHANGED = "The note changed after that, so nothing was undone. Here it is as it 
 @dataclass(frozen=True)
 class Undo:
     kind: Kind
-    target: uuid.UUID | str  # the note or notebook
+    target: uuid.UUID | str  # the note or notebook; a batch ("notes-…"): its operation id
     version: int = 0  # a note's version right after the change (0: no fence)
     place: uuid.UUID | str | None = None  # note-move: the notebook it came from (None: Personal)
 
@@ -59,13 +64,16 @@ class Undo:
         except ValueError:
             return None
 
-    def form(self) -> dict[str, Any]:
+    def form(self, *, here: str = "") -> dict[str, Any]:
         """The Undo form: where it posts and its hidden fields (a fresh operation id, so a
-        double click undoes once)."""
+        double click undoes once). A batch's Undo goes back to the page it is on, `here`."""
         fields: dict[str, Any] = {"operation_id": uuid.uuid4()}
         if self.version:
             fields["expected_version"] = self.version
-        if self.kind == "note-archive":
+        if self.kind.startswith("notes-"):
+            action = reverse("notes-bulk-undo")
+            fields.update(batch=self.target, next=here)
+        elif self.kind == "note-archive":
             action = reverse("note-action", args=[self.target, "restore"])
         elif self.kind == "note-move":
             action = reverse("note-move", args=[self.target])

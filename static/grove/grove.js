@@ -1,7 +1,8 @@
-// Grove's only script (besides htmx). Everything works without it; it adds keyboard
-// shortcuts, copy buttons, the note page's panels, the editor's keyboard save,
-// unsaved-changes warning and drafts, and the browser's time zone on "What your agents
-// read" and Settings. Loaded from a file: the CSP allows no inline script.
+// Grove's main script (besides htmx; the library's bulk bar is bulk.js). Everything
+// works without it; it adds keyboard shortcuts, copy buttons, the note page's panels, the
+// editor's keyboard save, unsaved-changes warning and drafts, and the browser's time zone
+// on "What your agents read" and Settings. Loaded from a file: the CSP allows no inline
+// script.
 "use strict";
 
 // Copy buttons: <button data-copy="#selector"> copies that input's value.
@@ -22,7 +23,9 @@ document.addEventListener("click", async (event) => {
 // Keyboard: "/" search, "j"/"k" move through the notes list, "enter" opens,
 // "e" edits (the selected note, or the note on its page), "n" new note.
 function typing(target) {
-  return target.closest("input, textarea, select, [contenteditable]") !== null;
+  // A row's box (bulk.js) keeps the focus after a click: the keys still work there.
+  return target.closest("input:not([type=checkbox]), textarea, select, [contenteditable]")
+    !== null;
 }
 
 let wanted = null;  // where "j" is going while the next page of notes loads
@@ -39,6 +42,8 @@ function select(items, index) {
   item.scrollIntoView({ block: "nearest" });
   item.querySelector("a.title").focus({ preventScroll: true });
 }
+
+window.groveList = { notes, select };  // bulk.js: Shift+J/K move as j/k do
 
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
