@@ -17,6 +17,9 @@ BulkStatus = Literal[
     "not_found",  # not a note the caller may change (missing, foreign, deleted)
     "version_conflict",  # changed since the version the caller named: left as it is
     "refused",  # a rule said no for this note (`code` says which); left as it is
+    # note_move_many: could move, but another note of the batch could not, and a batch
+    # move is all or nothing (SPEC §3): left where it was
+    "not_moved",
 ]
 
 # The statuses that wrote a new revision of the note.

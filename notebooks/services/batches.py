@@ -166,6 +166,14 @@ def _writable(actor: Actor) -> Callable[[uuid.UUID], Note]:
     return lambda note_uuid: access_note(actor, note_uuid, need=WRITE, for_update=True)
 
 
+class _NotAll(Exception):
+    """A batch move that cannot move every note: its savepoint is rolled back."""
+
+    def __init__(self, result: BulkOut):
+        super().__init__("not every note can move")
+        self.result = result
+
+
 def note_move_many(
     *,
     actor: Actor,
@@ -177,15 +185,16 @@ def note_move_many(
     library's bulk move and its drag and drop. Items are note ids or
     `{id, expectedVersion}` (`clean_items`: at most `BATCH_MAX`).
 
-    Unlike `note_move` (the `move_notes` tool: all or nothing), each note is reported on
-    its own, and one that cannot move stays where it is while the others move: moved |
-    unchanged (already there) | not_found | version_conflict (changed since the version
-    read) | refused (`handoff_exists`: its task has a live handoff there;
-    `declared_note`, `writes_checked`: a connection moving ground truth, or a fact
-    into a notebook that checks agents' writes). The destination is checked first, for
-    the whole batch: not a live notebook the caller may write to → NotFound, archived →
-    Conflict `notebook_archived`, and nothing moves. Needs write access to each note's
-    place, as `note_move` does."""
+    All or nothing (SPEC §3), as `note_move` (the `move_notes` tool) is — but where
+    `note_move` raises the first problem, this reports each note, so the website can
+    say which ones stopped the batch: moved | unchanged (already there) | not_found |
+    version_conflict (changed since the version read) | refused (`handoff_exists`: its
+    task has a live handoff there; `declared_note`, `writes_checked`: a connection
+    moving ground truth, or a fact into a notebook that checks agents' writes). If any
+    note is not_found, version_conflict or refused, no note moves and those that could
+    have are `not_moved`. The destination is checked first, for the whole batch: not a
+    live notebook the caller may write to → NotFound, archived → Conflict
+    `notebook_archived`. Needs write access to each note's place, as `note_move` does."""
     op_id = operations.coerce_operation_id(operation_id)
     parsed = clean_items(items)
     destination_uuid = None if notebook_id is None else parse_uuid(notebook_id,
@@ -202,7 +211,17 @@ def note_move_many(
                              operation_id=op_id, now=now)
             return "moved"
 
-        return each_note(parsed, lock=_writable(actor), apply=apply)
+        try:
+            with transaction.atomic():
+                moved = each_note(parsed, lock=_writable(actor), apply=apply)
+                if any(item.status not in ("moved", "unchanged") for item in moved.items):
+                    raise _NotAll(moved)
+        except _NotAll as stopped:  # the savepoint is rolled back: nothing moved
+            return BulkOut(items=[
+                # A move writes one revision: the version before it is one less.
+                BulkItem(id=item.id, status="not_moved", version=(item.version or 1) - 1)
+                if item.status == "moved" else item for item in stopped.result.items])
+        return moved
 
     return idempotent(actor=actor, operation_id=op_id, action="note_move_many",
                       arguments={"items": [[str(i), v] for i, v in parsed],

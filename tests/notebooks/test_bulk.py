@@ -44,7 +44,7 @@ def test_move_many_moves_each_note_as_a_new_revision(actor):
     assert len(factories.revisions(actor, there.id)) == 1  # already there: no revision
 
 
-def test_move_many_reports_a_note_changed_meanwhile_and_moves_the_others(actor):
+def test_move_many_is_all_or_nothing_and_names_the_notes_that_stopped_it(actor):
     work = factories.notebook(actor, "Work")
     stale = factories.note(actor, "read at v1")
     fresh = factories.note(actor, "still v1")
@@ -54,24 +54,32 @@ def test_move_many_reports_a_note_changed_meanwhile_and_moves_the_others(actor):
         actor=actor, operation_id=op(), notebook_id=work.id,
         items=[{"id": stale.id, "expectedVersion": 1}, {"id": fresh.id, "expectedVersion": 1},
                missing, foreign.id])
-    assert statuses(result) == ["version_conflict", "moved", "not_found", "not_found"]
-    assert result.items[0].version == 2  # what is current
+    # SPEC §3: a batch move is all or nothing — the one that could move did not.
+    assert statuses(result) == ["version_conflict", "not_moved", "not_found", "not_found"]
+    assert [item.version for item in result.items[:2]] == [2, 1]  # as they are now
     assert factories.note_row(actor, stale.id).notebook_id is None  # left as it was
+    row = factories.note_row(actor, fresh.id)
+    assert (row.notebook_id, row.version) == (None, 1)
+    assert len(factories.revisions(actor, fresh.id)) == 1  # no revision written
+    # The same notes without the stale one move together.
+    again = services.note_move_many(actor=actor, operation_id=op(), notebook_id=work.id,
+                                    items=[{"id": fresh.id, "expectedVersion": 1}])
+    assert statuses(again) == ["moved"]
     assert factories.note_row(actor, fresh.id).notebook_id == work.id
 
 
-def test_move_many_refuses_one_handoff_whose_task_is_there_and_moves_the_rest(actor):
+def test_move_many_refused_for_one_handoff_moves_none(actor):
     work = factories.notebook(actor, "Work")
     factories.note(actor, "here", "handoff", task_id="t", notebook_id=work.id)
     clash = factories.note(actor, "there", "handoff", task_id="t")
     plain = factories.note(actor, "plain")
     result = services.note_move_many(actor=actor, operation_id=op(), notebook_id=work.id,
                                      items=[clash.id, plain.id])
-    assert statuses(result) == ["refused", "moved"]
+    assert statuses(result) == ["refused", "not_moved"]
     assert result.items[0].code == "handoff_exists"
     assert factories.note_row(actor, clash.id).notebook_id is None
     assert factories.note_row(actor, clash.id).version == 1
-    assert factories.note_row(actor, plain.id).notebook_id == work.id
+    assert factories.note_row(actor, plain.id).notebook_id is None
 
 
 def test_move_many_checks_the_destination_for_the_whole_batch(actor):
@@ -100,7 +108,11 @@ def test_move_many_follows_a_connections_grant_both_ways(actor):
     key = factories.connection(actor, notebooks=[granted.id], personal=True)
     result = services.note_move_many(actor=key, operation_id=op(), notebook_id=None,
                                      items=[inside.id, outside.id])
-    assert statuses(result) == ["moved", "not_found"]  # not granted: as if missing
+    # Not granted: as if missing — so nothing moves, the granted one neither.
+    assert statuses(result) == ["not_moved", "not_found"]
+    assert factories.note_row(actor, inside.id).notebook_id == granted.id
+    assert statuses(services.note_move_many(actor=key, operation_id=op(), notebook_id=None,
+                                            items=[inside.id])) == ["moved"]
     with pytest.raises(NotFound):
         services.note_move_many(actor=key, operation_id=op(), notebook_id=other.id,
                                 items=[inside.id])

@@ -45,21 +45,32 @@ def test_tick_with_click_and_shift_click_then_move_and_undo(browser_site: str, p
     expect(boxes.nth(1)).not_to_be_checked()
     expect(boxes.nth(3)).to_be_checked()
 
-    # A note changed behind the page's back is left as it was, and said so.
+    # A note changed behind the page's back stops the move: a batch moves all its notes
+    # or none (SPEC §3), and the message says which and why.
     changed = notes[5 - 3]
     services.note_update(actor=owner, operation_id=op(), note_id=changed.id, content="Moved on")
     bar.get_by_label("Move to").select_option(label="Work")
     bar.get_by_role("button", name="Move", exact=True).click()
     flash = page.locator(".flash")
-    expect(flash).to_have_text(["Moved 3 notes to Work. Undo",
-                                "1 note changed meanwhile and was left as it was."])
+    expect(flash).to_have_text([
+        "Nothing was moved: a batch moves all its notes or none, and 3 notes could have. "
+        "1 note changed meanwhile and was left as it was."])
     expect(page).to_have_url(browser_site + "/")
-    moved = {n.id for n in notes if factories.note_row(owner, n.id).notebook_id == work.id}
-    assert moved == {notes[5].id, notes[3].id, notes[1].id}
+    assert all(factories.note_row(owner, n.id).notebook_id is None for n in notes)
     expect(bar).to_be_hidden()  # a fresh page: nothing ticked
 
+    # Ticked again on the fresh page (the changed note is at the top now), they move.
+    for note in (notes[5], notes[3], changed, notes[1]):
+        row(page, note).locator("input.pick").click()
+    expect(bar.locator("[data-bulk-count]")).to_have_text("4 selected")
+    bar.get_by_label("Move to").select_option(label="Work")
+    bar.get_by_role("button", name="Move", exact=True).click()
+    expect(flash).to_have_text(["Moved 4 notes to Work. Undo"])
+    moved = {n.id for n in notes if factories.note_row(owner, n.id).notebook_id == work.id}
+    assert moved == {notes[5].id, notes[3].id, notes[2].id, notes[1].id}
+
     flash.get_by_role("button", name="Undo").click()
-    expect(page.locator(".flash")).to_have_text("Undone: 3 notes are back as they were.")
+    expect(page.locator(".flash")).to_have_text("Undone: 4 notes are back as they were.")
     assert all(factories.note_row(owner, n.id).notebook_id is None for n in notes)
     assert errors == []
 
