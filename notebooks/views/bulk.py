@@ -79,9 +79,10 @@ def notes_bulk(request: HttpRequest) -> HttpResponse:
         undo.offer(request, said, undo.Undo(kind, batch) if kind and done else None)
     problems = _problems(result, action=action)
     if problems:
-        if action == "move" and result.count("not_moved"):  # all or nothing (SPEC §3)
+        held = sum(1 for item in result.items if item.status == "not_moved")
+        if held:  # a move is all or nothing (SPEC §3)
             problems.insert(0, f"Nothing was moved: a batch moves all its notes or none, "
-                            f"and {notes(result.count('not_moved'))} could have.")
+                            f"and {notes(held)} could have.")
         messages.warning(request, " ".join(problems))
     return redirect(_back(request, data["next"]))
 
