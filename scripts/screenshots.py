@@ -257,7 +257,8 @@ def main() -> None:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("console", lambda m: errors.append(f"{page.url}: {m.text}")
+                    if m.type == "error" else None)
             page.goto(base + "/")
             shoot(page, "setup")
             page.get_by_label("Username").fill("owner")
@@ -285,6 +286,14 @@ def main() -> None:
             page.get_by_role("button", name="Pin", exact=True).click()
             page.goto(base + "/")
             shoot(page, "library")
+            for title in ("Sourdough timing", "Our oven runs 10 °C hot; set 230 °C for 240 °C."):
+                page.locator("ol.notes li.note", has=page.get_by_role(
+                    "link", name=title, exact=True)).locator("input.pick").click()
+            page.locator("#bulk").get_by_label("Move to").select_option(label="Recipes")
+            shoot(page, "library-bulk")
+            # A fresh page: a full-page screenshot leaves `style=""` on the focused
+            # input, which htmx would carry into the next swap (a CSP report).
+            page.goto(base + "/")
             page.locator("#q").fill("ove")  # a word still being typed: "oven"
             page.wait_for_selector("#count:has-text('matching')")
             shoot(page, "search")
