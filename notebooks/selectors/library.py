@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count
 from django.utils import timezone
 
 from grove.kernel.actor import READ, Actor
@@ -20,7 +19,6 @@ from notebooks.rules import (
     NOTEBOOK_PAGE_MAX,
     _Everywhere,
     parse_uuid,
-    unexpired_filter,
 )
 from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
@@ -29,8 +27,9 @@ from notebooks.selectors.access import (
     notebooks_visible_to,
     notes_live,
     subtree_ids,
-    visible_filter,
 )
+from notebooks.selectors.note_counts import notebook_live_counts
+from notebooks.selectors.source_agents import source_agents_of
 
 
 def notebook_names(*, actor: Actor, notes: Iterable[Any]) -> dict[uuid.UUID, str]:
@@ -58,10 +57,8 @@ def notebook_note_counts(*, actor: Actor) -> dict[uuid.UUID, int]:
 
 
 def _note_counts(actor: Actor) -> dict[uuid.UUID, int]:
-    rows = (Note.objects.filter(visible_filter(actor), unexpired_filter(now=timezone.now()),
-                                notebook__isnull=False)
-            .values_list("notebook_id").annotate(n=Count("*")).order_by())
-    return dict(rows)
+    # From the counts the writes keep (migration 0021), not by counting the notes.
+    return notebook_live_counts(actor, now=timezone.now())
 
 
 def notebook_shelf(*, actor: Actor) -> tuple[list[Notebook], dict[uuid.UUID, int]]:
@@ -70,6 +67,16 @@ def notebook_shelf(*, actor: Actor) -> tuple[list[Notebook], dict[uuid.UUID, int
     with tenant(actor):
         actor.require(READ)
         return _notebooks(actor, include_archived=True), _note_counts(actor)
+
+
+def library_shelf(*, actor: Actor) -> tuple[list[Notebook], dict[uuid.UUID, int], list[str]]:
+    """The library page's sidebar and filter form, in one transaction: `notebook_shelf`
+    and the "Saved by" agents (`source_agent_list`). The website owner's only."""
+    actor.require_session()
+    with tenant(actor):
+        actor.require(READ)
+        return (_notebooks(actor, include_archived=True), _note_counts(actor),
+                source_agents_of(actor))
 
 
 def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:

@@ -48,6 +48,7 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to
+from notebooks.selectors.note_counts import live_note_count
 from notebooks.selectors.search_terms import Matching, matching, plain_text
 
 SEARCH_CURSOR_SALT = "grove.notes.search"
@@ -173,18 +174,19 @@ def note_search(
         actor.require(READ)
         now = timezone.now()
         ceiling = opened.ceiling or now
-        notes = _scope(actor, status=status, now=now).filter(created_at__lte=ceiling)
+        within = Q()  # the place, as a condition on notebook_id
         if place is None:
             from notebooks.selectors.access import require_personal
 
             require_personal(actor)
-            notes = notes.filter(notebook__isnull=True)
+            within = Q(notebook_id__isnull=True)
         elif place != "*":
             from notebooks.selectors.access import access_notebook, granted_subtree_ids
 
             shelf = access_notebook(actor, place).id
-            notes = notes.filter(notebook_id__in=granted_subtree_ids(actor, shelf)) \
-                if "sub" in spec else notes.filter(notebook_id=shelf)
+            within = Q(notebook_id__in=granted_subtree_ids(actor, shelf)) \
+                if "sub" in spec else Q(notebook_id=shelf)
+        notes = _scope(actor, status=status, now=now).filter(within, created_at__lte=ceiling)
         if kinds:
             notes = notes.filter(kind__in=kinds)
         if source_agent is not None:
@@ -216,6 +218,12 @@ def note_search(
             # The matches among the first ones the index found: a count that is at
             # least right, without reading every match.
             available = notes.filter(id__in=bounded or []).count()
+        elif status == "active" and not query and not (
+                kinds or source_agent is not None or tag is not None
+                or updated_after is not None or lifetime):
+            # The live notes of a place: from the counts the writes keep, not by
+            # counting every note (`note_counts`).
+            available = live_note_count(actor, within=within, now=now, ceiling=ceiling)
         else:
             available = notes.count()
 
