@@ -121,7 +121,8 @@ def home(request: HttpRequest) -> HttpResponse:
     names = shelf.names
     rows = []
     for item in page.data:
-        title, excerpt = title_and_excerpt(item.note.content)
+        # A search shows its own excerpt (the matches' snippet): only the title is rendered.
+        title, excerpt = title_and_excerpt(item.note.content, excerpt=item.matches is None)
         rows.append(Row(
             note=item.note, declared=item.declared,
             place=names.get(item.note.notebook_id, "") if item.note.notebook_id else "Personal",
