@@ -106,3 +106,27 @@ def test_the_migration_backfill_counts_existing_notes(committed):
         cursor.execute(migration.BACKFILL)
     assert kept(alice) == expected["alice"] == {None: 3, box.id: 2}
     assert kept(bob) == expected["bob"] == {None: 1}
+
+
+def test_deleting_an_account_takes_its_counts_along(committed):
+    """As for the term statistics: no delete trigger writes rows for an account on its
+    way out, so the deletion goes through and leaves nothing behind."""
+    from django.db import transaction
+
+    from grove.models import Account
+    from tests.notebooks.test_note_counts import rows
+
+    actor, other = factories.owner(), factories.owner()
+    for i in range(3):
+        factories.note(actor, f"Doomed note {i}")
+    factories.note(other, "Another account's note")
+    note_counts_compact(actor=factories.Actor.system(actor.account_id))
+    factories.note(actor, "one more, not folded yet")
+    assert kept(actor) == {None: 4} and rows(actor) == 2
+    with transaction.atomic(using="owner"):
+        with connections["owner"].cursor() as cursor:
+            cursor.execute("SELECT set_config('grove.account_id', %s, true)",
+                           [str(actor.account_id)])
+        Account.objects.using("owner").filter(id=actor.account_id).delete()
+    assert kept(actor) == {} and rows(actor) == 0
+    assert kept(other) == counted(other) == {None: 1}
