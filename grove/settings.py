@@ -299,6 +299,8 @@ CELERY_BEAT_SCHEDULE = {
     # Fold the term-statistics changes the writes appended (the statistics are current
     # without it; folding keeps recall's reads of them to one row per lexeme).
     "term-stats": {"task": "grove.term_stats", "schedule": 60},
+    # The same for the live note counts per notebook (the library sidebar's).
+    "note-counts": {"task": "grove.note_counts", "schedule": 60},
     # Expired OAuth tokens and authorization codes.
     "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
 }
@@ -310,7 +312,8 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_MAINTENANCE_QUEUE = "maintenance"
 CELERY_TASK_ROUTES = {
     name: {"queue": CELERY_MAINTENANCE_QUEUE}
-    for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.clear_tokens")
+    for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.note_counts",
+                 "grove.clear_tokens")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

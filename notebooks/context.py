@@ -38,6 +38,8 @@ class Notebooks:
     note_counts: Callable[[], dict[Any, int]] = dict
     tree: list[tuple[Notebook, int]] = field(default_factory=list)
     labels: Labels = field(default_factory=Labels)  # Pinned and the tags, with counts
+    # The library's "Saved by" agents, when read with them (`notebooks_for(agents=True)`).
+    agents: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.tree = tree([nb for nb in self.all if nb.archived_at is None])
@@ -95,8 +97,10 @@ def tree(notebooks: list[Notebook]) -> list[tuple[Notebook, int]]:
     return ordered
 
 
-def notebooks_for(request: HttpRequest) -> Notebooks:
-    """The signed-in owner's notebooks, read at most once per request."""
+def notebooks_for(request: HttpRequest, *, agents: bool = False) -> Notebooks:
+    """The signed-in owner's notebooks, read at most once per request. `agents`: a
+    library page's filter form wants the "Saved by" agents too — read in the same
+    transaction when this is the first read, else on their own."""
     cached = getattr(request, "_grove_notebooks", None)
     if cached is None:
         actor = request.actor  # type: ignore[attr-defined]
@@ -104,11 +108,19 @@ def notebooks_for(request: HttpRequest) -> Notebooks:
         if htmx and not htmx.history_restore_request:  # a partial: the sidebar is not shown
             cached = Notebooks(selectors.notebook_list(actor=actor, include_archived=True),
                                note_counts=lambda: selectors.notebook_note_counts(actor=actor))
+        elif agents:  # the library page: sidebar, counts and agents in one read
+            shelf = selectors.library_shelf(actor=actor)
+            cached = Notebooks(shelf.notebooks, note_counts=lambda: shelf.note_counts,
+                               labels=shelf.labels, agents=shelf.agents)
         else:  # a page: its sidebar's counts come in the same read
             shelf = selectors.notebook_shelf(actor=actor)
             cached = Notebooks(shelf.notebooks, note_counts=lambda: shelf.note_counts,
                                labels=shelf.labels)
         request._grove_notebooks = cached  # type: ignore[attr-defined]
+    if agents and cached.agents is None:
+        from notebooks.selectors.source_agents import source_agent_list
+
+        cached.agents = source_agent_list(actor=request.actor)  # type: ignore[attr-defined]
     return cached
 
 

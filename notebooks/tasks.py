@@ -33,3 +33,14 @@ def term_stats_compact_task() -> int:
             folded += batch
         folded += batch
     return folded
+
+
+@shared_task(name="grove.note_counts", ignore_result=True)
+def note_counts_compact_task() -> int:
+    """Periodic: fold every account's note-count rows into one per place (the counts are
+    current without it; this keeps the library's reads of them to a row per notebook).
+    Returns how many rows were folded."""
+    from notebooks.services.note_counts import note_counts_compact
+
+    return sum(note_counts_compact(actor=Actor.system(account_id))
+               for account_id in active_account_ids())

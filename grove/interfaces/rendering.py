@@ -283,11 +283,15 @@ def plain(markdown: str) -> str:
     return " ".join(html.unescape(strip_tags(render_markdown(markdown))).split())
 
 
-def title_and_excerpt(content: str) -> tuple[str, str]:
+def title_and_excerpt(content: str, *, excerpt: bool = True) -> tuple[str, str]:
     """A note's title (its first line, as plain text) and an excerpt of the rest (at
-    most 240 characters: only the start of a long note is rendered)."""
+    most 240 characters: only the start of a long note is rendered). `excerpt=False`:
+    the title alone is wanted (the excerpt is "" unless the title had to come from the
+    rest) — the rest, most of the rendering, is skipped."""
     lines = content.strip()[:EXCERPT_SOURCE_CHARS].splitlines()
     title = plain(lines[0]) if lines else ""
+    if title and not excerpt:
+        return shorten(title, 120), ""
     rest = plain("\n".join(lines[1:]))
     if not title:
         title = shorten(rest, 80) or "(empty)"

@@ -1,6 +1,7 @@
-"""The notebooks app's models, in two modules: `notes` (notebooks, notes, revisions,
-vectors, term statistics — SPEC §3, §4) and `briefs` (visions and ground truth — SPEC
-§10). Everything is importable from `notebooks.models`."""
+"""The notebooks app's models, in three modules: `notes` (notebooks, notes, revisions,
+vectors, term statistics — SPEC §3, §4), `counts` (live note counts kept by the writes)
+and `briefs` (visions and ground truth — SPEC §10). Everything is importable from
+`notebooks.models`."""
 
 from notebooks.models.briefs import (
     NEGATIVE_MAX_CHARS,
@@ -18,6 +19,7 @@ from notebooks.models.briefs import (
     Vision,
     VisionRevision,
 )
+from notebooks.models.counts import NoteCount
 from notebooks.models.notes import (
     CONTENT_MAX_CHARS,
     EXPIRED_RESTORE_WINDOW_DAYS,
@@ -68,6 +70,7 @@ __all__ = [
     "Kind",
     "NegativeClaim",
     "Note",
+    "NoteCount",
     "NoteEmbedding",
     "NoteFields",
     "Notebook",

@@ -25,6 +25,7 @@ from notebooks.selectors.brief import brief_for_connection, brief_get
 from notebooks.selectors.library import (
     NotebookPage,
     NotePage,
+    library_shelf,
     note_get,
     note_list,
     note_page,
@@ -68,5 +69,6 @@ __all__ = [
     "notebook_page_of",
     "notebook_page",
     "notebook_shelf",
+    "library_shelf",
     "notebook_subtree_counts",
 ]

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import Count
 from django.utils import timezone
 
 from grove.kernel.actor import READ, Actor
@@ -21,7 +20,6 @@ from notebooks.rules import (
     NOTEBOOK_PAGE_MAX,
     _Everywhere,
     parse_uuid,
-    unexpired_filter,
 )
 from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
@@ -30,8 +28,9 @@ from notebooks.selectors.access import (
     notebooks_visible_to,
     notes_live,
     subtree_ids,
-    visible_filter,
 )
+from notebooks.selectors.note_counts import notebook_live_counts
+from notebooks.selectors.source_agents import source_agents_of
 
 
 def notebook_names(*, actor: Actor, notes: Iterable[Any]) -> dict[uuid.UUID, str]:
@@ -59,10 +58,8 @@ def notebook_note_counts(*, actor: Actor) -> dict[uuid.UUID, int]:
 
 
 def _note_counts(actor: Actor) -> dict[uuid.UUID, int]:
-    rows = (Note.objects.filter(visible_filter(actor), unexpired_filter(now=timezone.now()),
-                                notebook__isnull=False)
-            .values_list("notebook_id").annotate(n=Count("*")).order_by())
-    return dict(rows)
+    # From the counts the writes keep (migration 0022), not by counting the notes.
+    return notebook_live_counts(actor, now=timezone.now())
 
 
 @dataclass(frozen=True)
@@ -78,6 +75,7 @@ class Shelf(NamedTuple):
     notebooks: list[Notebook]
     note_counts: dict[uuid.UUID, int]
     labels: Labels
+    agents: list[str] | None = None  # the "Saved by" agents, read for the library page
 
 
 def notebook_shelf(*, actor: Actor) -> Shelf:
@@ -88,6 +86,16 @@ def notebook_shelf(*, actor: Actor) -> Shelf:
         actor.require(READ)
         return Shelf(_notebooks(actor, include_archived=True), _note_counts(actor),
                      _labels(TAG_COUNTS_MAX) if actor.is_session else Labels())
+
+
+def library_shelf(*, actor: Actor) -> Shelf:
+    """The library page's sidebar and filter form, in one transaction: `notebook_shelf`
+    and the "Saved by" agents (`source_agent_list`). The website owner's only."""
+    actor.require_session()
+    with tenant(actor):
+        actor.require(READ)
+        return Shelf(_notebooks(actor, include_archived=True), _note_counts(actor),
+                     _labels(TAG_COUNTS_MAX), source_agents_of(actor))
 
 
 def note_get(*, actor: Actor, note_id: uuid.UUID | str) -> Note:

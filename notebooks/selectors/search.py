@@ -13,6 +13,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,6 +50,7 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to
+from notebooks.selectors.note_counts import live_note_count
 from notebooks.selectors.search_terms import Matching, matching, plain_text
 
 SEARCH_CURSOR_SALT = "grove.notes.search"
@@ -177,18 +179,19 @@ def note_search(
         actor.require(READ)
         now = timezone.now()
         ceiling = opened.ceiling or now
-        notes = _scope(actor, status=status, now=now).filter(created_at__lte=ceiling)
+        within = Q()  # the place, as a condition on notebook_id
         if place is None:
             from notebooks.selectors.access import require_personal
 
             require_personal(actor)
-            notes = notes.filter(notebook__isnull=True)
+            within = Q(notebook_id__isnull=True)
         elif place != "*":
             from notebooks.selectors.access import access_notebook, granted_subtree_ids
 
             shelf = access_notebook(actor, place).id
-            notes = notes.filter(notebook_id__in=granted_subtree_ids(actor, shelf)) \
-                if "sub" in spec else notes.filter(notebook_id=shelf)
+            within = Q(notebook_id__in=granted_subtree_ids(actor, shelf)) \
+                if "sub" in spec else Q(notebook_id=shelf)
+        notes = _scope(actor, status=status, now=now).filter(within, created_at__lte=ceiling)
         if kinds:
             notes = notes.filter(kind__in=kinds)
         if source_agent is not None:
@@ -209,19 +212,26 @@ def note_search(
         rank: Any = None
         matched_terms: Any = None
         order = sort
-        bounded: list[uuid.UUID] | None = None
+        probed: _Probed | None = None
         if query:
             how = matching(typed or query)
             if how is None:  # stop words only: nothing can match
                 notes, order = notes.none(), "updated_desc" if sort == "relevance" else sort
             else:
                 search_query, rank, matched_terms = how.query, how.rank, how.terms
-                notes, order, bounded = _narrowed(notes, how, sort=sort, after=opened.key)
-        lower_bound = bounded is not None and not exact_count
-        if lower_bound:
-            # The matches among the first ones the index found: a count that is at
-            # least right, without reading every match.
-            available = notes.filter(id__in=bounded or []).count()
+                notes, order, probed = _narrowed(notes, how, sort=sort, after=opened.key)
+        lower_bound = probed is not None and probed.many and not exact_count
+        if probed is not None and (lower_bound or not probed.many):
+            # Counted with the index lookup: every match when they are few, else the
+            # matches among the first ones the index found — a count that is at least
+            # right, without reading every match.
+            available = probed.listed
+        elif status == "active" and not query and not (
+                kinds or source_agent is not None or tag is not None
+                or updated_after is not None or lifetime):
+            # The live notes of a place: from the counts the writes keep, not by
+            # counting every note (`note_counts`).
+            available = live_note_count(actor, within=within, now=now, ceiling=ceiling)
         else:
             available = notes.count()
 
@@ -268,11 +278,21 @@ def note_search(
             limit=limit, next_cursor=next_cursor))
 
 
+@dataclass(frozen=True)
+class _Probed:
+    """What the bounded index lookup of a query found: whether its matches are too many
+    to rank (more than SEARCH_RANK_MAX), and how many of those it found the list's
+    notes include — all of the matches when they are not too many (an exact count)."""
+
+    many: bool
+    listed: int
+
+
 def _narrowed(notes: QuerySet[Note], how: Matching, *, sort: str,
               after: tuple[Any, ...] | None,
-              ) -> tuple[QuerySet[Note], str, list[uuid.UUID] | None]:
+              ) -> tuple[QuerySet[Note], str, _Probed | None]:
     """`notes` narrowed to the matches of the query: (notes, the order the page takes,
-    and — when the matches are too many to look up one by one — the first ones found).
+    and what the index lookup found, when one was made — `_Probed`).
 
     A query most notes match ("cell", the first letter of a word being typed) would
     cost time in proportion to its matches: each looked up, checked against the grant,
@@ -283,17 +303,29 @@ def _narrowed(notes: QuerySet[Note], how: Matching, *, sort: str,
     page and kept by the cursor (a relevance key starts with a number, a newest-first
     key with a time)."""
     if sort == "relevance" and after is not None:
-        few = not isinstance(after[0], datetime)
-        if few:
+        if not isinstance(after[0], datetime):
             return notes.filter(id__in=how.ids()), sort, None
-        first: list[uuid.UUID] = []
-    else:
-        probe = how.ids(SEARCH_RANK_MAX + 1)
-        with connection.cursor() as cursor:
-            cursor.execute(probe.sql, probe.params)
-            first = [row[0] for row in cursor.fetchall()]
-        few = len(first) <= SEARCH_RANK_MAX
-        if few:
-            return notes.filter(id__in=first), sort, None
-    return (notes.filter(how.hit()),
-            "updated_desc" if sort == "relevance" else sort, first)
+        return notes.filter(how.hit()), "updated_desc", _Probed(many=True, listed=0)
+    first, listed = _probe(notes, how)
+    if len(first) <= SEARCH_RANK_MAX:
+        return notes.filter(id__in=first), sort, _Probed(many=False, listed=listed)
+    return (notes.filter(how.hit()), "updated_desc" if sort == "relevance" else sort,
+            _Probed(many=True, listed=listed))
+
+
+def _probe(notes: QuerySet[Note], how: Matching) -> tuple[list[uuid.UUID], int]:
+    """The account's first SEARCH_RANK_MAX + 1 matches (the index lookup) and how many of
+    them `notes` includes, in one statement: the ids match already, so counting them
+    only checks the list's other conditions (grant, status, filters) — one snapshot,
+    one round trip."""
+    probe = how.ids(SEARCH_RANK_MAX + 1)
+    listed = notes.filter(id__in=RawSQL("SELECT id FROM grove_probe", ())).values("id")
+    listed_sql, listed_params = listed.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH grove_probe(id) AS MATERIALIZED ({probe.sql})"  # noqa: S608 - compiled SQL
+            f" SELECT ARRAY(SELECT id FROM grove_probe),"
+            f" (SELECT count(*) FROM ({listed_sql}) listed)",
+            [*probe.params, *listed_params])
+        first, count = cursor.fetchone()
+    return list(first), int(count)

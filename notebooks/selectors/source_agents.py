@@ -38,7 +38,15 @@ def source_agent_list(*, actor: Actor, limit: int = SOURCE_AGENT_CHOICES_MAX) ->
     connection's grant would need a read per granted notebook)."""
     actor.require_session()
     actor.require(READ)
-    with tenant(actor), connection.cursor() as cursor:
+    with tenant(actor):
+        return source_agents_of(actor, limit=limit)
+
+
+def source_agents_of(actor: Actor, *, limit: int = SOURCE_AGENT_CHOICES_MAX) -> list[str]:
+    """`source_agent_list` in the caller's tenant transaction (a page that reads more in
+    the same one: `notebooks.selectors.library.library_shelf`)."""
+    actor.require_session()
+    with connection.cursor() as cursor:
         cursor.execute(_DISTINCT_AGENTS, {"account": actor.account_id, "limit": limit})
         names = [name for (name,) in cursor.fetchall() if name]
     return sorted(names, key=lambda name: (name.casefold(), name))

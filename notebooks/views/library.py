@@ -37,7 +37,7 @@ from notebooks.forms import (
 )
 from notebooks.models import Notebook
 from notebooks.schemas.notes import NoteOut
-from notebooks.selectors import search, source_agents, vision_pages
+from notebooks.selectors import search, vision_pages
 from notebooks.views import undo
 
 PAGE_SIZE = 25
@@ -108,6 +108,10 @@ def home(request: HttpRequest) -> HttpResponse:
                       + "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()),
                       code="invalid_filters")
     data = form.cleaned_data
+    full_page = not request.htmx or request.htmx.history_restore_request  # type: ignore[attr-defined]
+    # A whole page: its filter form offers the agents that saved notes, read with the
+    # sidebar's notebooks in one transaction (before `_place_of` reads the notebooks).
+    shelf = notebooks_for(request, agents=bool(full_page))
     place, notebook, where = _place_of(request, data["notebook"])
     query = data["q"] if data["q"].strip() else None  # as typed: see search_terms
     if data["sort"] == "relevance" and query is None:
@@ -120,10 +124,11 @@ def home(request: HttpRequest) -> HttpResponse:
         status=data["status"] or "active", sort=data["sort"] or None,
         cursor=data["cursor"] or None, limit=PAGE_SIZE, matches=query is not None,
         exact_count=False)
-    names = notebooks_for(request).names
+    names = shelf.names
     rows = []
     for item in page.data:
-        title, excerpt = title_and_excerpt(item.note.content)
+        # A search shows its own excerpt (the matches' snippet): only the title is rendered.
+        title, excerpt = title_and_excerpt(item.note.content, excerpt=item.matches is None)
         rows.append(Row(
             note=item.note, declared=item.declared,
             place=names.get(item.note.notebook_id, "") if item.note.notebook_id else "Personal",
@@ -154,18 +159,17 @@ def home(request: HttpRequest) -> HttpResponse:
                  "max": rules.BATCH_MAX},
     }
     template = "notebooks/home.html"
-    if request.htmx and not request.htmx.history_restore_request:  # type: ignore[attr-defined]
+    if not full_page:
         template += "#rows" if data["cursor"] else "#results"
-    else:  # the whole page: its filter form offers the agents that saved notes
-        context["agents"] = _agent_choices(actor, chosen=data["agent"].strip())
+    else:
+        context["agents"] = _agent_choices(shelf.agents or [], chosen=data["agent"].strip())
     return render(request, template, context)
 
 
-def _agent_choices(actor: Any, *, chosen: str) -> list[tuple[str, str]]:
+def _agent_choices(agents: list[str], *, chosen: str) -> list[tuple[str, str]]:
     """"Saved by": (value, label) of every agent that saved a note of the account, and
     the chosen one even when no note has it (any more), so the form shows the filter
     that is on."""
-    agents = source_agents.source_agent_list(actor=actor)
     if chosen and chosen not in agents:
         agents = sorted([*agents, chosen], key=lambda name: (name.casefold(), name))
     return [(agent, "you (website)" if agent == "website" else agent) for agent in agents]

@@ -155,12 +155,13 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
 # What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
 # read in one tenant transaction (conversation, turns, their proposals with the versions
 # of what they cover and which of it the reader still sees, cited notes' versions now,
-# the last turn's picked notes), the notebook tree (with its note counts) and the history
+# the last turn's picked notes), the notebook tree (with its note counts, and the Pinned
+# and tag counts: one more statement) and the history
 # panel — each tenant transaction is a savepoint, the context set, the reads, the context
 # restored.
-CONVERSATION_PAGE_QUERIES = 28
-HOME_QUERIES = 16
-HOME_WITH_PICKED_NOTES_QUERIES = 22
+CONVERSATION_PAGE_QUERIES = 29
+HOME_QUERIES = 17
+HOME_WITH_PICKED_NOTES_QUERIES = 23
 
 
 def test_the_ask_pages_make_a_fixed_number_of_queries(owner, web, provider,

@@ -43,7 +43,7 @@ def test_the_toolbar_opens_its_panels_and_they_work(browser_site: str, page: Pag
     toolbar = page.get_by_role("navigation", name="Note actions")
     expect(toolbar.get_by_role("link")).to_have_text(
         ["Edit", "Move", "History", "Share", "Delete"])
-    expect(toolbar.get_by_role("button")).to_have_text(["Archive"])
+    expect(toolbar.get_by_role("button")).to_have_text(["Pin", "Archive"])
     # The note comes first: every panel is closed.
     for panel in ("#edit", "#move", "#history", "#share", "#delete"):
         expect(page.locator(panel)).to_be_hidden()

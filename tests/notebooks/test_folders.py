@@ -34,7 +34,8 @@ def test_counts_are_the_live_notes_of_each_notebook(owner):
     counts = selectors.notebook_note_counts(actor=owner)
     assert counts == {work.id: len(kept), plans.id: 1}
     assert empty.id not in counts
-    notebooks, same, _labels = selectors.notebook_shelf(actor=owner)
+    shelf = selectors.notebook_shelf(actor=owner)
+    notebooks, same = shelf.notebooks, shelf.note_counts
     assert same == counts and {nb.name for nb in notebooks} == {"Work", "Plans", "Empty"}
 
 

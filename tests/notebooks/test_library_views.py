@@ -145,10 +145,10 @@ def test_library_query_count_does_not_grow_with_notes(owner, web):
     assert count() == few
     # (The tenant transaction costs two: it reads the transaction's identity, then sets
     # the context and its MAC, grove.kernel.tenancy; in a test each is also a savepoint
-    # and its release. Three reads: the notes, the notebooks with their note counts and
-    # the Pinned and tag counts (two statements in their transaction), the "Saved by"
-    # agents.)
-    assert few <= 23, few
+    # and its release. Two transactions: the notes (the page and its count, from the
+    # kept counts), and the sidebar's notebooks with their note counts, the Pinned and
+    # tag counts and the "Saved by" agents.)
+    assert few <= 18, few
 
 
 # -- creating --------------------------------------------------------------------------------

@@ -64,3 +64,18 @@ def test_the_function_is_not_executable_by_public():
         cursor.execute("SELECT oid FROM pg_roles WHERE rolname = current_user")
         runtime = cursor.fetchone()[0]
     assert runtime in grantees and 0 not in grantees  # 0 = PUBLIC
+
+
+@pytest.mark.parametrize("function", [
+    "grove_search_matches(tsquery)", "grove_search_matches(tsquery, integer)",
+    "grove_search_variants(text, text, float8, integer)", "grove_tagged(text)",
+    "grove_tag_counts(integer)"])
+def test_the_lookups_verify_the_account_once_per_statement(function):
+    """Each call of grove_current_account() recomputes the context's MAC: as a plain
+    call in a filter it ran for every candidate row (most of search as you type's
+    lookup at 100k notes); as a sub-select it runs once (migration 0023)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_functiondef(%s::regprocedure)", [function])
+        body = cursor.fetchone()[0]
+    calls = body.count("grove_current_account()")
+    assert calls and calls == body.count("(SELECT public.grove_current_account())"), body

@@ -71,6 +71,10 @@ def test_titles_and_excerpts_are_cut_after_a_word_with_an_ellipsis():
     assert title == "A title" and excerpt.endswith("word…") and len(excerpt) <= 241
     long_title, _ = title_and_excerpt("Harvest " * 30)
     assert long_title.endswith("Harvest…") and len(long_title) <= 120
+    # A search row renders the title alone (its excerpt is the matches' snippet).
+    for content in ("A title\n\nword " * 3, "Harvest " * 30, "```\n\n```\nafter a fence",
+                    "# **Bold** heading\nrest"):
+        assert title_and_excerpt(content, excerpt=False)[0] == title_and_excerpt(content)[0]
 
 
 def test_the_owner_changes_the_password_given_the_current_one(owner, web):

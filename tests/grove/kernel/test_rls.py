@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_TABLES = {
     "grove_connection", "grove_operation", "grove_job", "notebooks_notebook",
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
-    "notebooks_termdelta", "notebooks_vision", "notebooks_visionrevision",
+    "notebooks_termdelta", "notebooks_notecount", "notebooks_vision", "notebooks_visionrevision",
     "notebooks_truthdeclaration", "notebooks_truthnote", "notebooks_negativeclaim",
     "notebooks_pendingrevision", "ask_conversation", "ask_turn", "ask_proposal", "sharing_share",
 }
