@@ -121,11 +121,16 @@ def recent_more(more: int) -> str:
     return f"- … and {more} more (recent_activity lists them all)"
 
 
+def _noun(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
 def footer(meta: BriefMeta, *, wordy: bool = False) -> str:
     """The counts. `wordy` says "of the N tokens", one token longer: a count whose digits
     take a token fewer than its neighbour's can have no exact statement otherwise (the
     footer saying 949 counts 950, saying 950 counts 949)."""
-    parts = [f"{meta.returned} notes in full", f"{meta.indexed} as index lines"]
+    parts = [f"{meta.returned} {_noun(meta.returned, 'note')} in full",
+             f"{meta.indexed} as index {_noun(meta.indexed, 'line')}"]
     if meta.dropped:
         # Over the budget, or past the brief's windows (the newest handoffs, the best
         # of each kind): `droppedItems` names the first, `droppedUnlisted` counts the rest.

@@ -431,3 +431,16 @@ def test_the_stated_count_is_exact_whatever_the_digits():
         assert stated.tokens == count_tokens(markdown), words
         phrasings.add(" of the " in markdown.splitlines()[-1])
     assert phrasings == {False, True}  # both were needed
+
+
+def test_the_counts_line_says_one_note_and_one_index_line_in_the_singular(owner):
+    factories.note(owner, "Water at dawn.", kind="preference")
+    markdown = brief_get(actor=owner).markdown
+    assert "_1 note in full, 0 as index lines;" in markdown, markdown
+
+    factories.note(owner, _long("irrigation"), kind="fact")
+    factories.note(owner, _long("compost"), kind="fact")
+    tight = brief_get(actor=owner, budget_tokens=600)
+    assert (tight.meta.returned, tight.meta.indexed, tight.meta.dropped) == (1, 1, 1)
+    assert tight.markdown.splitlines()[-1].startswith(
+        "_1 note in full, 1 as index line, 1 left out"), tight.markdown
