@@ -106,6 +106,43 @@ class Env:
         atexit.register(env.close)
         return env
 
+    @classmethod
+    def kept(cls, name: str, *, username: str = "bench") -> tuple[Env, bool]:
+        """A bench home kept between runs (for iterating on one large corpus): opened
+        as it is when a run finished loading it (`mark_loaded`), else made afresh.
+        Returns the env and whether its data is already there; migrations are applied
+        either way."""
+        home = Path(f"/tmp/grove-bench-{name}")  # noqa: S108 - private scratch folder
+        if not (home / "loaded").exists():
+            return cls.fresh(name, username=username), False
+        quiet = wait_for_quiet()
+        _stop_stale(home)
+        os.environ["GROVE_HOME"] = str(home)
+        os.environ["DJANGO_SETTINGS_MODULE"] = "grove.settings"
+        os.environ.pop("REDIS_URL", None)
+        from grove.runtime.embedded import EmbeddedPostgres
+
+        server = EmbeddedPostgres(home)
+        server.ensure_running()
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", database="owner", verbosity=0)
+        from grove.kernel.actor import Actor
+        from grove.models import Account
+
+        account = Account.objects.get(username=username)
+        env = cls(home=home, server=server, account_id=account.id,
+                  actor=Actor.for_session(account.id), quiet=quiet)
+        env.contention = Contention(server.server_pid)
+        atexit.register(env.close)
+        return env, True
+
+    def mark_loaded(self) -> None:
+        (self.home / "loaded").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"))
+
     def close(self) -> None:
         if self.closed:
             return

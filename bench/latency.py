@@ -246,6 +246,34 @@ def capture(env: Env, query: str, limit: int, max_chars: int) -> tuple[list[str]
     return [q["sql"] for q in ctx.captured_queries], out
 
 
+def arm_statements(env: Env, query: str, vector: np.ndarray) -> dict[str, list[str]]:
+    """The two arms as recall builds them (`recall_query.lexical_arm`/`semantic_arm`),
+    each as the standalone statement it would be without the fold, rendered with its
+    parameters: the SQL floor recall's one statement is measured against."""
+    from django.db import connection
+
+    from grove.kernel.tenancy import tenant
+    from notebooks.selectors.recall import CANDIDATES, RESCORE, Scope, term_weights
+    from notebooks.selectors.recall_query import lexical_arm, semantic_arm
+
+    with tenant(env.actor):
+        weights = term_weights(query)
+        scope = Scope(actor=env.actor, notebook_ids=None, personal=True)
+        arms: dict[str, list[str]] = {"lexical": [], "semantic": []}
+        if weights.selecting():
+            sql, params = lexical_arm(scope, weights.selecting(), weights.reranking(),
+                                      candidates=CANDIDATES, rescore=RESCORE)
+            arms["lexical"].append(connection.ops.compose_sql(sql, params))
+        from grove.embeddings.profile import active_profile_name
+
+        sql, params = semantic_arm(scope, vector.tolist(), len(vector), active_profile_name(),
+                                   candidates=CANDIDATES)
+        arms["semantic"] = ["SET LOCAL hnsw.ef_search = 100",
+                            "SET LOCAL hnsw.iterative_scan = relaxed_order",
+                            connection.ops.compose_sql(sql, params)]
+    return arms
+
+
 def is_lexical(sql: str) -> bool:
     """recall's lexical arm: the security-definer function (since notebooks 0007), or an
     ORM filter on the `search` column (before it)."""
@@ -355,9 +383,12 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
         http.close()
     print(size, "HTTP POST /v1/recall (real model)", res["http_real_model"], flush=True)
 
-    arms = {q: [s for s in v if is_lexical(s) or is_semantic(s)] for q, v in captured.items()}
-    lexical_sql = {q: [s for s in v if is_lexical(s)] for q, v in captured.items()}
-    semantic_sql = {q: [s for s in v if is_semantic(s)] for q, v in captured.items()}
+    # Since issue 21 recall sends both arms in one statement: the floor is each arm as
+    # the statement it would be alone.
+    separate = {q: arm_statements(env, q, qvecs[q]) for q in queries}
+    lexical_sql = {q: v["lexical"] for q, v in separate.items()}
+    semantic_sql = {q: v["semantic"] for q, v in separate.items()}
+    arms = {q: lexical_sql[q] + semantic_sql[q] for q in queries}
     res["sql_floor_two_arms"] = summary_ms(measure(
         lambda q: replay(conn, env.account_id, arms[q]), queries, passes))
     print(size, "SQL floor (two arms)", res["sql_floor_two_arms"], flush=True)

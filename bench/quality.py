@@ -6,7 +6,7 @@ the configured local model. Each query is asked through `recall(limit=50)` in th
 
 * hybrid: recall as it is;
 * lexical: `notebooks.selectors.recall.get_embedder` patched to return None (recall's lexical mode);
-* vector: `notebooks.selectors.recall._lexical` patched to return no hits.
+* vector: `notebooks.selectors.recall.term_weights` patched to weigh no term (no lexical hits).
 
 Scores: nDCG@10 and recall@50 (the public path caps `limit` at 50, so BEIR's recall@100
 cannot be measured through it). `max_chars` is capped at 50,000, which SciFact documents
@@ -65,7 +65,7 @@ def mode(name: str) -> Iterator[None]:
         with patched(r, get_embedder=lambda: None):
             yield
     elif name == "vector":
-        with patched(r, _lexical=lambda weights, scope: ([], 0)):
+        with patched(r, term_weights=lambda query: r.Weights(terms={})):
             yield
     else:
         raise ValueError(name)

@@ -56,11 +56,13 @@ def context_mac(account_id: uuid.UUID | str, backend_pid: int, transaction_start
     return salted_hmac(KEY_SALT, message, algorithm="sha256").hexdigest()
 
 
-def enter(cursor: Any, account_id: uuid.UUID | str | None) -> tuple[str, str] | None:
+def enter(cursor: Any, account_id: uuid.UUID | str | None,
+          local: tuple[tuple[str, str], ...] = ()) -> tuple[str, str] | None:
     """Make `account_id` (None: no account) the context of the cursor's current
     transaction; returns the previous (account, MAC) settings for `restore`, or None if
     they were this context already. Works on a Django or a plain psycopg cursor, always
-    inside a transaction."""
+    inside a transaction. `local`: further transaction-local settings, made in the same
+    statement (one round trip fewer for a caller that needs them)."""
     cursor.execute(
         f"SELECT current_setting(%s, true), current_setting(%s, true), {TRANSACTION_IDENTITY}",
         [SETTING, MAC_SETTING],
@@ -71,33 +73,40 @@ def enter(cursor: Any, account_id: uuid.UUID | str | None) -> tuple[str, str] | 
     context = (value, context_mac(value, pid, started) if value else "")
     # Compared with the MAC too: a setting made by anything else is never taken as ours.
     if context == previous:
+        if local:
+            restore(cursor, None, local)
         return None
-    restore(cursor, context)
+    restore(cursor, context, local)
     return previous
 
 
-def restore(cursor: Any, context: tuple[str, str]) -> None:
-    cursor.execute(
-        "SELECT set_config(%s, %s, true), set_config(%s, %s, true)",
-        [SETTING, context[0], MAC_SETTING, context[1]],
-    )
+def restore(cursor: Any, context: tuple[str, str] | None,
+            local: tuple[tuple[str, str], ...] = ()) -> None:
+    pairs = [*(((SETTING, context[0]), (MAC_SETTING, context[1])) if context else ()), *local]
+    cursor.execute("SELECT " + ", ".join("set_config(%s, %s, true)" for _ in pairs),
+                   [value for pair in pairs for value in pair])
 
 
 @contextmanager
-def tenant(actor: Actor | uuid.UUID, *, using: str = "default") -> Iterator[None]:
+def tenant(actor: Actor | uuid.UUID, *, using: str = "default",
+           local: tuple[tuple[str, str], ...] = ()) -> Iterator[None]:
     """Open (or join) a transaction scoped to one account.
 
     Nested use with the same account is cheap; the previous value is restored on exit,
-    so nothing leaks to the code around it even inside an outer transaction.
+    so nothing leaks to the code around it even inside an outer transaction. A
+    transaction this block opens ends with it, and its settings with it: nothing to
+    restore then (one round trip fewer per service call). `local`: further
+    transaction-local settings (`enter`), left as they are on exit.
     """
     account_id = actor if isinstance(actor, uuid.UUID) else actor.account_id
+    outermost = not connections[using].in_atomic_block
     with transaction.atomic(using=using):
         with connections[using].cursor() as cursor:
-            previous = enter(cursor, account_id)
+            previous = enter(cursor, account_id, local)
         yield
         # On an exception the rollback (of the savepoint or transaction) undoes the
         # setting by itself; on success put back what the surrounding code had.
-        if previous is not None:
+        if previous is not None and not outermost:
             with connections[using].cursor() as cursor:
                 restore(cursor, previous)
 

@@ -13,6 +13,11 @@ Two ranked lists over the caller's live, granted notes, fused by reciprocal rank
 
 Grant scoping happens inside both queries, before ranking. With embeddings disabled
 recall is lexical and `meta.mode` says so.
+
+A query is answered in few round trips (`recall_query.gather`): the tenant context
+(made with the HNSW settings), the scope's known-false claims, the query's lexemes with
+their counts, then one statement holding both arms, their fusion, the head's rows and
+the counts.
 """
 
 from __future__ import annotations
@@ -53,8 +58,13 @@ from notebooks.selectors import negatives
 from notebooks.selectors.access import (
     access_notebook,
     live_filter,
-    live_notebooks,
     require_personal,
+)
+from notebooks.selectors.recall_query import (
+    SEMANTIC_SETTINGS,
+    gather,
+    lexical_arm,
+    tsquery_literal,
 )
 from notebooks.selectors.truth import Truth, scoped_truth
 
@@ -104,16 +114,31 @@ def _query_lexemes(query: str) -> list[str]:
         return list(cursor.fetchone()[0] or [])
 
 
+def _lexeme_counts(query: str) -> tuple[list[str], dict[str, int], int]:
+    """The query's lexemes, how many active notes contain each, and how many active
+    notes there are — one statement (one snapshot, as `term_counts`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT q.lexeme, (SELECT sum(ndoc) FROM ("
+            " SELECT ndoc FROM notebooks_termstat t WHERE t.lexeme = q.lexeme"
+            " UNION ALL SELECT ndoc FROM notebooks_termdelta d WHERE d.lexeme = q.lexeme) c)"
+            " FROM (SELECT lexeme, ord FROM unnest(tsvector_to_array("
+            "to_tsvector(%s::regconfig, %s))) WITH ORDINALITY AS l(lexeme, ord)"
+            " UNION ALL SELECT '', 0) q ORDER BY q.ord",
+            [SEARCH_CONFIG, query])
+        rows = cursor.fetchall()
+    counts = {lexeme: int(n) for lexeme, n in rows if n}
+    return [lexeme for lexeme, _ in rows if lexeme], counts, counts.pop("", 0)
+
+
 def term_weights(query: str) -> Weights:
     """idf for each informative lexeme of the query, from the account's term statistics
     (`notebooks.services.term_stats`: kept current by the writes themselves, so a note counts as
     soon as its save commits); the most common lexemes are dropped. Lexemes no note
     contains count as rare. Caller holds a tenant transaction."""
-    lexemes = _query_lexemes(query)
+    lexemes, counts, total = _lexeme_counts(query)
     if not lexemes:
         return Weights(terms={})
-    counts = term_counts([*lexemes, ""])
-    total = counts.pop("", 0)
     if total < 1:
         return Weights(terms={lex: 1.0 for lex in lexemes})
     shares = {lex: max(counts.get(lex, 0), 0.5) / total for lex in lexemes}
@@ -127,10 +152,6 @@ def term_weights(query: str) -> Weights:
                             if f <= DISTINCTIVE_SHARE or lex in rarest)
     return Weights(terms={lex: math.log(1 + (1 - min(f, 0.999)) / f)
                           for lex, f in kept.items()}, distinctive=distinctive)
-
-
-def _tsquery_literal(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 # -- the two arms ----------------------------------------------------------------------------
@@ -163,75 +184,25 @@ class Scope:
     def notes(self) -> QuerySet[Note]:
         return Note.objects.filter(self.q())
 
-    def live_notebook_ids(self) -> list[uuid.UUID]:
-        """The granted, live notebooks in scope, as ids (for `_lexical`); whether
-        Personal is in scope is `personal`."""
-        notebooks = live_notebooks(self.actor)
-        if self.notebook_ids is not None:
-            notebooks = notebooks.filter(id__in=self.notebook_ids)
-        return list(notebooks.values_list("id", flat=True))
-
 
 def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, float]], int]:
-    """Top notes by the idf sum of the informative query terms they contain, among the
-    notes containing a distinctive one, and how many notes that is.
-
-    In `grove_lexical_matches` (migrations notebooks 0007/0008): a security-definer
-    function, because under row-level security the runtime role cannot use the GIN
-    index for `@@` at all. It applies the account rule and the live-note conditions
-    itself; which notebooks are in scope is decided here, by the selectors."""
-    selecting, reranking = weights.selecting(), weights.reranking()
+    """The lexical arm alone (`recall_query.lexical_arm`, which `gather` folds into
+    recall's one statement): top notes by the idf sum of the informative query terms
+    they contain, among the notes containing a distinctive one, and how many notes that
+    is. In `grove_lexical_matches`: a security-definer function, because under row-level
+    security the runtime role cannot use the GIN index for `@@` at all; it applies the
+    account rule and the live-note conditions itself, and the selectors decide which
+    notebooks are in scope."""
+    selecting = weights.selecting()
     if not selecting:
         return [], 0
+    sql, params = lexical_arm(scope, selecting, weights.reranking(), candidates=CANDIDATES,
+                              rescore=RESCORE)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT note_id, score, total FROM grove_lexical_matches("
-            "%s::tsquery[], %s::float8[], %s::tsquery[], %s::float8[], %s::uuid[], %s, %s, %s, "
-            "%s)",
-            [[_tsquery_literal(lex) for lex in selecting], list(selecting.values()),
-             [_tsquery_literal(lex) for lex in reranking], list(reranking.values()),
-             scope.live_notebook_ids(), scope.personal, max(RESCORE, CANDIDATES), CANDIDATES,
-             scope.tag],
-        )
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0
     return [(row[0], float(row[1])) for row in rows], total
-
-
-def _semantic(vector: list[float], dim: int, profile: str, scope: Scope,
-              max_distance: float) -> list[tuple[uuid.UUID, float]]:
-    """Nearest vectors of the active profile to the query's `vector` among the notes in
-    scope (HNSW with iterative scan, so grant filters still fill the list), within
-    `max_distance`."""
-    # Must be the HNSW index's expression: (embedding)::vector(dim).
-    distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
-    # The content-hash check (a vector for the note's *current* content) is done on the
-    # rows returned, not in SQL: a cross-table equality there makes the planner expect
-    # one row and sort every vector exactly instead of walking the HNSW index.
-    nearest = (
-        NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile,
-                                     dimension=dim)
-        .annotate(distance=distance)
-        .order_by("distance")
-        .values_list("note_id", "distance", "content_hash", "note__content_hash")[:CANDIDATES]
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = 100")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    return [(note_id, float(d)) for note_id, d, made_from, current in nearest
-            if made_from == current and d <= max_distance]
-
-
-def _also_lexical(ids: list[uuid.UUID], weights: Weights) -> set[uuid.UUID]:
-    """Which of these notes are lexical matches too (contain a distinctive term)."""
-    selecting = weights.selecting()
-    if not ids or not selecting:
-        return set()
-    or_query = " | ".join(_tsquery_literal(lex) for lex in selecting)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id FROM notebooks_note WHERE id = ANY(%s) AND search @@ %s::tsquery",
-                       [ids, or_query])
-        return {row[0] for row in cursor.fetchall()}
 
 
 # -- the service -----------------------------------------------------------------------------
@@ -296,7 +267,9 @@ def recall(
     vector: list[float] | None = None
     if query and embedder is not None and profile is not None:
         vector = embedder.embed([query])[0].tolist()
-    with tenant(actor):
+    semantic = (None if vector is None or embedder is None or profile is None
+                else (vector, int(embedder.dimension), profile, max_distance))
+    with tenant(actor, local=SEMANTIC_SETTINGS if semantic is not None else ()):
         actor.require(READ)
         scope_ids = None
         if notebook_ids is not None and not list(notebook_ids) and include_personal:
@@ -306,34 +279,40 @@ def recall(
                          for nb in notebook_ids]
         scope = Scope(actor=actor, notebook_ids=scope_ids,
                       personal=include_personal and actor.grant.personal, tag=tag)
-        pending = _pending(scope) if get_embedder() is not None else 0
+        counting = get_embedder() is not None
         truth = scoped_truth(actor, scope_ids)
         if tag is not None:  # the declared notes with the tag answer; the others are not asked
             truth = replace(truth, notes=[(note, version) for note, version in truth.notes
                                           if tag in note.tags])
         if query is None:
+            pending = _pending(scope) if counting else 0
             return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
 
         weights = term_weights(query)
-        lexical, lexical_total = _lexical(weights, scope)
-        semantic: list[tuple[uuid.UUID, float]] = []
-        hybrid = vector is not None
-        if vector is not None:
-            assert embedder is not None and profile is not None
-            semantic = _semantic(vector, int(embedder.dimension), profile, scope, max_distance)
+        head_size = limit * 3 + 10
+        gathered = gather(scope=scope, selecting=weights.selecting(),
+                          reranking=weights.reranking(), candidates=CANDIDATES,
+                          rescore=RESCORE, rrf_k=RRF_K, head=head_size, semantic=semantic,
+                          count_pending=counting)
         fused: dict[uuid.UUID, float] = {}
         matched: dict[uuid.UUID, list[str]] = {}
-        for arm, hits in (("lexical", lexical), ("semantic", semantic)):
-            for rank, (note_id, _) in enumerate(hits):
-                fused[note_id] = fused.get(note_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-                matched.setdefault(note_id, []).append(arm)
-        distances = dict(semantic)
-        semantic_only = [i for i in distances if "lexical" not in matched[i]]
+        distances: dict[uuid.UUID, float] = {}
+        for found in gathered.candidates:
+            score, arms = 0.0, []
+            if found.lexical_rank is not None:
+                score += 1.0 / (RRF_K + found.lexical_rank)
+                arms.append("lexical")
+            if found.semantic_rank is not None:
+                score += 1.0 / (RRF_K + found.semantic_rank)
+                arms.append("semantic")
+                assert found.distance is not None
+                distances[found.id] = found.distance
+            fused[found.id], matched[found.id] = score, arms
         # Everything that matched: all lexical matches, plus semantic hits that did not
         # also match lexically (counted exactly, not just the ones in the top list).
-        available = lexical_total + len(set(semantic_only) - _also_lexical(semantic_only,
-                                                                            weights))
-        ranked_ids = sorted(fused, key=lambda i: (-fused[i], str(i)))
+        semantic_only = sum(1 for arms in matched.values() if arms == ["semantic"])
+        available = gathered.lexical_total + semantic_only - gathered.semantic_also_lexical
+        ranked_ids = [found.id for found in gathered.candidates]  # fused order
         coverage: Coverage | None = None
         if truth.notes:
             declared = _declared_hits(truth, weights, vector, embedder, profile, max_distance)
@@ -344,21 +323,25 @@ def recall(
                     distances[note_id] = distance
             others = [i for i in ranked_ids if i not in truth.ids]
             if truth.restricts:  # only declared notes answer for facts and the like
-                kinds = dict(Note.objects.filter(id__in=others).values_list("id", "kind"))
+                kinds = {found.id: found.kind for found in gathered.candidates}
                 others = [i for i in others if kinds.get(i) in UNRESTRICTED_KINDS]
                 available = len(others)
             available += len(declared)
             ranked_ids = sorted(declared, key=lambda i: (-fused[i], str(i))) + others
-        head = ranked_ids[: limit * 3 + 10]
-        notes = {n.id: n for n in Note.objects.filter(id__in=head)}
+        head = ranked_ids[:head_size]
+        notes = {found.id: found.note for found in gathered.candidates
+                 if found.note is not None}
+        missing = [i for i in head if i not in notes]  # declared notes, found apart
+        if missing:
+            notes.update((n.id, n) for n in Note.objects.filter(id__in=missing))
         items = _within_budget(
             [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
             limit, max_chars, truth=truth, profile=profile)
         available = max(available, len(items))
         meta = RecallMeta(returned=len(items), available=available,
                           truncated=len(items) < available, limit=limit, max_chars=max_chars,
-                          mode="hybrid" if hybrid else "lexical", pending=pending,
-                          policy=truth.policy, coverage=coverage)
+                          mode="hybrid" if semantic is not None else "lexical",
+                          pending=gathered.pending, policy=truth.policy, coverage=coverage)
         return RecallOut(data=items, meta=meta)
 
 
@@ -443,7 +426,7 @@ def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,
     lexical: list[tuple[uuid.UUID, float]] = []
     selecting = weights.selecting()
     if selecting:
-        literal = {_tsquery_literal(t): t for t in weights.terms}
+        literal = {tsquery_literal(t): t for t in weights.terms}
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT n.id, array_agg(q.t) FROM notebooks_note n "

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from notebooks import services
 from notebooks.models import Note
-from notebooks.selectors.recall import Scope, Weights, _lexical, _query_lexemes, _tsquery_literal
+from notebooks.selectors.recall import Scope, Weights, _lexical, _query_lexemes
+from notebooks.selectors.recall_query import tsquery_literal
 from tests import factories
 from tests.factories import op
 
@@ -26,7 +27,7 @@ def reference(scope: Scope, weights: Weights) -> dict:
     distinctive term, scored by every term they contain."""
     scores: dict = {}
     for lexeme, weight in weights.terms.items():
-        query = SearchQuery(_tsquery_literal(lexeme), search_type="raw", config="simple")
+        query = SearchQuery(tsquery_literal(lexeme), search_type="raw", config="simple")
         for note_id in scope.notes().filter(search=query).values_list("id", flat=True):
             scores.setdefault(note_id, [0.0, False])
             scores[note_id][0] += weight

@@ -67,3 +67,47 @@ def test_migrate_stores_the_key_of_the_current_secret_key(committed):
         connections["owner"].close()
     assert settings.SECRET_KEY == original
     dbroles.check_runtime_role("default")
+
+
+def test_a_tenant_block_that_opens_the_transaction_leaves_nothing_when_it_ends(committed):
+    """The outermost `tenant()` puts nothing back (its COMMIT or ROLLBACK ends the
+    transaction-local settings): one statement fewer, and the connection is as clean
+    as after the restore a nested block sends."""
+    from django.test.utils import CaptureQueriesContext
+
+    owner = factories.owner()
+    factories.note(owner, "kept by the commit")
+
+    def after() -> tuple:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('grove.account_id', true), "
+                           "current_setting('grove.account_mac', true), "
+                           "current_setting('hnsw.ef_search', true), grove_current_account(), "
+                           "(SELECT count(*) FROM notebooks_note)")
+            return cursor.fetchone()
+
+    default_ef = after()[2]
+    assert not connection.in_atomic_block
+    with CaptureQueriesContext(connection) as ctx:
+        with tenancy.tenant(owner, local=(("hnsw.ef_search", "123"),)):
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT current_setting('hnsw.ef_search'), "
+                               "grove_current_account(), (SELECT count(*) FROM notebooks_note)")
+                assert cursor.fetchone() == ("123", owner.account_id, 1)
+    sent = [q["sql"] for q in ctx.captured_queries]
+    assert sum("set_config" in sql for sql in sent) == 1, sent  # made once, never put back
+    assert after() in (("", "", default_ef, None, 0), (None, None, default_ef, None, 0))
+
+    with pytest.raises(RuntimeError), tenancy.tenant(owner):
+        raise RuntimeError("rolled back")
+    assert after() in (("", "", default_ef, None, 0), (None, None, default_ef, None, 0))
+
+    # Nested in a transaction of the caller's: the caller's context is put back.
+    other = factories.owner("other")
+    with tenancy.tenant(other):
+        with tenancy.tenant(owner), connection.cursor() as cursor:
+            cursor.execute("SELECT grove_current_account()")
+            assert cursor.fetchone() == (owner.account_id,)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT grove_current_account()")
+            assert cursor.fetchone() == (other.account_id,)

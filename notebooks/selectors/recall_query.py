@@ -1,0 +1,203 @@
+"""Recall's query path in one statement (SPEC §4, §12).
+
+Both arms, their fusion, the rows of the notes that can be returned, how many notes
+matched and how many wait for a vector: one round trip, in `gather`. The arms' rules
+stay where they are written once — the lexical function (`grove_lexical_matches`), the
+scope (`Scope.q`, `live_notebooks`) compiled by the ORM into this statement's text —
+so folding them changes how often recall talks to the server, not what it finds.
+
+Fusion is reciprocal rank (`RRF_K`), computed here in float8 exactly as Python would
+(`1/(k + rank)` per arm, lexical first), so the head of the ranking is known before any
+note row is read and only those rows carry their content.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+from django.db.models.functions import Cast
+from pgvector.django import CosineDistance, VectorField
+
+from notebooks.models import Indexing, Note, NoteEmbedding
+from notebooks.selectors.access import live_notebooks
+
+# The HNSW scan's settings, made with the tenant context (`tenant(local=…)`): a wider
+# candidate list than the default 40, and iterative scan so grant filters still fill it.
+SEMANTIC_SETTINGS = (("hnsw.ef_search", "100"), ("hnsw.iterative_scan", "relaxed_order"))
+
+# What a returned item needs of its note (`NoteOut.of`), in the model's field order
+# (`Model.from_db` takes them so); the content only for the head.
+NOTE_FIELDS = tuple(f.attname for f in Note._meta.concrete_fields if f.attname in {
+    "id", "account_id", "notebook_id", "kind", "task_id", "source_agent", "capture",
+    "pinned", "tags", "importance", "retention_days", "expires_at", "version", "status",
+    "indexing", "created_at", "updated_at", "content"})
+
+CONTENT = NOTE_FIELDS.index("content")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A note either arm found: its rank in each (1-based), the lexical score, the
+    cosine distance, its kind, and the note itself when it is in the head."""
+
+    id: uuid.UUID
+    lexical_rank: int | None
+    lexical_score: float | None
+    semantic_rank: int | None
+    distance: float | None
+    kind: str
+    note: Note | None
+
+
+@dataclass(frozen=True)
+class Gathered:
+    candidates: list[Candidate]  # in fused order
+    lexical_total: int  # notes containing a distinctive term
+    semantic_also_lexical: int  # semantic-only candidates that are lexical matches too
+    pending: int  # notes in scope whose content has no vector yet
+
+
+def tsquery_literal(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _compiled(queryset: Any, empty: str) -> tuple[str, list[Any]]:
+    """A queryset's SQL and parameters; `empty` (the same columns, no rows) when the ORM
+    knows it matches nothing (`id__in=[]`, a grant of no notebooks)."""
+    try:
+        sql, params = queryset.query.sql_with_params()
+    except EmptyResultSet:
+        return empty, []
+    return sql, list(params)
+
+
+def lexical_arm(scope: Any, selecting: dict[str, float], reranking: dict[str, float], *,
+                candidates: int, rescore: int) -> tuple[str, list[Any]]:
+    """The lexical arm as one SELECT (note_id, score, total): `grove_lexical_matches`
+    (migrations notebooks 0007/0008/0021) over the live notebooks in scope."""
+    notebooks = live_notebooks(scope.actor)
+    if scope.notebook_ids is not None:
+        notebooks = notebooks.filter(id__in=scope.notebook_ids)
+    notebooks_sql, notebooks_params = _compiled(notebooks.values("id"),
+                                                 "SELECT NULL::uuid WHERE false")
+    sql = ("SELECT note_id, score, total FROM grove_lexical_matches("  # noqa: S608 - compiled
+           "%s::tsquery[], %s::float8[], %s::tsquery[], "
+           f"%s::float8[], ARRAY({notebooks_sql}), %s, %s, %s, %s)")
+    return sql, [[tsquery_literal(t) for t in selecting], list(selecting.values()),
+                 [tsquery_literal(t) for t in reranking], list(reranking.values()),
+                 *notebooks_params, scope.personal, max(rescore, candidates), candidates,
+                 scope.tag]
+
+
+def semantic_arm(scope: Any, vector: list[float], dim: int, profile: str, *,
+                 candidates: int) -> tuple[str, list[Any]]:
+    """The semantic arm as one SELECT (note_id, distance, made_from, current): the
+    nearest vectors of the active profile among the notes in scope, walked on the HNSW
+    index (its expression: (embedding)::vector(dim)). The content-hash check (a vector of
+    the note's *current* content) is made on the rows the scan returns, outside it: a
+    cross-table equality inside makes the planner expect one row and sort every vector
+    exactly instead of walking the index."""
+    distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
+    return _compiled(
+        NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile, dimension=dim)
+        .annotate(distance=distance).order_by("distance")
+        .values_list("note_id", "distance", "content_hash", "note__content_hash")[:candidates],
+        "SELECT NULL::uuid, NULL::float8, NULL::text, NULL::text WHERE false")
+
+
+def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, float],
+           candidates: int, rescore: int, rrf_k: int, head: int,
+           semantic: tuple[list[float], int, str, float] | None,
+           count_pending: bool) -> Gathered:
+    """Run recall's query path as one statement. `selecting`/`reranking`: the lexical
+    terms with their weights (`Weights`); `semantic`: (query vector, dimension, profile,
+    max distance), None for lexical recall. Caller holds the tenant transaction, made
+    with `SEMANTIC_SETTINGS`."""
+    params: list[Any] = []
+    ctes: list[str] = []
+    if selecting:
+        lexical_sql, lexical_params = lexical_arm(scope, selecting, reranking,
+                                                  candidates=candidates, rescore=rescore)
+        ctes.append("lexical AS MATERIALIZED (SELECT note_id, score, total, "  # noqa: S608
+                    "row_number() OVER (ORDER BY score DESC, note_id) AS rank "
+                    f"FROM ({lexical_sql}) arm)")
+        params += lexical_params
+    else:
+        ctes.append("lexical AS (SELECT NULL::uuid AS note_id, NULL::float8 AS score, "
+                    "NULL::bigint AS total, NULL::bigint AS rank WHERE false)")
+    if semantic is not None:
+        vector, dim, profile, max_distance = semantic
+        nearest_sql, nearest_params = semantic_arm(scope, vector, dim, profile,
+                                                   candidates=candidates)
+        ctes.append(f"nearest (note_id, distance, made_from, current) AS MATERIALIZED "
+                    f"({nearest_sql})")
+        ctes.append("semantic AS (SELECT note_id, distance, "
+                    "row_number() OVER (ORDER BY distance, note_id) AS rank FROM nearest "
+                    "WHERE made_from = current AND distance <= %s)")
+        params += [*nearest_params, max_distance]
+    else:
+        ctes.append("semantic AS (SELECT NULL::uuid AS note_id, NULL::float8 AS distance, "
+                    "NULL::bigint AS rank WHERE false)")
+    ctes.append(
+        "fused AS (SELECT coalesce(l.note_id, s.note_id) AS id, l.rank AS lrank, "
+        "l.score AS lscore, s.rank AS srank, s.distance, "
+        "coalesce(1.0::float8 / (%s + l.rank), 0) + coalesce(1.0::float8 / (%s + s.rank), 0) "
+        "AS fused FROM lexical l FULL JOIN semantic s ON s.note_id = l.note_id)")
+    params += [rrf_k, rrf_k]
+    ctes.append("ordered AS (SELECT f.*, row_number() OVER (ORDER BY fused DESC, id) AS "
+                "position FROM fused f)")
+
+    # The few scalars: the lexical total, the semantic-only hits that are lexical matches
+    # too (they are in the total already), and the notes waiting for a vector.
+    or_query = " | ".join(tsquery_literal(t) for t in selecting) or None
+    scalars = ["(SELECT coalesce(max(total), 0) FROM lexical)"]
+    scalar_params: list[Any] = []
+    if or_query is not None:
+        scalars.append(
+            "(SELECT count(*) FROM semantic s JOIN notebooks_note m ON m.id = s.note_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM lexical l WHERE l.note_id = s.note_id) "
+            "AND m.search @@ %s::tsquery)")
+        scalar_params.append(or_query)
+    else:
+        scalars.append("0")
+    if count_pending:
+        pending_sql, pending_params = _compiled(
+            scope.notes().exclude(indexing=Indexing.READY).values("id"),
+            "SELECT NULL::uuid WHERE false")
+        scalars.append(f"(SELECT count(*) FROM ({pending_sql}) waiting)")  # noqa: S608
+        scalar_params += pending_params
+    else:
+        scalars.append("0")
+
+    columns = ", ".join("CASE WHEN o.position <= %s THEN n.content END" if name == "content"
+                        else f"n.{name}" for name in NOTE_FIELDS)
+    # Constant fragments and ORM-compiled SQL; every value is a parameter.
+    sql = (  # noqa: S608
+        "WITH " + ", ".join(ctes) + " "  # noqa: S608
+        f"SELECT totals.*, o.id, o.lrank, o.lscore, o.srank, o.distance, o.position, "
+        f"{columns} FROM (SELECT {', '.join(scalars)}) totals "
+        "LEFT JOIN (ordered o JOIN notebooks_note n ON n.id = o.id) ON true "
+        "ORDER BY o.position")
+    params += [head, *scalar_params]  # in the order they appear in the text
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    lexical_total, also_lexical, pending = (int(v) for v in rows[0][:3])
+    found: list[Candidate] = []
+    for row in rows:
+        note_id, lrank, lscore, srank, dist, position = row[3:9]
+        if note_id is None:
+            continue
+        values = row[9:]
+        note = (Note.from_db(connection.alias, list(NOTE_FIELDS), values)
+                if values[CONTENT] is not None else None)
+        found.append(Candidate(
+            id=note_id, lexical_rank=lrank, lexical_score=None if lscore is None else float(lscore),
+            semantic_rank=srank, distance=None if dist is None else float(dist),
+            kind=values[NOTE_FIELDS.index("kind")], note=note))
+    return Gathered(candidates=found, lexical_total=lexical_total,
+                    semantic_also_lexical=also_lexical, pending=pending)
