@@ -27,7 +27,7 @@ from pydantic.json_schema import JsonDict, SkipJsonSchema
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.schemas import In
-from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
+from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT, TIME_ZONE_MAX_CHARS
 from notebooks import rules
 from notebooks.models import (
     CONTENT_MAX_CHARS,
@@ -414,6 +414,9 @@ class RecallIn(In):
     max_chars: int = Field(default=rules.RECALL_DEFAULT_MAX_CHARS, ge=rules.RECALL_MIN_MAX_CHARS,
                            le=rules.RECALL_MAX_MAX_CHARS,
                            description="Character budget for content and metadata.")
+    time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
+                                  description="IANA zone for time words in the query "
+                                  "(\"last week\"); default: the account's.")
 
     openapi_rules: ClassVar[JsonDict] = {"not": {"required": ["notebookId", "notebookIds"]}}
 
@@ -431,7 +434,8 @@ class RecallIn(In):
                 notebook_ids = [place]
         return {"query": self.query, "notebook_ids": notebook_ids,
                 "include_personal": include_personal, "task_id": self.task_id,
-                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
+                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars,
+                "time_zone": self.time_zone}
 
 
 class NoteFilters(In):

@@ -6,7 +6,7 @@ JSON is camelCase (SPEC §3); Python code uses the snake_case attribute names.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal
 
 from django.utils import timezone
@@ -210,12 +210,25 @@ class KnownFalse(Out):
 class RecallItem(Out):
     note: NoteOut
     score: float
-    matched: list[str]  # "lexical", "semantic", "profile", "declared"
+    matched: list[str]  # "lexical", "semantic", "profile", "declared", "window"
     distance: float | None = None
     # Declared ground truth of the scope's notebook (SPEC §10).
     authority: bool = False
     # Claims known to be false that this note matches: read it with care.
     known_false: list[KnownFalse] = Field(default_factory=list)
+
+
+class TimeWindowOut(Out):
+    """The window a query's time words meant (SPEC §4): days, both ends included (null =
+    open), in `timeZone`; the words; the dates tested (`stated`: days the note states,
+    `created`, `updated`); `filter` (only notes in it) or `boost` (those first)."""
+
+    from_: date | None = Field(alias="from")
+    to: date | None
+    expression: str
+    time_zone: str
+    fields: list[str]
+    mode: Literal["filter", "boost"]
 
 
 class RecallMeta(Out):
@@ -224,13 +237,14 @@ class RecallMeta(Out):
     truncated: bool
     limit: int
     max_chars: int
-    mode: str  # hybrid | lexical | profile
+    mode: str  # hybrid | lexical | profile | window (a query of only time words)
     pending: int
     # With declared ground truth in scope (one notebook's): its policy, and whether the
     # declared notes answer the query — under `restrict`, `not_covered` means they do not
     # and nothing else was reached for.
     policy: Literal["prioritize", "restrict"] | None = None
     coverage: Literal["covered", "not_covered"] | None = None
+    time_window: TimeWindowOut | None = None
 
 
 class RecallOut(Out):

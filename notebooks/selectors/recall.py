@@ -50,6 +50,7 @@ from notebooks.rules import (
 from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
 from notebooks.schemas.truth import Coverage
 from notebooks.selectors import negatives
+from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import (
     access_notebook,
     live_filter,
@@ -146,11 +147,13 @@ class Scope:
     notebook_ids: list[uuid.UUID] | None
     personal: bool
     tag: str | None = None
+    window: tw.TimeWindow | None = None  # the query's time window
 
     def q(self, prefix: str = "") -> Q:
         condition = live_filter(self.actor, prefix=prefix)
         if self.tag is not None:
             condition &= Q(**{f"{prefix}tags__contains": [self.tag]})
+        condition &= tw.filtering(self.window, prefix)
         place = Q()
         if self.notebook_ids is not None:
             place = Q(**{f"{prefix}notebook_id__in": self.notebook_ids})
@@ -185,15 +188,16 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
         return [], 0
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT note_id, score, total FROM grove_lexical_matches("
+            "SELECT note_id, score, total, in_window FROM grove_lexical_matches("
             "%s::tsquery[], %s::float8[], %s::tsquery[], %s::float8[], %s::uuid[], %s, %s, %s, "
-            "%s)",
+            "%s, %s::daterange, %s::tstzrange, %s)",
             [[_tsquery_literal(lex) for lex in selecting], list(selecting.values()),
              [_tsquery_literal(lex) for lex in reranking], list(reranking.values()),
              scope.live_notebook_ids(), scope.personal, max(RESCORE, CANDIDATES), CANDIDATES,
-             scope.tag],
+             scope.tag, *tw.lexical_arguments(scope.window)],
         )
         rows = cursor.fetchall()
+    tw.note_inside(scope.window, rows, 3)
     total = rows[0][2] if rows else 0
     return [(row[0], float(row[1])) for row in rows], total
 
@@ -208,18 +212,20 @@ def _semantic(vector: list[float], dim: int, profile: str, scope: Scope,
     # The content-hash check (a vector for the note's *current* content) is done on the
     # rows returned, not in SQL: a cross-table equality there makes the planner expect
     # one row and sort every vector exactly instead of walking the HNSW index.
+    flag = tw.flag(scope.window, "note__")  # which hits lie in the query's time window
     nearest = (
         NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile,
                                      dimension=dim)
-        .annotate(distance=distance)
+        .annotate(distance=distance, **flag)
         .order_by("distance")
-        .values_list("note_id", "distance", "content_hash", "note__content_hash")[:CANDIDATES]
+        .values_list("note_id", "distance", "content_hash", "note__content_hash", *flag)
     )
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = 100")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    return [(note_id, float(d)) for note_id, d, made_from, current in nearest
-            if made_from == current and d <= max_distance]
+    rows = [row for row in nearest[:CANDIDATES] if row[2] == row[3] and row[1] <= max_distance]
+    tw.note_inside(scope.window, rows, 4)
+    return [(row[0], float(row[1])) for row in rows]
 
 
 def _also_lexical(ids: list[uuid.UUID], weights: Weights) -> set[uuid.UUID]:
@@ -267,7 +273,7 @@ def recall(
     tag: str | None = None,
     limit: int | None = None,
     max_chars: int | None = None,
-    max_distance: float = DEFAULT_MAX_DISTANCE,
+    max_distance: float = DEFAULT_MAX_DISTANCE, time_zone: str | None = None,
 ) -> RecallOut:
     """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
 
@@ -276,7 +282,7 @@ def recall(
     granted (NotFound otherwise). Without a query, returns the compact profile:
     pinned and important preferences, facts and decisions, plus the handoff of
     `task_id` when given. `tag`: only notes with that tag (declared ground truth
-    included). Read-only.
+    included). Time words ("last week") window the notes' dates (`tw.time_window`).
     """
     limit, max_chars = clean_budget(limit, max_chars)
     if query is not None:
@@ -291,6 +297,7 @@ def recall(
     # `openai` provider it is an HTTP call — for a caller who may read at all. The active
     # profile is global, not tenant data.
     actor.require(READ)
+    window, query = tw.time_window(actor=actor, query=query, time_zone=time_zone)
     embedder = get_embedder() if query else None
     profile = active_profile_name() if embedder is not None else None
     vector: list[float] | None = None
@@ -305,7 +312,7 @@ def recall(
             scope_ids = [access_notebook(actor, parse_uuid(nb, what="notebook id")).id
                          for nb in notebook_ids]
         scope = Scope(actor=actor, notebook_ids=scope_ids,
-                      personal=include_personal and actor.grant.personal, tag=tag)
+                      personal=include_personal and actor.grant.personal, tag=tag, window=window)
         pending = _pending(scope) if get_embedder() is not None else 0
         truth = scoped_truth(actor, scope_ids)
         if tag is not None:  # the declared notes with the tag answer; the others are not asked
@@ -313,6 +320,8 @@ def recall(
                                           if tag in note.tags])
         if query is None:
             return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
+        if window is not None and not query:  # only time words: the window's notes
+            return tw.window_list(scope.notes(), window, limit, max_chars, pending, truth, profile)
 
         weights = term_weights(query)
         lexical, lexical_total = _lexical(weights, scope)
@@ -333,7 +342,7 @@ def recall(
         # also match lexically (counted exactly, not just the ones in the top list).
         available = lexical_total + len(set(semantic_only) - _also_lexical(semantic_only,
                                                                             weights))
-        ranked_ids = sorted(fused, key=lambda i: (-fused[i], str(i)))
+        ranked_ids = sorted(fused, key=lambda i: (tw.outside(window, i), -fused[i], str(i)))
         coverage: Coverage | None = None
         if truth.notes:
             declared = _declared_hits(truth, weights, vector, embedder, profile, max_distance)
@@ -358,7 +367,7 @@ def recall(
         meta = RecallMeta(returned=len(items), available=available,
                           truncated=len(items) < available, limit=limit, max_chars=max_chars,
                           mode="hybrid" if hybrid else "lexical", pending=pending,
-                          policy=truth.policy, coverage=coverage)
+                          policy=truth.policy, coverage=coverage, time_window=tw.out(window))
         return RecallOut(data=items, meta=meta)
 
 
