@@ -414,9 +414,6 @@ class RecallIn(In):
     max_chars: int = Field(default=rules.RECALL_DEFAULT_MAX_CHARS, ge=rules.RECALL_MIN_MAX_CHARS,
                            le=rules.RECALL_MAX_MAX_CHARS,
                            description="Character budget for content and metadata.")
-    time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
-                                  description="IANA zone for time words in the query "
-                                  "(\"last week\"); default: the account's.")
 
     openapi_rules: ClassVar[JsonDict] = {"not": {"required": ["notebookId", "notebookIds"]}}
 
@@ -434,8 +431,20 @@ class RecallIn(In):
                 notebook_ids = [place]
         return {"query": self.query, "notebook_ids": notebook_ids,
                 "include_personal": include_personal, "task_id": self.task_id,
-                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars,
-                "time_zone": self.time_zone}
+                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
+
+
+class RecallRestIn(RecallIn):
+    """`POST /v1/recall`: also the zone the query's time words are read in. The MCP tool
+    reads them in the account's zone (Settings), and spends no bytes of every client's
+    context on the argument."""
+
+    time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
+                                  description="IANA zone of the query's time words "
+                                  "(\"last week\"); default: the account's (Settings).")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        return {**super().service_kwargs(), "time_zone": self.time_zone}
 
 
 class NoteFilters(In):

@@ -6,12 +6,13 @@ JSON is camelCase (SPEC §3); Python code uses the snake_case attribute names.
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime
+from datetime import datetime
 from typing import Literal
 
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
 
 from grove.kernel.schemas import ListMeta, Out
 from notebooks.models import (
@@ -219,16 +220,14 @@ class RecallItem(Out):
 
 
 class TimeWindowOut(Out):
-    """The window a query's time words meant (SPEC §4): days, both ends included (null =
-    open), in `timeZone`; the words; the dates tested (`stated`: days the note states,
-    `created`, `updated`); `filter` (only notes in it) or `boost` (those first)."""
-
-    from_: date | None = Field(alias="from")
-    to: date | None
+    # The window a query's time words meant (SPEC §4): ISO days, both ends included
+    # (left out: open), in the zone asked for or the account's; the words; `filter`
+    # (only notes with a date in it — stated, created or updated) or `boost` (those
+    # first). A comment, not a docstring: MCP's tools/list is held to a byte budget.
+    from_: str | None = Field(default=None, alias="from")
+    to: str | None = None
     expression: str
-    time_zone: str
-    fields: list[str]
-    mode: Literal["filter", "boost"]
+    mode: str
 
 
 class RecallMeta(Out):
@@ -244,7 +243,9 @@ class RecallMeta(Out):
     # and nothing else was reached for.
     policy: Literal["prioritize", "restrict"] | None = None
     coverage: Literal["covered", "not_covered"] | None = None
-    time_window: TimeWindowOut | None = None
+    # Left out when the query had no time words (REST and MCP alike).
+    time_window: TimeWindowOut | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=lambda v: v is None)
 
 
 class RecallOut(Out):

@@ -43,7 +43,6 @@ from notebooks.models import Note
 from notebooks.schemas.notes import RecallMeta, RecallOut, TimeWindowOut
 from notebooks.selectors.truth import Truth
 
-FIELDS = ["stated", "created", "updated"]
 # Words that ask for notes without saying what about: a query of only these (after its
 # time words are taken out) lists the window.
 _EMPTY_WORDS = frozenset("""
@@ -90,8 +89,8 @@ class TimeWindow:
     def out(self) -> TimeWindowOut:
         last = None if self.end is None else self.end - timedelta(days=1)
         return TimeWindowOut.model_validate({
-            "from": self.start, "to": last, "expression": self.expression,
-            "timeZone": self.zone.key, "fields": FIELDS, "mode": self.mode})
+            "from": self.start and self.start.isoformat(), "to": last and last.isoformat(),
+            "expression": self.expression, "mode": self.mode})
 
 
 def lexical_arguments(window: TimeWindow | None) -> list[Any]:
