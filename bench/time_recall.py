@@ -142,15 +142,14 @@ def questions(notes: list[dict[str, Any]], rng: random.Random) -> list[dict[str,
 
 def main() -> None:
     started = time.perf_counter()
-    rng = random.Random(7)
+    rng = random.Random(7)  # noqa: S311 - a reproducible corpus, not a secret
     notes = corpus(rng)
     env = Env.fresh("time_recall")
+    from grove.kernel.tenancy import tenant
     from notebooks.models import Note
     from notebooks.selectors import recall as r
     from notebooks.selectors import time_window as tw
     from notebooks.services.notes import note_remember
-
-    from grove.kernel.tenancy import tenant
 
     for n in notes:
         out = note_remember(actor=env.actor, operation_id=uuid.uuid4(), content=n["content"],

@@ -43,7 +43,7 @@ from notebooks.schemas.arguments import (
     NoteFilters,
     NoteUpdateIn,
     Operated,
-    RecallRestIn,
+    RecallIn,
     RememberIn,
     RestoreRevisionIn,
     SearchIn,
@@ -268,7 +268,7 @@ class RecallEnvelope(Ok[list[RecallItem]]):
 
 @router.post("/recall", tags=["recall"], response={200: RecallEnvelope, **ERRORS},
              summary="Recall: the notes relevant to a query within a budget, or the profile")
-def recall(request: HttpRequest, payload: RecallRestIn) -> Any:
+def recall(request: HttpRequest, payload: RecallIn) -> Any:
     result = recall_service.recall(actor=actor_of(request), **payload.service_kwargs())
     return ok(result.data, meta=result.meta)
 

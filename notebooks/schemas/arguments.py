@@ -395,7 +395,9 @@ class NotebookUpdateIn(Operated):
 # -- recall ----------------------------------------------------------------------------------
 
 
-class RecallIn(In):
+class RecallFields(In):
+    """Recall's arguments shared by `POST /v1/recall` and the MCP tool."""
+
     query: str | None = Field(default=None, max_length=rules.RECALL_QUERY_MAX_CHARS,
                               description="Plain words; omit it for the profile.",
                               json_schema_extra=_TEXT)
@@ -434,7 +436,7 @@ class RecallIn(In):
                 "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
 
 
-class RecallRestIn(RecallIn):
+class RecallIn(RecallFields):
     """`POST /v1/recall`: also the zone the query's time words are read in. The MCP tool
     reads them in the account's zone (Settings), and spends no bytes of every client's
     context on the argument."""
@@ -442,6 +444,9 @@ class RecallRestIn(RecallIn):
     time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
                                   description="IANA zone of the query's time words "
                                   "(\"last week\"); default: the account's (Settings).")
+
+    # Read from the class itself by the REST document (grove.interfaces.rest).
+    openapi_rules: ClassVar[JsonDict] = RecallFields.openapi_rules
 
     def service_kwargs(self) -> dict[str, Any]:
         return {**super().service_kwargs(), "time_zone": self.time_zone}
