@@ -8,10 +8,11 @@ notebook tree, grants) lives in `notebooks.services`.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.contrib.postgres.indexes import GinIndex, GistIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
@@ -199,6 +200,45 @@ def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:
     ]
 
 
+class DateMultirangeField(models.Field):
+    """A PostgreSQL `datemultirange`: the days a note states (`notebooks.dates`), as
+    `[start, end)` pairs of dates in order. `&&` against a window is what its GiST index
+    answers (lookup `overlaps`, with a `(start, end)` pair, either side None = open)."""
+
+    description = "Sets of calendar days"
+
+    def db_type(self, connection: object) -> str:
+        return "datemultirange"
+
+    def from_db_value(self, value: object, expression: object, connection: object) -> object:
+        return self.to_python(value)
+
+    def to_python(self, value: object) -> object:
+        if value is None or isinstance(value, list):
+            return value
+        return [(r.lower, r.upper) for r in value]  # type: ignore[attr-defined]
+
+    def get_db_prep_value(self, value: object, connection: object,
+                          prepared: bool = False) -> object:
+        if value is None:
+            return None
+        return "{" + ",".join(f"[{start.isoformat()},{end.isoformat()})"
+                              for start, end in value) + "}"  # type: ignore[attr-defined]
+
+
+@DateMultirangeField.register_lookup
+class Overlaps(models.Lookup):
+    lookup_name = "overlaps"
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        start, end = self.rhs
+        return f"{lhs} && daterange(%s::date, %s::date)", (*lhs_params, start, end)
+
+    def get_prep_lookup(self) -> Any:
+        return self.rhs
+
+
 def content_key_of(text: models.Expression | models.F) -> MD5:
     """The exact-duplicate key of a text, in SQL: md5 of the text lower-cased with every
     run of whitespace made one space (content is stored trimmed). The generated column
@@ -230,6 +270,10 @@ class Note(NoteFields):
         expression=SearchVector("content", config=SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
     )
+    # The days the content states ("2023-05-03", "May 2023", "in 2019"), written with
+    # `content_hash` (`services.indexing.mark_for_indexing`): time-aware recall's window
+    # tests them beside the note's own timestamps.
+    stated_dates = DateMultirangeField(default=list)
     # Fingerprint of the content up to case and whitespace (md5 hex): notes with the same
     # key are exact duplicates (`notebooks.selectors.duplicates`).
     content_key = models.GeneratedField(
@@ -268,6 +312,9 @@ class Note(NoteFields):
             GinIndex(fields=["search"], name="note_search"),
             # Notes with a tag (`grove_tagged`, a security-definer lookup as for search).
             GinIndex(fields=["tags"], name="note_tags"),
+            # Time-aware recall: notes stating a day of the query's window.
+            GistIndex(fields=["stated_dates"], name="note_stated_dates",
+                      condition=~Q(stated_dates=[])),
             models.Index(fields=["account"], condition=~Q(tags=[]), name="note_tagged"),
             models.Index(fields=["account", "indexing"], condition=~Q(indexing="ready"),
                          name="note_not_indexed"),

@@ -27,7 +27,7 @@ from pydantic.json_schema import JsonDict, SkipJsonSchema
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.schemas import In
-from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
+from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT, TIME_ZONE_MAX_CHARS
 from notebooks import rules
 from notebooks.models import (
     CONTENT_MAX_CHARS,
@@ -395,7 +395,9 @@ class NotebookUpdateIn(Operated):
 # -- recall ----------------------------------------------------------------------------------
 
 
-class RecallIn(In):
+class RecallFields(In):
+    """Recall's arguments shared by `POST /v1/recall` and the MCP tool."""
+
     query: str | None = Field(default=None, max_length=rules.RECALL_QUERY_MAX_CHARS,
                               description="Plain words; omit it for the profile.",
                               json_schema_extra=_TEXT)
@@ -432,6 +434,22 @@ class RecallIn(In):
         return {"query": self.query, "notebook_ids": notebook_ids,
                 "include_personal": include_personal, "task_id": self.task_id,
                 "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
+
+
+class RecallIn(RecallFields):
+    """`POST /v1/recall`: also the zone the query's time words are read in. The MCP tool
+    reads them in the account's zone (Settings), and spends no bytes of every client's
+    context on the argument."""
+
+    time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
+                                  description="IANA zone of the query's time words "
+                                  "(\"last week\"); default: the account's (Settings).")
+
+    # Read from the class itself by the REST document (grove.interfaces.rest).
+    openapi_rules: ClassVar[JsonDict] = RecallFields.openapi_rules
+
+    def service_kwargs(self) -> dict[str, Any]:
+        return {**super().service_kwargs(), "time_zone": self.time_zone}
 
 
 class NoteFilters(In):

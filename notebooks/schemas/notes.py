@@ -12,6 +12,7 @@ from typing import Literal
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
 
 from grove.kernel.schemas import ListMeta, Out
 from notebooks.models import (
@@ -210,12 +211,23 @@ class KnownFalse(Out):
 class RecallItem(Out):
     note: NoteOut
     score: float
-    matched: list[str]  # "lexical", "semantic", "profile", "declared"
+    matched: list[str]  # "lexical", "semantic", "profile", "declared", "window"
     distance: float | None = None
     # Declared ground truth of the scope's notebook (SPEC §10).
     authority: bool = False
     # Claims known to be false that this note matches: read it with care.
     known_false: list[KnownFalse] = Field(default_factory=list)
+
+
+class TimeWindowOut(Out):
+    # The window a query's time words meant (SPEC §4): ISO days, both ends included
+    # (left out: open), in the zone asked for or the account's; the words; `filter`
+    # (only notes with a date in it — stated, created or updated) or `boost` (those
+    # first). A comment, not a docstring: MCP's tools/list is held to a byte budget.
+    from_: str | None = Field(default=None, alias="from")
+    to: str | None = None
+    expression: str
+    mode: str
 
 
 class RecallMeta(Out):
@@ -224,13 +236,16 @@ class RecallMeta(Out):
     truncated: bool
     limit: int
     max_chars: int
-    mode: str  # hybrid | lexical | profile
+    mode: str  # hybrid | lexical | profile | window (a query of only time words)
     pending: int
     # With declared ground truth in scope (one notebook's): its policy, and whether the
     # declared notes answer the query — under `restrict`, `not_covered` means they do not
     # and nothing else was reached for.
     policy: Literal["prioritize", "restrict"] | None = None
     coverage: Literal["covered", "not_covered"] | None = None
+    # Left out when the query had no time words (REST and MCP alike).
+    time_window: TimeWindowOut | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=lambda v: v is None)
 
 
 class RecallOut(Out):

@@ -21,7 +21,7 @@ from notebooks.schemas.arguments import (
     NotebookUpdateIn,
     NoteId,
     NoteUpdateIn,
-    RecallIn,
+    RecallFields,
     RememberIn,
     RestoreRevisionIn,
     SearchFilters,
@@ -131,7 +131,7 @@ class RememberArgs(ToolArguments, RememberIn):
     pass
 
 
-class RecallArgs(ToolArguments, RecallIn):
+class RecallArgs(ToolArguments, RecallFields):
     full: bool = FULL
 
 

@@ -135,7 +135,7 @@ def _nearest(actor: Actor, notebook_id: uuid.UUID | None, probe: Probe,
         profile=probe.profile, dimension=probe.dimension)
     if exclude is not None:
         rows = rows.exclude(note_id=exclude)
-    # The current-content check is made on the rows returned (see recall._semantic: a
+    # The current-content check is made on the rows returned (recall_query.semantic_arm: a
     # cross-table equality in SQL makes the planner sort every vector exactly).
     nearest = (rows.annotate(distance=distance).order_by("distance")
                .values_list("note_id", "distance", "content_hash", "note__content_hash")

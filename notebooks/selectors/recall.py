@@ -55,6 +55,7 @@ from notebooks.rules import (
 from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
 from notebooks.schemas.truth import Coverage
 from notebooks.selectors import negatives
+from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import (
     access_notebook,
     live_filter,
@@ -167,11 +168,13 @@ class Scope:
     notebook_ids: list[uuid.UUID] | None
     personal: bool
     tag: str | None = None
+    window: tw.TimeWindow | None = None  # the query's time window
 
     def q(self, prefix: str = "") -> Q:
         condition = live_filter(self.actor, prefix=prefix)
         if self.tag is not None:
             condition &= Q(**{f"{prefix}tags__contains": [self.tag]})
+        condition &= tw.filtering(self.window, prefix)
         place = Q()
         if self.notebook_ids is not None:
             place = Q(**{f"{prefix}notebook_id__in": self.notebook_ids})
@@ -238,7 +241,7 @@ def recall(
     tag: str | None = None,
     limit: int | None = None,
     max_chars: int | None = None,
-    max_distance: float = DEFAULT_MAX_DISTANCE,
+    max_distance: float = DEFAULT_MAX_DISTANCE, time_zone: str | None = None,
 ) -> RecallOut:
     """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
 
@@ -247,7 +250,7 @@ def recall(
     granted (NotFound otherwise). Without a query, returns the compact profile:
     pinned and important preferences, facts and decisions, plus the handoff of
     `task_id` when given. `tag`: only notes with that tag (declared ground truth
-    included). Read-only.
+    included). Time words ("last week") window the notes' dates (`tw.time_window`).
     """
     limit, max_chars = clean_budget(limit, max_chars)
     if query is not None:
@@ -262,6 +265,7 @@ def recall(
     # `openai` provider it is an HTTP call — for a caller who may read at all. The active
     # profile is global, not tenant data.
     actor.require(READ)
+    window, query = tw.time_window(actor=actor, query=query, time_zone=time_zone)
     embedder = get_embedder() if query else None
     profile = active_profile_name() if embedder is not None else None
     vector: list[float] | None = None
@@ -278,7 +282,8 @@ def recall(
             scope_ids = [access_notebook(actor, parse_uuid(nb, what="notebook id")).id
                          for nb in notebook_ids]
         scope = Scope(actor=actor, notebook_ids=scope_ids,
-                      personal=include_personal and actor.grant.personal, tag=tag)
+                      personal=include_personal and actor.grant.personal, tag=tag,
+                      window=window)
         counting = get_embedder() is not None
         truth = scoped_truth(actor, scope_ids)
         if tag is not None:  # the declared notes with the tag answer; the others are not asked
@@ -287,6 +292,10 @@ def recall(
         if query is None:
             pending = _pending(scope) if counting else 0
             return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
+        if window is not None and not query:  # only time words: the window's notes
+            pending = _pending(scope) if counting else 0
+            return tw.window_list(scope.notes(), window, limit, max_chars, pending, truth,
+                                  profile)
 
         weights = term_weights(query)
         head_size = limit * 3 + 10
@@ -312,7 +321,8 @@ def recall(
         # also match lexically (counted exactly, not just the ones in the top list).
         semantic_only = sum(1 for arms in matched.values() if arms == ["semantic"])
         available = gathered.lexical_total + semantic_only - gathered.semantic_also_lexical
-        ranked_ids = [found.id for found in gathered.candidates]  # fused order
+        # Fused order, the window's notes first when it boosts (`gather`).
+        ranked_ids = [found.id for found in gathered.candidates]
         coverage: Coverage | None = None
         if truth.notes:
             declared = _declared_hits(truth, weights, vector, embedder, profile, max_distance)
@@ -341,7 +351,8 @@ def recall(
         meta = RecallMeta(returned=len(items), available=available,
                           truncated=len(items) < available, limit=limit, max_chars=max_chars,
                           mode="hybrid" if semantic is not None else "lexical",
-                          pending=gathered.pending, policy=truth.policy, coverage=coverage)
+                          pending=gathered.pending, policy=truth.policy, coverage=coverage,
+                          time_window=tw.out(window))
         return RecallOut(data=items, meta=meta)
 
 

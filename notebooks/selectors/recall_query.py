@@ -19,10 +19,12 @@ from typing import Any
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
+from django.db.models import Value
 from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
 from notebooks.models import Indexing, Note, NoteEmbedding
+from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import live_notebooks
 
 # The HNSW scan's settings, made with the tenant context (`tenant(local=…)`): a wider
@@ -77,36 +79,41 @@ def _compiled(queryset: Any, empty: str) -> tuple[str, list[Any]]:
 
 def lexical_arm(scope: Any, selecting: dict[str, float], reranking: dict[str, float], *,
                 candidates: int, rescore: int) -> tuple[str, list[Any]]:
-    """The lexical arm as one SELECT (note_id, score, total): `grove_lexical_matches`
-    (migrations notebooks 0007/0008/0021) over the live notebooks in scope."""
+    """The lexical arm as one SELECT (note_id, score, total, in_window):
+    `grove_lexical_matches` (migrations notebooks 0007/0008/0021/0024) over the live
+    notebooks in scope, within the query's time window when it filters."""
     notebooks = live_notebooks(scope.actor)
     if scope.notebook_ids is not None:
         notebooks = notebooks.filter(id__in=scope.notebook_ids)
     notebooks_sql, notebooks_params = _compiled(notebooks.values("id"),
                                                  "SELECT NULL::uuid WHERE false")
-    sql = ("SELECT note_id, score, total FROM grove_lexical_matches("  # noqa: S608 - compiled
+    sql = ("SELECT note_id, score, total, in_window FROM grove_lexical_matches("  # noqa: S608
            "%s::tsquery[], %s::float8[], %s::tsquery[], "
-           f"%s::float8[], ARRAY({notebooks_sql}), %s, %s, %s, %s)")
+           f"%s::float8[], ARRAY({notebooks_sql}), %s, %s, %s, %s, %s::daterange, "
+           "%s::tstzrange, %s)")
     return sql, [[tsquery_literal(t) for t in selecting], list(selecting.values()),
                  [tsquery_literal(t) for t in reranking], list(reranking.values()),
                  *notebooks_params, scope.personal, max(rescore, candidates), candidates,
-                 scope.tag]
+                 scope.tag, *tw.lexical_arguments(scope.window)]
 
 
 def semantic_arm(scope: Any, vector: list[float], dim: int, profile: str, *,
                  candidates: int) -> tuple[str, list[Any]]:
-    """The semantic arm as one SELECT (note_id, distance, made_from, current): the
+    """The semantic arm as one SELECT (note_id, distance, made_from, current, in_window): the
     nearest vectors of the active profile among the notes in scope, walked on the HNSW
     index (its expression: (embedding)::vector(dim)). The content-hash check (a vector of
     the note's *current* content) is made on the rows the scan returns, outside it: a
     cross-table equality inside makes the planner expect one row and sort every vector
     exactly instead of walking the index."""
     distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
+    # Which hits lie in the query's time window (a constant false without one).
+    flag: dict[str, Any] = {**tw.flag(scope.window, "note__")} or {"in_window": Value(False)}
     return _compiled(
         NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile, dimension=dim)
-        .annotate(distance=distance).order_by("distance")
-        .values_list("note_id", "distance", "content_hash", "note__content_hash")[:candidates],
-        "SELECT NULL::uuid, NULL::float8, NULL::text, NULL::text WHERE false")
+        .annotate(distance=distance, **flag).order_by("distance")
+        .values_list("note_id", "distance", "content_hash", "note__content_hash",
+                     "in_window")[:candidates],
+        "SELECT NULL::uuid, NULL::float8, NULL::text, NULL::text, false WHERE false")
 
 
 def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, float],
@@ -122,34 +129,37 @@ def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, floa
     if selecting:
         lexical_sql, lexical_params = lexical_arm(scope, selecting, reranking,
                                                   candidates=candidates, rescore=rescore)
-        ctes.append("lexical AS MATERIALIZED (SELECT note_id, score, total, "  # noqa: S608
+        ctes.append("lexical AS MATERIALIZED (SELECT note_id, score, total, in_window, "  # noqa: S608
                     "row_number() OVER (ORDER BY score DESC, note_id) AS rank "
                     f"FROM ({lexical_sql}) arm)")
         params += lexical_params
     else:
         ctes.append("lexical AS (SELECT NULL::uuid AS note_id, NULL::float8 AS score, "
-                    "NULL::bigint AS total, NULL::bigint AS rank WHERE false)")
+                    "NULL::bigint AS total, false AS in_window, NULL::bigint AS rank "
+                    "WHERE false)")
     if semantic is not None:
         vector, dim, profile, max_distance = semantic
         nearest_sql, nearest_params = semantic_arm(scope, vector, dim, profile,
                                                    candidates=candidates)
-        ctes.append(f"nearest (note_id, distance, made_from, current) AS MATERIALIZED "
-                    f"({nearest_sql})")
-        ctes.append("semantic AS (SELECT note_id, distance, "
+        ctes.append(f"nearest (note_id, distance, made_from, current, in_window) AS "
+                    f"MATERIALIZED ({nearest_sql})")
+        ctes.append("semantic AS (SELECT note_id, distance, in_window, "
                     "row_number() OVER (ORDER BY distance, note_id) AS rank FROM nearest "
                     "WHERE made_from = current AND distance <= %s)")
         params += [*nearest_params, max_distance]
     else:
         ctes.append("semantic AS (SELECT NULL::uuid AS note_id, NULL::float8 AS distance, "
-                    "NULL::bigint AS rank WHERE false)")
+                    "false AS in_window, NULL::bigint AS rank WHERE false)")
     ctes.append(
         "fused AS (SELECT coalesce(l.note_id, s.note_id) AS id, l.rank AS lrank, "
         "l.score AS lscore, s.rank AS srank, s.distance, "
         "coalesce(1.0::float8 / (%s + l.rank), 0) + coalesce(1.0::float8 / (%s + s.rank), 0) "
-        "AS fused FROM lexical l FULL JOIN semantic s ON s.note_id = l.note_id)")
+        "AS fused, coalesce(l.in_window, false) OR coalesce(s.in_window, false) AS in_window "
+        "FROM lexical l FULL JOIN semantic s ON s.note_id = l.note_id)")
     params += [rrf_k, rrf_k]
-    ctes.append("ordered AS (SELECT f.*, row_number() OVER (ORDER BY fused DESC, id) AS "
-                "position FROM fused f)")
+    # A window that boosts puts its notes first (without one, none is in it).
+    ctes.append("ordered AS (SELECT f.*, row_number() OVER (ORDER BY NOT in_window, "
+                "fused DESC, id) AS position FROM fused f)")
 
     # The few scalars: the lexical total, the semantic-only hits that are lexical matches
     # too (they are in the total already), and the notes waiting for a vector.

@@ -20,6 +20,7 @@ from django.utils import timezone
 from grove.embeddings import EmbeddingUnavailable, get_embedder
 from grove.kernel import jobs
 from grove.models import Job
+from notebooks.dates import stated_dates
 from notebooks.models import Indexing, Note, NoteEmbedding, Status
 
 EMBED = "embed"
@@ -31,8 +32,10 @@ def content_fingerprint(content: str) -> str:
 
 
 def mark_for_indexing(note: Note) -> None:
-    """Caller: a service, in its tenant transaction, after saving new content."""
+    """Caller: a service, in its tenant transaction, after saving new content. Also
+    writes what else is read from the content: the days it states."""
     note.content_hash = content_fingerprint(note.content)
+    note.stated_dates = stated_dates(note.content)
     if get_embedder() is None:
         note.indexing = Indexing.READY  # lexical only: the full-text index is synchronous
     else:
@@ -40,7 +43,8 @@ def mark_for_indexing(note: Note) -> None:
         jobs.enqueue(account_id=note.account_id, kind=EMBED, target_id=note.id,
                      target_version=note.version, target_hash=note.content_hash)
     Note.objects.filter(id=note.id).update(content_hash=note.content_hash,
-                                           indexing=note.indexing)
+                                           indexing=note.indexing,
+                                           stated_dates=note.stated_dates)
 
 
 def _load(batch: Sequence[Job]) -> dict[uuid.UUID, Any]:

@@ -127,7 +127,7 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
 
 CALL = ("SELECT count(*) FROM grove_lexical_matches(ARRAY['glacier'::tsquery], "
         "ARRAY[1.0::float8], ARRAY[]::tsquery[], ARRAY[]::float8[], ARRAY[]::uuid[], true, "
-        "200, 50, NULL)")
+        "200, 50, NULL, NULL, NULL, false)")
 
 
 def test_lexical_function_sees_nothing_without_a_tenant():
@@ -147,7 +147,7 @@ def test_lexical_function_is_not_executable_by_public():
             "SELECT a.grantee, a.privilege_type FROM pg_proc p, aclexplode(p.proacl) a "
             "WHERE p.oid = to_regprocedure("
             "'grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, "
-            "integer, integer, text)')")
+            "integer, integer, text, daterange, tstzrange, boolean)')")
         grantees = {row[0] for row in cursor.fetchall()}
         cursor.execute("SELECT oid FROM pg_roles WHERE rolname = current_user")
         runtime = cursor.fetchone()[0]

@@ -71,7 +71,7 @@ def test_the_function_is_not_executable_by_public():
     "grove_search_variants(text, text, float8, integer)", "grove_tagged(text)",
     "grove_tag_counts(integer)",
     "grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, integer,"
-    " integer, text)"])
+    " integer, text, daterange, tstzrange, boolean)"])
 def test_the_lookups_verify_the_account_once_per_statement(function):
     """Each call of grove_current_account() recomputes the context's MAC: as a plain
     call in a filter it ran for every candidate row (most of search as you type's
