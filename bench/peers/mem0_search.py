@@ -67,6 +67,21 @@ def versions() -> dict[str, str]:
     return out
 
 
+def blas() -> dict[str, Any]:
+    """numpy's BLAS (Qdrant's local mode scores vectors with numpy) and the OpenBLAS
+    overrides some machines set, which slow a current numpy."""
+    info: dict[str, Any] = {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS_")}
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["pools"] = [{k: pool.get(k) for k in ("internal_api", "architecture",
+                                                    "num_threads")}
+                         for pool in threadpool_info()]
+    except ImportError:
+        pass
+    return info
+
+
 class Peer:
     def __init__(self) -> None:
         self.memory: Any = None
@@ -96,7 +111,7 @@ class Peer:
         store = self.memory.vector_store
         keyword = store.keyword_search(query="warm", top_k=1, filters={"user_id": USER_ID})
         return {"ok": True, "versions": versions(), "count": self.count(),
-                "threads": torch.get_num_threads(),
+                "threads": torch.get_num_threads(), "blas": blas(),
                 "store": {"provider": "qdrant", "mode": "local (in-process)",
                           "path": str(self.dir / "qdrant"),
                           "keyword_search": keyword is not None}}
