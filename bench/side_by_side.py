@@ -51,9 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import Env, summary_ms, table, truncate_words, write_result  # noqa: E402
 from bench.scifact import load, ndcg_at  # noqa: E402
 
-NAME = "side-by-side"
 PEER_PYTHON = Path(os.environ.get("PEER_MEM0_PYTHON", "/work/peer-mem0/.venv/bin/python"))
-PEER_DIR = Path(f"/tmp/grove-bench-{NAME}-mem0")  # noqa: S108 - private scratch folder
 PEER_SCRIPT = Path(__file__).resolve().parent / "peers" / "mem0_search.py"
 
 
@@ -147,17 +145,18 @@ def kept_env(home: Path) -> Env:
     return env
 
 
-def load_grove(skip_load: bool, corpus: dict[str, str]) -> tuple[Env, dict[str, str], dict]:
+def load_grove(name: str, skip_load: bool,
+               corpus: dict[str, str]) -> tuple[Env, dict[str, str], dict]:
     """Grove's notes (note id → SciFact doc id), through note_remember + the embed jobs."""
     from bench.quality import load_corpus
 
-    home = Path(f"/tmp/grove-bench-{NAME}")  # noqa: S108 - Env.fresh's folder
+    home = Path(f"/tmp/grove-bench-{name}")  # noqa: S108 - Env.fresh's folder
     mapping = home / "note_to_doc.json"
     if skip_load and mapping.exists():
         kept = json.loads(mapping.read_text())
         if sorted(kept.values()) == sorted(corpus):
             return kept_env(home), kept, {"reused": True}
-    env = Env.fresh(NAME)
+    env = Env.fresh(name)
     print(f"grove: saving {len(corpus)} notes and embedding them", flush=True)
     note_to_doc, info = load_corpus(env, corpus)
     # Written last: its presence means the load finished.
@@ -166,17 +165,17 @@ def load_grove(skip_load: bool, corpus: dict[str, str]) -> tuple[Env, dict[str, 
     return env, json.loads(mapping.read_text()), info
 
 
-def load_mem0(peer: Mem0Peer, skip_load: bool, corpus: dict[str, str],
+def load_mem0(peer: Mem0Peer, peer_dir: Path, skip_load: bool, corpus: dict[str, str],
               chunk: int = 250) -> tuple[dict, dict]:
     model = model_folder()
-    opened = peer.call(op="open", dir=str(PEER_DIR), model=model, reset=not skip_load)
-    marker = PEER_DIR / "loaded.json"
+    opened = peer.call(op="open", dir=str(peer_dir), model=model, reset=not skip_load)
+    marker = peer_dir / "loaded.json"
     digest = hashlib.sha256("\0".join(sorted(corpus)).encode()).hexdigest()[:16]
     if skip_load and opened["count"] == len(corpus) and marker.exists() \
             and json.loads(marker.read_text()).get("docs") == digest:
         return opened, {"reused": True, "count": opened["count"]}
     if opened["count"]:
-        opened = peer.call(op="open", dir=str(PEER_DIR), model=model, reset=True)
+        opened = peer.call(op="open", dir=str(peer_dir), model=model, reset=True)
     docs = [[doc_id, truncate_words(text, 6000)] for doc_id, text in corpus.items()]
     print(f"mem0: adding {len(docs)} memories (infer=False)", flush=True)
     seconds = 0.0
@@ -247,8 +246,11 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=0,
                         help="smoke runs: load only the asked queries' judged documents and "
                              "others up to this many (0: the whole corpus)")
+    parser.add_argument("--name", default="side-by-side",
+                        help="scratch folders /tmp/grove-bench-NAME and /tmp/grove-bench-NAME-mem0")
     parser.add_argument("--out", default="side_by_side")
     args = parser.parse_args()
+    peer_dir = Path(f"/tmp/grove-bench-{args.name}-mem0")  # noqa: S108 - private scratch
     started_all = time.perf_counter()
 
     test, train = load("test"), load("train")
@@ -256,15 +258,18 @@ def main() -> None:
     warmup = list(train.queries.values())[: args.warmup]
     corpus = subset(test.corpus, [test.qrels[q] for q, _ in queries], args.docs)
 
-    peer = Mem0Peer(PEER_PYTHON, PEER_DIR)  # starts importing torch while Grove loads
-    env = None
+    if not PEER_PYTHON.exists():
+        raise SystemExit(f"no peer interpreter at {PEER_PYTHON}: run scripts/peer_mem0_venv.sh "
+                         "or set PEER_MEM0_PYTHON")
+    # Grove's env first: it waits for a quiet machine, which the peer's start would spoil.
+    t0 = time.perf_counter()
+    env, note_to_doc, grove_load = load_grove(args.name, args.skip_load, corpus)
+    grove_load["seconds"] = round(time.perf_counter() - t0, 1)
+    peer = Mem0Peer(PEER_PYTHON, peer_dir)
     http = None
     try:
         t0 = time.perf_counter()
-        env, note_to_doc, grove_load = load_grove(args.skip_load, corpus)
-        grove_load["seconds"] = round(time.perf_counter() - t0, 1)
-        t0 = time.perf_counter()
-        opened, mem0_load = load_mem0(peer, args.skip_load, corpus)
+        opened, mem0_load = load_mem0(peer, peer_dir, args.skip_load, corpus)
         mem0_load["seconds"] = round(time.perf_counter() - t0, 1)
         print(f"mem0: {mem0_load}", flush=True)
 
@@ -357,8 +362,7 @@ def main() -> None:
     other = json.loads(path.read_text())["other_load"]
     print(f"other processes: {other}")
     print(f"\nwrote {path} in {results['seconds']} s")
-    if env is not None:
-        env.close()
+    env.close()
 
 
 if __name__ == "__main__":
