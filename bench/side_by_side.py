@@ -36,7 +36,6 @@ within 6,000 characters, mem0 8).
 from __future__ import annotations
 
 import argparse
-import atexit
 import hashlib
 import json
 import os
@@ -115,36 +114,6 @@ def model_folder() -> str:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def kept_env(home: Path) -> Env:
-    """The bench home of an earlier run, opened as it is (`Env.fresh` without the wipe)."""
-    from bench.common import Contention, _stop_stale, wait_for_quiet
-
-    quiet = wait_for_quiet()
-    _stop_stale(home)
-    os.environ["GROVE_HOME"] = str(home)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "grove.settings"
-    os.environ.pop("REDIS_URL", None)
-    from grove.runtime.embedded import EmbeddedPostgres
-
-    server = EmbeddedPostgres(home)
-    server.ensure_running()
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", database="owner", verbosity=0)
-    from grove.kernel.actor import Actor
-    from grove.models import Account
-
-    account = Account.objects.get(username="bench")
-    env = Env(home=home, server=server, account_id=account.id,
-              actor=Actor.for_session(account.id), quiet=quiet)
-    env.contention = Contention(server.server_pid)
-    atexit.register(env.close)
-    return env
-
-
 def load_grove(name: str, skip_load: bool,
                corpus: dict[str, str]) -> tuple[Env, dict[str, str], dict]:
     """Grove's notes (note id → SciFact doc id), through note_remember + the embed jobs."""
@@ -152,15 +121,16 @@ def load_grove(name: str, skip_load: bool,
 
     home = Path(f"/tmp/grove-bench-{name}")  # noqa: S108 - Env.fresh's folder
     mapping = home / "note_to_doc.json"
-    if skip_load and mapping.exists():
+    if skip_load and (home / "loaded").exists() and mapping.exists():
         kept = json.loads(mapping.read_text())
-        if sorted(kept.values()) == sorted(corpus):
-            return kept_env(home), kept, {"reused": True}
+        if sorted(kept.values()) == sorted(corpus):  # else another corpus (--docs)
+            env, _ = Env.kept(name)
+            return env, kept, {"reused": True}
     env = Env.fresh(name)
     print(f"grove: saving {len(corpus)} notes and embedding them", flush=True)
     note_to_doc, info = load_corpus(env, corpus)
-    # Written last: its presence means the load finished.
     mapping.write_text(json.dumps({str(k): v for k, v in note_to_doc.items()}))
+    env.mark_loaded()
     print(f"grove: {info}", flush=True)
     return env, json.loads(mapping.read_text()), info
 
