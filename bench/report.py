@@ -176,6 +176,30 @@ def brief() -> None:
           f"{meta['budgetTokens']}; load {d['load']}\n")
 
 
+def side_by_side(name: str = "side_by_side") -> None:
+    d = read(name)
+    if not d:
+        return
+    print(f"### {name} —", provenance(d))
+    g, m = d["grove"], d["mem0"]
+    r, rw = d["ratio_mem0_over_grove"], d["ratio_mem0_round_trip_over_grove"]
+    rows = [
+        ["Grove: HTTP `POST /v1/recall` (default budget)", ms(g["http_ms"]),
+         f"{g['ndcg@10']:.4f}", g["mean_items"]],
+        [f"mem0 {m['versions']['mem0ai']}: `Memory.search`, in-process", ms(m["search_ms"]),
+         f"{m['ndcg@10']:.4f} ({m['ndcg@10_at_grove_depth']:.4f} at Grove's depth)",
+         m["mean_items"]],
+        ["mem0: round trip through the driver's pipe", ms(m["round_trip_ms"]), "", ""],
+        ["**ratio mem0 ÷ Grove** (in-process search)",
+         f"**{r['p50']} / {r['p95']} / {r['p99']}**", "", ""],
+        ["ratio mem0 ÷ Grove (round trip)", f"{rw['p50']} / {rw['p95']} / {rw['p99']}", "", ""],
+    ]
+    print(md(["path", "p50 / p95 / p99 ms", "nDCG@10", "items"], rows))
+    print(f"{d['queries']} queries over {d['corpus_docs']} documents, alternating; per-query "
+          f"ratio median {d['per_query_ratio_median']}; loads: Grove {g['load']}, "
+          f"mem0 {m['load']}\n")
+
+
 def main() -> None:
     ingest_then_ask()
     quality()
@@ -183,6 +207,7 @@ def main() -> None:
     latency()
     library()
     brief()
+    side_by_side()
 
 
 if __name__ == "__main__":
