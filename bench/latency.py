@@ -177,10 +177,17 @@ def rebuild_hnsw(env: Env, *, drop_only: bool = False) -> float:
 
 
 class CachedEmbedder:
+    """The real model's vectors, made once per text: a query whose time words recall
+    takes out (`notebooks.selectors.time_window`) is embedded as what is left, once."""
+
     def __init__(self, real: Any, cache: dict[str, np.ndarray]):
         self.profile, self.dimension, self.cache = real.profile, real.dimension, cache
+        self.real = real
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        for text in texts:
+            if text not in self.cache:
+                self.cache[text] = self.real.embed([text])[0]
         return np.stack([self.cache[t] for t in texts])
 
 
@@ -246,7 +253,7 @@ def capture(env: Env, query: str, limit: int, max_chars: int) -> tuple[list[str]
     return [q["sql"] for q in ctx.captured_queries], out
 
 
-def arm_statements(env: Env, query: str, vector: np.ndarray) -> dict[str, list[str]]:
+def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
     """The two arms as recall builds them (`recall_query.lexical_arm`/`semantic_arm`),
     each as the standalone statement it would be without the fold, rendered with its
     parameters: the SQL floor recall's one statement is measured against."""
@@ -255,10 +262,14 @@ def arm_statements(env: Env, query: str, vector: np.ndarray) -> dict[str, list[s
     from grove.kernel.tenancy import tenant
     from notebooks.selectors.recall import CANDIDATES, RESCORE, Scope, term_weights
     from notebooks.selectors.recall_query import lexical_arm, semantic_arm
+    from notebooks.selectors.time_window import time_window
 
+    window, rest = time_window(actor=env.actor, query=query, time_zone=None)
+    query = rest or query
+    vector = embedder.embed([query])[0]
     with tenant(env.actor):
         weights = term_weights(query)
-        scope = Scope(actor=env.actor, notebook_ids=None, personal=True)
+        scope = Scope(actor=env.actor, notebook_ids=None, personal=True, window=window)
         arms: dict[str, list[str]] = {"lexical": [], "semantic": []}
         if weights.selecting():
             sql, params = lexical_arm(scope, weights.selecting(), weights.reranking(),
@@ -385,7 +396,7 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
 
     # Since issue 21 recall sends both arms in one statement: the floor is each arm as
     # the statement it would be alone.
-    separate = {q: arm_statements(env, q, qvecs[q]) for q in queries}
+    separate = {q: arm_statements(env, q, cached) for q in queries}
     lexical_sql = {q: v["lexical"] for q, v in separate.items()}
     semantic_sql = {q: v["semantic"] for q, v in separate.items()}
     arms = {q: lexical_sql[q] + semantic_sql[q] for q in queries}
