@@ -260,7 +260,14 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
     from django.db import connection
 
     from grove.kernel.tenancy import tenant
-    from notebooks.selectors.recall import CANDIDATES, RESCORE, Scope, term_weights
+    from notebooks.selectors.recall import (
+        BM25_B,
+        BM25_K1,
+        CANDIDATES,
+        RESCORE,
+        Scope,
+        term_weights,
+    )
     from notebooks.selectors.recall_query import lexical_arm, semantic_arm
     from notebooks.selectors.time_window import time_window
 
@@ -272,8 +279,8 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
         scope = Scope(actor=env.actor, notebook_ids=None, personal=True, window=window)
         arms: dict[str, list[str]] = {"lexical": [], "semantic": []}
         if weights.selecting():
-            sql, params = lexical_arm(scope, weights.selecting(), weights.reranking(),
-                                      candidates=CANDIDATES, rescore=RESCORE)
+            sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,
+                                      k1=BM25_K1, b=BM25_B)
             arms["lexical"].append(connection.ops.compose_sql(sql, params))
         from grove.embeddings.profile import active_profile_name
 

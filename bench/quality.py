@@ -14,7 +14,7 @@ cannot be measured through it). `max_chars` is capped at 50,000, which SciFact d
 lifted (module constant `RECALL_MAX_MAX_CHARS`, bench only) and the 50,000-character answer is
 derived from it by the same budget rule; a sample is checked against real 50,000 calls.
 
-Tuning (train split only, `--tune`): RRF_K, DISTINCTIVE_SHARE, COMMON_TERM_SHARE (module
+Tuning (train split only, `--tune`): FUSION_ALPHA, DISTINCTIVE_SHARE, COMMON_TERM_SHARE (module
 constants) and max_distance
 (a recall() argument: its default is bound at import, so patching the constant would do
 nothing) are swept one at a time on train; the test split is run with the shipped
@@ -174,22 +174,34 @@ def run_split(env: Env, split: SciFact, note_to_doc: dict[uuid.UUID, str], mode_
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="quality")
+    parser.add_argument("--kept", default="",
+                        help="a kept bench home holding the corpus (e.g. ranking)")
     parser.add_argument("--tune", action="store_true",
                         help="also sweep recall constants on the train split (~8 more minutes)")
     args = parser.parse_args()
     started = time.perf_counter()
     train, test = load("train"), load("test")
-    env = Env.fresh("quality")
+    import json
+
+    env, loaded = Env.kept(args.kept) if args.kept else (Env.fresh("quality"), False)
     import notebooks.selectors.recall as r
     from grove.embeddings import get_embedder
 
     embedder = get_embedder()
-    print(f"loading {len(train.corpus)} notes (profile {embedder.profile if embedder else None})",
-          flush=True)
-    note_to_doc, load_info = load_corpus(env, train.corpus)
+    mapping = env.home / "note_to_doc.json"
+    if loaded:  # a corpus saved and embedded by an earlier run (bench/ranking_tune.py)
+        note_to_doc = {uuid.UUID(k): v for k, v in json.loads(mapping.read_text()).items()}
+        load_info: dict[str, Any] = {"kept": str(env.home), "notes": len(note_to_doc)}
+    else:
+        print(f"loading {len(train.corpus)} notes "
+              f"(profile {embedder.profile if embedder else None})", flush=True)
+        note_to_doc, load_info = load_corpus(env, train.corpus)
+        mapping.write_text(json.dumps({str(k): v for k, v in note_to_doc.items()}))
+        env.mark_loaded()
     print(load_info, flush=True)
 
-    shipped = {"RRF_K": r.RRF_K, "COMMON_TERM_SHARE": r.COMMON_TERM_SHARE,
+    shipped = {"FUSION_ALPHA": r.FUSION_ALPHA, "BM25_K1": r.BM25_K1, "BM25_B": r.BM25_B,
+               "COMMON_TERM_SHARE": r.COMMON_TERM_SHARE,
                "DISTINCTIVE_SHARE": r.DISTINCTIVE_SHARE, "RESCORE": r.RESCORE,
                "max_distance": r.DEFAULT_MAX_DISTANCE, "CANDIDATES": r.CANDIDATES}
     results: dict[str, Any] = {"load": load_info, "shipped_constants": shipped,
@@ -208,7 +220,7 @@ def main() -> None:
     tuning_rows = []
     if args.tune:
         trials: list[tuple[str, dict[str, Any], float | None]] = [("shipped", {}, None)]
-        trials += [(f"RRF_K={k}", {"RRF_K": k}, None) for k in (10, 30)]
+        trials += [(f"FUSION_ALPHA={a}", {"FUSION_ALPHA": a}, None) for a in (0.5, 0.7)]
         # Which terms select lexical matches (1.0: every informative term, as before).
         trials += [(f"DISTINCTIVE_SHARE={s}", {"DISTINCTIVE_SHARE": s}, None)
                    for s in (0.005, 0.01, 0.05, 1.0)]
@@ -230,7 +242,7 @@ def main() -> None:
         # Combine, per knob, the train-best value if it beats the shipped one.
         best_constants: dict[str, Any] = {}
         best_distance: float | None = None
-        for knob in ("RRF_K", "COMMON_TERM_SHARE", "DISTINCTIVE_SHARE", "max_distance"):
+        for knob in ("FUSION_ALPHA", "COMMON_TERM_SHARE", "DISTINCTIVE_SHARE", "max_distance"):
             candidates = [(v["ndcg@10"], label) for label, v in tuning.items()
                           if label.startswith(knob + "=") and v["ndcg@10"] > base]
             if not candidates:
@@ -240,7 +252,7 @@ def main() -> None:
             if knob == "max_distance":
                 best_distance = value
             else:
-                best_constants[knob] = int(value) if knob in ("RRF_K", "MAX_TERMS") else value
+                best_constants[knob] = value
         results["tuning"] = {"split": "train", "trials": tuning,
                              "chosen_on_train": {**best_constants,
                                                  "max_distance": best_distance}}

@@ -22,8 +22,8 @@ APPEND_ONLY_TABLES = ("notebooks_revision", "notebooks_visionrevision")
 # Security-definer functions (each applies the account rule itself); EXECUTE is revoked
 # from PUBLIC by their migration and granted to the runtime role only.
 DEFINER_FUNCTIONS = (
-    "grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, integer,"
-    " integer, text, daterange, tstzrange, boolean)",
+    "grove_lexical_matches(tsquery[], float8[], text[], float8[], uuid[], boolean, integer,"
+    " integer, text, daterange, tstzrange, boolean, float8, float8, float8)",
     "grove_search_matches(tsquery)",
     "grove_search_matches(tsquery, integer)",
     "grove_search_variants(text, text, float8, integer)",

@@ -39,7 +39,7 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
-from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
+from notebooks.models import LENGTH_LEXEME, SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.rules import (
     RECALL_DEFAULT_LIMIT,
     RECALL_DEFAULT_MAX_CHARS,
@@ -70,7 +70,15 @@ from notebooks.selectors.recall_query import (
 from notebooks.selectors.truth import Truth, scoped_truth
 
 CANDIDATES = 50  # per arm
-RRF_K = 10  # chosen on SciFact train (bench/quality.py --tune); test run once
+# Fusion: a convex combination of the arms' scores, each min-max normalised over its
+# list (the lexical weight FUSION_ALPHA); BM25's k1 and b. Chosen on SciFact train
+# (bench/ranking_tune.py: 0.7108 → 0.7275 nDCG@10 against reciprocal rank over idf
+# sums), the test split run once through this path (bench/quality.py).
+FUSION_ALPHA = 0.6
+BM25_K1 = 0.9
+BM25_B = 0.5
+# Reciprocal rank still orders the few declared notes among themselves and the profile.
+RRF_K = 10
 # Cosine distance beyond which a semantic hit is unrelated (similarity below 0.3).
 DEFAULT_MAX_DISTANCE = 0.7
 # Lexemes in more than this share of notes carry no signal for recall.
@@ -79,7 +87,8 @@ MAX_TERMS = 12
 # Lexical matches are notes containing a distinctive term: one in at most this share of
 # notes, or one of the query's two rarest. Scoring and counting every note that shares
 # any informative word cost a row visit per note (a quarter of all notes per query at
-# 100k); the other terms only re-rank the best RESCORE candidates.
+# 100k); the best RESCORE of them by those terms' idf sum are scored with BM25 over
+# every kept term (each scored note's vector is read: the bound keeps that cheap).
 DISTINCTIVE_SHARE = 0.01
 MIN_DISTINCTIVE = 2
 RESCORE = 200
@@ -93,6 +102,7 @@ class Weights:
 
     terms: dict[str, float]
     distinctive: frozenset[str] | None = None  # None: every term
+    avgdl: float = 1.0  # the account's mean distinct lexemes per note (BM25)
 
     def selecting(self) -> dict[str, float]:
         if self.distinctive is None:
@@ -115,9 +125,10 @@ def _query_lexemes(query: str) -> list[str]:
         return list(cursor.fetchone()[0] or [])
 
 
-def _lexeme_counts(query: str) -> tuple[list[str], dict[str, int], int]:
-    """The query's lexemes, how many active notes contain each, and how many active
-    notes there are — one statement (one snapshot, as `term_counts`)."""
+def _lexeme_counts(query: str) -> tuple[list[str], dict[str, int], int, int]:
+    """The query's lexemes, how many active notes contain each, how many active notes
+    there are and their distinct lexemes in all (`LENGTH_LEXEME`) — one statement (one
+    snapshot, as `term_counts`)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT q.lexeme, (SELECT sum(ndoc) FROM ("
@@ -125,11 +136,12 @@ def _lexeme_counts(query: str) -> tuple[list[str], dict[str, int], int]:
             " UNION ALL SELECT ndoc FROM notebooks_termdelta d WHERE d.lexeme = q.lexeme) c)"
             " FROM (SELECT lexeme, ord FROM unnest(tsvector_to_array("
             "to_tsvector(%s::regconfig, %s))) WITH ORDINALITY AS l(lexeme, ord)"
-            " UNION ALL SELECT '', 0) q ORDER BY q.ord",
-            [SEARCH_CONFIG, query])
+            " UNION ALL SELECT '', 0 UNION ALL SELECT %s, 0) q ORDER BY q.ord",
+            [SEARCH_CONFIG, query, LENGTH_LEXEME])
         rows = cursor.fetchall()
     counts = {lexeme: int(n) for lexeme, n in rows if n}
-    return [lexeme for lexeme, _ in rows if lexeme], counts, counts.pop("", 0)
+    lexemes = [lexeme for lexeme, _ in rows if lexeme and lexeme != LENGTH_LEXEME]
+    return lexemes, counts, counts.pop("", 0), counts.pop(LENGTH_LEXEME, 0)
 
 
 def term_weights(query: str) -> Weights:
@@ -137,11 +149,12 @@ def term_weights(query: str) -> Weights:
     (`notebooks.services.term_stats`: kept current by the writes themselves, so a note counts as
     soon as its save commits); the most common lexemes are dropped. Lexemes no note
     contains count as rare. Caller holds a tenant transaction."""
-    lexemes, counts, total = _lexeme_counts(query)
+    lexemes, counts, total, lengths = _lexeme_counts(query)
     if not lexemes:
         return Weights(terms={})
     if total < 1:
         return Weights(terms={lex: 1.0 for lex in lexemes})
+    avgdl = max(lengths / total, 1.0)
     shares = {lex: max(counts.get(lex, 0), 0.5) / total for lex in lexemes}
     kept = {lex: f for lex, f in shares.items() if f <= COMMON_TERM_SHARE}
     if not kept:  # only common words: keep the rarest two rather than nothing
@@ -152,7 +165,7 @@ def term_weights(query: str) -> Weights:
     distinctive = frozenset(lex for lex, f in kept.items()
                             if f <= DISTINCTIVE_SHARE or lex in rarest)
     return Weights(terms={lex: math.log(1 + (1 - min(f, 0.999)) / f)
-                          for lex, f in kept.items()}, distinctive=distinctive)
+                          for lex, f in kept.items()}, distinctive=distinctive, avgdl=avgdl)
 
 
 # -- the two arms ----------------------------------------------------------------------------
@@ -199,8 +212,8 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
     selecting = weights.selecting()
     if not selecting:
         return [], 0
-    sql, params = lexical_arm(scope, selecting, weights.reranking(), candidates=CANDIDATES,
-                              rescore=RESCORE)
+    sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,
+                              k1=BM25_K1, b=BM25_B)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -299,24 +312,22 @@ def recall(
 
         weights = term_weights(query)
         head_size = limit * 3 + 10
-        gathered = gather(scope=scope, selecting=weights.selecting(),
-                          reranking=weights.reranking(), candidates=CANDIDATES,
-                          rescore=RESCORE, rrf_k=RRF_K, head=head_size, semantic=semantic,
-                          count_pending=counting)
+        gathered = gather(scope=scope, weights=weights, candidates=CANDIDATES,
+                          rescore=RESCORE, k1=BM25_K1, b=BM25_B, alpha=FUSION_ALPHA,
+                          head=head_size,
+                          semantic=semantic, count_pending=counting)
         fused: dict[uuid.UUID, float] = {}
         matched: dict[uuid.UUID, list[str]] = {}
         distances: dict[uuid.UUID, float] = {}
         for found in gathered.candidates:
-            score, arms = 0.0, []
+            arms = []
             if found.lexical_rank is not None:
-                score += 1.0 / (RRF_K + found.lexical_rank)
                 arms.append("lexical")
             if found.semantic_rank is not None:
-                score += 1.0 / (RRF_K + found.semantic_rank)
                 arms.append("semantic")
                 assert found.distance is not None
                 distances[found.id] = found.distance
-            fused[found.id], matched[found.id] = score, arms
+            fused[found.id], matched[found.id] = found.fused, arms
         # Everything that matched: all lexical matches, plus semantic hits that did not
         # also match lexically (counted exactly, not just the ones in the top list).
         semantic_only = sum(1 for arms in matched.values() if arms == ["semantic"])

@@ -41,6 +41,13 @@ NOTE_FIELDS = tuple(f.attname for f in Note._meta.concrete_fields if f.attname i
 CONTENT = NOTE_FIELDS.index("content")
 
 
+# An arm's score scaled to [0, 1] over its list (min-max; a list whose scores are all
+# equal scales to 1), so the fusion adds like with like.
+_MIN_MAX = ("CASE WHEN max({value}) OVER () > min({value}) OVER () THEN "
+            "({value} - min({value}) OVER ()) / (max({value}) OVER () - min({value}) OVER ()) "
+            "ELSE 1.0 END")
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A note either arm found: its rank in each (1-based), the lexical score, the
@@ -51,6 +58,7 @@ class Candidate:
     lexical_score: float | None
     semantic_rank: int | None
     distance: float | None
+    fused: float  # the fusion's score
     kind: str
     note: Note | None
 
@@ -77,24 +85,28 @@ def _compiled(queryset: Any, empty: str) -> tuple[str, list[Any]]:
     return sql, list(params)
 
 
-def lexical_arm(scope: Any, selecting: dict[str, float], reranking: dict[str, float], *,
-                candidates: int, rescore: int) -> tuple[str, list[Any]]:
+def lexical_arm(scope: Any, weights: Any, *, candidates: int, rescore: int, k1: float,
+                b: float) -> tuple[str, list[Any]]:
     """The lexical arm as one SELECT (note_id, score, total, in_window):
-    `grove_lexical_matches` (migrations notebooks 0007/0008/0021/0024) over the live
-    notebooks in scope, within the query's time window when it filters."""
+    `grove_lexical_matches` (migrations notebooks 0007/0008/0021/0024/0025) over the
+    live notebooks in scope, within the query's time window when it filters: the notes
+    holding a distinctive term (`weights.selecting()`), the best `rescore` of them by
+    those terms' idf sum scored with BM25 (`k1`, `b`, `weights.avgdl`) over every kept
+    term."""
     notebooks = live_notebooks(scope.actor)
     if scope.notebook_ids is not None:
         notebooks = notebooks.filter(id__in=scope.notebook_ids)
     notebooks_sql, notebooks_params = _compiled(notebooks.values("id"),
                                                  "SELECT NULL::uuid WHERE false")
+    selecting = weights.selecting()
     sql = ("SELECT note_id, score, total, in_window FROM grove_lexical_matches("  # noqa: S608
-           "%s::tsquery[], %s::float8[], %s::tsquery[], "
+           "%s::tsquery[], %s::float8[], %s::text[], "
            f"%s::float8[], ARRAY({notebooks_sql}), %s, %s, %s, %s, %s::daterange, "
-           "%s::tstzrange, %s)")
+           "%s::tstzrange, %s, %s, %s, %s)")
     return sql, [[tsquery_literal(t) for t in selecting], list(selecting.values()),
-                 [tsquery_literal(t) for t in reranking], list(reranking.values()),
+                 list(weights.terms), list(weights.terms.values()),
                  *notebooks_params, scope.personal, max(rescore, candidates), candidates,
-                 scope.tag, *tw.lexical_arguments(scope.window)]
+                 scope.tag, *tw.lexical_arguments(scope.window), k1, b, weights.avgdl]
 
 
 def semantic_arm(scope: Any, vector: list[float], dim: int, profile: str, *,
@@ -116,47 +128,49 @@ def semantic_arm(scope: Any, vector: list[float], dim: int, profile: str, *,
         "SELECT NULL::uuid, NULL::float8, NULL::text, NULL::text, false WHERE false")
 
 
-def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, float],
-           candidates: int, rescore: int, rrf_k: int, head: int,
-           semantic: tuple[list[float], int, str, float] | None,
+def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float, b: float,
+           alpha: float, head: int, semantic: tuple[list[float], int, str, float] | None,
            count_pending: bool) -> Gathered:
-    """Run recall's query path as one statement. `selecting`/`reranking`: the lexical
-    terms with their weights (`Weights`); `semantic`: (query vector, dimension, profile,
-    max distance), None for lexical recall. Caller holds the tenant transaction, made
-    with `SEMANTIC_SETTINGS`."""
+    """Run recall's query path as one statement. `weights`: the query's terms
+    (`recall.Weights`); `semantic`: (query vector, dimension, profile, max distance),
+    None for lexical recall; `alpha`: the lexical arm's weight in the fusion. Caller
+    holds the tenant transaction, made with `SEMANTIC_SETTINGS`."""
     params: list[Any] = []
     ctes: list[str] = []
+    selecting = weights.selecting()
     if selecting:
-        lexical_sql, lexical_params = lexical_arm(scope, selecting, reranking,
-                                                  candidates=candidates, rescore=rescore)
+        lexical_sql, lexical_params = lexical_arm(scope, weights, candidates=candidates,
+                                                  rescore=rescore, k1=k1, b=b)
         ctes.append("lexical AS MATERIALIZED (SELECT note_id, score, total, in_window, "  # noqa: S608
-                    "row_number() OVER (ORDER BY score DESC, note_id) AS rank "
-                    f"FROM ({lexical_sql}) arm)")
+                    "row_number() OVER (ORDER BY score DESC, note_id) AS rank, "
+                    f"{_MIN_MAX.format(value='score')} AS norm FROM ({lexical_sql}) arm)")
         params += lexical_params
     else:
         ctes.append("lexical AS (SELECT NULL::uuid AS note_id, NULL::float8 AS score, "
-                    "NULL::bigint AS total, false AS in_window, NULL::bigint AS rank "
-                    "WHERE false)")
+                    "NULL::bigint AS total, false AS in_window, NULL::bigint AS rank, "
+                    "NULL::float8 AS norm WHERE false)")
     if semantic is not None:
         vector, dim, profile, max_distance = semantic
         nearest_sql, nearest_params = semantic_arm(scope, vector, dim, profile,
                                                    candidates=candidates)
         ctes.append(f"nearest (note_id, distance, made_from, current, in_window) AS "
                     f"MATERIALIZED ({nearest_sql})")
-        ctes.append("semantic AS (SELECT note_id, distance, in_window, "
-                    "row_number() OVER (ORDER BY distance, note_id) AS rank FROM nearest "
+        ctes.append("semantic AS (SELECT note_id, distance, in_window, "  # noqa: S608
+                    "row_number() OVER (ORDER BY distance, note_id) AS rank, "
+                    f"{_MIN_MAX.format(value='(1 - distance)')} AS norm FROM nearest "
                     "WHERE made_from = current AND distance <= %s)")
         params += [*nearest_params, max_distance]
     else:
         ctes.append("semantic AS (SELECT NULL::uuid AS note_id, NULL::float8 AS distance, "
-                    "false AS in_window, NULL::bigint AS rank WHERE false)")
+                    "false AS in_window, NULL::bigint AS rank, NULL::float8 AS norm "
+                    "WHERE false)")
     ctes.append(
         "fused AS (SELECT coalesce(l.note_id, s.note_id) AS id, l.rank AS lrank, "
         "l.score AS lscore, s.rank AS srank, s.distance, "
-        "coalesce(1.0::float8 / (%s + l.rank), 0) + coalesce(1.0::float8 / (%s + s.rank), 0) "
-        "AS fused, coalesce(l.in_window, false) OR coalesce(s.in_window, false) AS in_window "
+        "%s * coalesce(l.norm, 0) + (1 - %s) * coalesce(s.norm, 0) AS fused, "
+        "coalesce(l.in_window, false) OR coalesce(s.in_window, false) AS in_window "
         "FROM lexical l FULL JOIN semantic s ON s.note_id = l.note_id)")
-    params += [rrf_k, rrf_k]
+    params += [alpha, alpha]
     # A window that boosts puts its notes first (without one, none is in it).
     ctes.append("ordered AS (SELECT f.*, row_number() OVER (ORDER BY NOT in_window, "
                 "fused DESC, id) AS position FROM fused f)")
@@ -188,7 +202,7 @@ def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, floa
     # Constant fragments and ORM-compiled SQL; every value is a parameter.
     sql = (  # noqa: S608
         "WITH " + ", ".join(ctes) + " "  # noqa: S608
-        f"SELECT totals.*, o.id, o.lrank, o.lscore, o.srank, o.distance, o.position, "
+        f"SELECT totals.*, o.id, o.lrank, o.lscore, o.srank, o.distance, o.fused, "
         f"{columns} FROM (SELECT {', '.join(scalars)}) totals "
         "LEFT JOIN (ordered o JOIN notebooks_note n ON n.id = o.id) ON true "
         "ORDER BY o.position")
@@ -199,7 +213,7 @@ def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, floa
     lexical_total, also_lexical, pending = (int(v) for v in rows[0][:3])
     found: list[Candidate] = []
     for row in rows:
-        note_id, lrank, lscore, srank, dist, position = row[3:9]
+        note_id, lrank, lscore, srank, dist, fused = row[3:9]
         if note_id is None:
             continue
         values = row[9:]
@@ -208,6 +222,7 @@ def gather(*, scope: Any, selecting: dict[str, float], reranking: dict[str, floa
         found.append(Candidate(
             id=note_id, lexical_rank=lrank, lexical_score=None if lscore is None else float(lscore),
             semantic_rank=srank, distance=None if dist is None else float(dist),
+            fused=float(fused),
             kind=values[NOTE_FIELDS.index("kind")], note=note))
     return Gathered(candidates=found, lexical_total=lexical_total,
                     semantic_also_lexical=also_lexical, pending=pending)

@@ -25,6 +25,7 @@ from django.db import connection
 
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.tenancy import tenant
+from notebooks.models import LENGTH_LEXEME
 from notebooks.services.frame import transaction_lock
 
 # Folded per compaction at most (a backlog of deltas is folded over several runs, each
@@ -106,7 +107,10 @@ def term_stats_refresh(*, actor: Actor) -> int:
                 "  SELECT l.lexeme, count(*) AS ndoc FROM notebooks_note n"
                 "  CROSS JOIN LATERAL"
                 "   unnest(array_append(tsvector_to_array(n.search), '')) AS l(lexeme)"
-                "  WHERE n.status = 'active' GROUP BY l.lexeme),"
+                "  WHERE n.status = 'active' GROUP BY l.lexeme"
+                "  UNION ALL"  # the notes' distinct lexemes in all (BM25's note length)
+                "  SELECT %s, sum(length(n.search)) FROM notebooks_note n"
+                "  WHERE n.status = 'active' HAVING sum(length(n.search)) > 0),"
                 " dropped_deltas AS (DELETE FROM notebooks_termdelta RETURNING 1),"
                 " dropped_counts AS ("
                 "  DELETE FROM notebooks_termstat t"
@@ -120,6 +124,6 @@ def term_stats_refresh(*, actor: Actor) -> int:
                 " SELECT coalesce((SELECT ndoc FROM fresh WHERE lexeme = ''), 0),"
                 "        (SELECT count(*) FROM written), (SELECT count(*) FROM dropped_deltas),"
                 "        (SELECT count(*) FROM dropped_counts)",
-                [actor.account_id],
+                [LENGTH_LEXEME, actor.account_id],
             )
             return int(cursor.fetchone()[0])

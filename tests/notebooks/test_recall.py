@@ -7,7 +7,7 @@ import pytest
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid, NotFound
 from notebooks import services
-from notebooks.selectors.recall import RRF_K, recall
+from notebooks.selectors.recall import FUSION_ALPHA, recall
 from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.factories import op
@@ -53,7 +53,7 @@ def use_embedder(monkeypatch, embedder):
     monkeypatch.setattr("notebooks.selectors.recall.get_embedder", lambda: embedder)
 
 
-def test_reciprocal_rank_fusion_of_the_two_arms(actor, monkeypatch):
+def test_the_fusion_adds_the_arms_scaled_scores(actor, monkeypatch):
     use_embedder(monkeypatch, TableEmbedder({
         "alpha bravo": unit(1, 0),          # the query
         "alpha bravo notes": unit(1, 1),    # lexical 1st, semantic 3rd
@@ -65,17 +65,21 @@ def test_reciprocal_rank_fusion_of_the_two_arms(actor, monkeypatch):
     n3 = factories.note(actor, "charlie")
     index_all(actor)
     result = recall(actor=actor, query="alpha bravo")
-    assert [i.note.id for i in result.data] == [n1.id, n2.id, n3.id]
-    expected = {
-        n1.id: 1 / (RRF_K + 1) + 1 / (RRF_K + 3),
-        n2.id: 1 / (RRF_K + 2) + 1 / (RRF_K + 2),
-        n3.id: 1 / (RRF_K + 1),
-    }
+    # Each arm's scores scaled to [0, 1] over its list, then FUSION_ALPHA · lexical +
+    # (1 − FUSION_ALPHA) · semantic: the lexical best (n1: 1 and 0) leads, the nearest
+    # (n3: 0 and 1) follows, n2 (0 and its scaled similarity) is last.
+    assert [i.note.id for i in result.data] == [n1.id, n3.id, n2.id]
+    similarity = {i.note.id: 1 - i.distance for i in result.data}
+    low, high = min(similarity.values()), max(similarity.values())
+    semantic = {note_id: (s - low) / (high - low) for note_id, s in similarity.items()}
+    lexical = {n1.id: 1.0, n2.id: 0.0, n3.id: 0.0}
     for item in result.data:
-        assert item.score == pytest.approx(expected[item.note.id], abs=1e-6)
-    assert [i.matched for i in result.data] == [["lexical", "semantic"],
-                                                 ["lexical", "semantic"], ["semantic"]]
-    assert result.data[2].distance == pytest.approx(0.0, abs=1e-3)
+        expected = (FUSION_ALPHA * lexical[item.note.id]
+                    + (1 - FUSION_ALPHA) * semantic[item.note.id])
+        assert item.score == pytest.approx(expected, abs=1e-6)
+    assert [i.matched for i in result.data] == [["lexical", "semantic"], ["semantic"],
+                                                 ["lexical", "semantic"]]
+    assert result.data[1].distance == pytest.approx(0.0, abs=1e-3)
     meta = result.meta
     assert (meta.mode, meta.returned, meta.available, meta.truncated, meta.pending) == (
         "hybrid", 3, 3, False, 0)

@@ -1,6 +1,6 @@
 """Recall's query path in one statement (`notebooks.selectors.recall_query.gather`):
-what it sends, that its fused ranking is the two arms' reciprocal-rank fusion as each
-arm alone ranks, and its edges — a grant of nothing, notes waiting for a vector, the
+what it sends, that its fused ranking is the two arms' scores fused as each arm alone
+ranks, and its edges — a grant of nothing, notes waiting for a vector, the
 tenant context made with the HNSW settings in one round trip."""
 
 import random
@@ -14,7 +14,14 @@ from pgvector.django import CosineDistance
 from grove.kernel.tenancy import tenant
 from notebooks import services
 from notebooks.models import NoteEmbedding
-from notebooks.selectors.recall import CANDIDATES, RRF_K, Scope, _lexical, recall, term_weights
+from notebooks.selectors.recall import (
+    CANDIDATES,
+    FUSION_ALPHA,
+    Scope,
+    _lexical,
+    recall,
+    term_weights,
+)
 from tests import factories
 from tests.api.conftest import new_key
 from tests.factories import op
@@ -59,7 +66,8 @@ def test_both_arms_the_rows_and_the_counts_are_one_statement(owner, monkeypatch)
 
 
 def _reference(actor, query, vector, profile):
-    """The ranking as the two arms alone give it, fused by reciprocal rank in Python."""
+    """The ranking as the two arms alone give it, fused in Python: each arm's scores
+    min-max scaled over its list, FUSION_ALPHA · lexical + (1 − FUSION_ALPHA) · semantic."""
     weights = term_weights(query)
     scope = Scope(actor=actor, notebook_ids=None, personal=True)
     lexical, _ = _lexical(weights, scope)
@@ -68,12 +76,19 @@ def _reference(actor, query, vector, profile):
                .order_by("distance", "note_id")
                .values_list("note_id", "distance", "content_hash", "note__content_hash")
                [:CANDIDATES])
-    semantic = [note_id for note_id, d, made, current in nearest if made == current and d <= 0.7]
-    fused: dict = {}
-    for hits in ([note_id for note_id, _ in lexical], semantic):
-        for rank, note_id in enumerate(hits):
-            fused[note_id] = fused.get(note_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-    return sorted(fused, key=lambda i: (-fused[i], str(i)))
+    semantic = [(note_id, 1 - d) for note_id, d, made, current in nearest
+                if made == current and d <= 0.7]
+
+    def scaled(hits):
+        if not hits:
+            return {}
+        low, high = min(s for _, s in hits), max(s for _, s in hits)
+        return {i: (s - low) / (high - low) if high > low else 1.0 for i, s in hits}
+
+    lex, sem = scaled(lexical), scaled(semantic)
+    fused = {i: FUSION_ALPHA * lex.get(i, 0.0) + (1 - FUSION_ALPHA) * sem.get(i, 0.0)
+             for i in set(lex) | set(sem)}
+    return sorted(fused, key=lambda i: (-fused[i], str(i))), fused
 
 
 def test_the_folded_ranking_is_the_arms_fused(owner, monkeypatch):
@@ -91,9 +106,11 @@ def test_the_folded_ranking_is_the_arms_fused(owner, monkeypatch):
     for query, vector in queries.items():
         got = recall(actor=owner, query=query, limit=50, max_chars=50_000)
         with tenant(owner):
-            expected = _reference(owner, query, vector, embedder.profile)
+            expected, scores = _reference(owner, query, vector, embedder.profile)
         assert len(expected) > 20  # both arms found many: the order is a real test
         assert [item.note.id for item in got.data] == expected[:50], query
+        for item in got.data:
+            assert item.score == pytest.approx(scores[item.note.id], abs=1e-6)
         assert got.meta.mode == "hybrid"
 
 

@@ -3,6 +3,7 @@ so the GIN index is usable under row-level security. It applies the account rule
 the live-note conditions itself, so these tests hold it to the selectors' answer for
 every note state and scope, and check it cannot reach past the tenant setting."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -10,9 +11,10 @@ from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.utils import timezone
 
+from grove.runtime.dbroles import DEFINER_FUNCTIONS
 from notebooks import services
 from notebooks.models import Note
-from notebooks.selectors.recall import Scope, Weights, _lexical, _query_lexemes
+from notebooks.selectors.recall import BM25_B, BM25_K1, Scope, Weights, _lexical, _query_lexemes
 from notebooks.selectors.recall_query import tsquery_literal
 from tests import factories
 from tests.factories import op
@@ -23,16 +25,22 @@ WORDS = ("glacier", "morain")  # the english stems of "glacier moraine"
 
 
 def reference(scope: Scope, weights: Weights) -> dict:
-    """The same ranking computed through the ORM and `live_filter`: notes containing a
-    distinctive term, scored by every term they contain."""
-    scores: dict = {}
-    for lexeme, weight in weights.terms.items():
+    """The same ranking computed through the ORM and `live_filter`: the notes containing
+    a distinctive term, each scored with BM25 over every term it contains — the term's
+    count and the note's distinct lexemes read from its `search` vector's text."""
+    selected = set()
+    for lexeme in weights.selecting():
         query = SearchQuery(tsquery_literal(lexeme), search_type="raw", config="simple")
-        for note_id in scope.notes().filter(search=query).values_list("id", flat=True):
-            scores.setdefault(note_id, [0.0, False])
-            scores[note_id][0] += weight
-            scores[note_id][1] |= lexeme in weights.selecting()
-    return {note_id: score for note_id, (score, selected) in scores.items() if selected}
+        selected |= set(scope.notes().filter(search=query).values_list("id", flat=True))
+    scores = {}
+    for note_id, vector in scope.notes().filter(id__in=selected).values_list("id", "search"):
+        counts = {m.group(1): len(m.group(2).split(","))
+                  for m in re.finditer(r"'([^']+)':([0-9,]+)", vector)}
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(counts) / weights.avgdl)
+        scores[note_id] = sum(weight * counts[lexeme] * (BM25_K1 + 1)
+                              / (counts[lexeme] + norm)
+                              for lexeme, weight in weights.terms.items() if lexeme in counts)
+    return scores
 
 
 @pytest.fixture
@@ -120,14 +128,16 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
     assert {names[i] for i, _ in everything} == {"personal", "live", "one word", "other",
                                                  "child"}
     # Only notes with the distinctive word match; the common word adds to their score.
-    assert dict((names[i], s) for i, s in rare_only) == {"personal": 2.5, "live": 2.5,
-                                                         "other": 2.0}
+    rare = {names[i]: s for i, s in rare_only}
+    assert set(rare) == {"personal", "live", "other"}
+    assert rare["live"] > rare["other"] and rare["personal"] > rare["other"]
     assert checked > 10
 
 
+LEXICAL_MATCHES = next(f for f in DEFINER_FUNCTIONS if f.startswith("grove_lexical_matches("))
 CALL = ("SELECT count(*) FROM grove_lexical_matches(ARRAY['glacier'::tsquery], "
-        "ARRAY[1.0::float8], ARRAY[]::tsquery[], ARRAY[]::float8[], ARRAY[]::uuid[], true, "
-        "200, 50, NULL, NULL, NULL, false)")
+        "ARRAY[1.0::float8], ARRAY['glacier'], ARRAY[1.0::float8], ARRAY[]::uuid[], true, "
+        "200, 50, NULL, NULL, NULL, false, 0.9, 0.5, 2.0)")
 
 
 def test_lexical_function_sees_nothing_without_a_tenant():
@@ -145,9 +155,7 @@ def test_lexical_function_is_not_executable_by_public():
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT a.grantee, a.privilege_type FROM pg_proc p, aclexplode(p.proacl) a "
-            "WHERE p.oid = to_regprocedure("
-            "'grove_lexical_matches(tsquery[], float8[], tsquery[], float8[], uuid[], boolean, "
-            "integer, integer, text, daterange, tstzrange, boolean)')")
+            "WHERE p.oid = to_regprocedure(%s)", [LEXICAL_MATCHES])
         grantees = {row[0] for row in cursor.fetchall()}
         cursor.execute("SELECT oid FROM pg_roles WHERE rolname = current_user")
         runtime = cursor.fetchone()[0]

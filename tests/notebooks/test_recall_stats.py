@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from grove.kernel import jobs
 from notebooks import services
-from notebooks.models import Note
+from notebooks.models import LENGTH_LEXEME, Note
 from notebooks.selectors.recall import recall, term_counts, term_weights
 from notebooks.services.indexing import EMBED
 from notebooks.services.term_stats import term_stats_compact, term_stats_refresh
@@ -39,10 +39,13 @@ def recounted(actor) -> dict[str, int]:
         cursor.execute("SELECT word, ndoc FROM ts_stat("
                        "'SELECT search FROM notebooks_note WHERE status = ''active''')")
         counts = {word: int(n) for word, n in cursor.fetchall()}
-        cursor.execute("SELECT count(*) FROM notebooks_note WHERE status = 'active'")
-        total = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*), coalesce(sum(length(search)), 0) "
+                       "FROM notebooks_note WHERE status = 'active'")
+        total, lengths = cursor.fetchone()
     if total:
         counts[""] = total
+    if lengths:  # the notes' distinct lexemes in all: BM25's note length
+        counts[LENGTH_LEXEME] = int(lengths)
     return counts
 
 
@@ -166,7 +169,7 @@ def test_every_kind_of_write_keeps_the_statistics_equal_to_a_recount():
     assert delta_rows(actor) == 0
     check("forced recount")
     assert kept_counts(stranger) == recounted(stranger) == {
-        "": 1, "alpin": 1, "glacier": 1, "note": 1, "stranger": 1}
+        "": 1, "alpin": 1, "glacier": 1, "note": 1, "stranger": 1, LENGTH_LEXEME: 4}
     assert len(checks) == 22
 
 

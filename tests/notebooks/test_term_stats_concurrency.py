@@ -81,8 +81,10 @@ def _archived(actor) -> int:
 
 
 def test_the_migration_backfill_counts_existing_notes(committed):
-    """Upgrading a data folder: 0011 recounts every account's active notes."""
+    """Upgrading a data folder: 0011 recounts every account's active notes, 0025 adds
+    their lengths."""
     migration = importlib.import_module("notebooks.migrations.0011_term_stats_kept_by_writes")
+    lengths = importlib.import_module("notebooks.migrations.0025_lexical_bm25")
     alice, bob = factories.owner(), factories.owner()
     for i in range(5):
         factories.note(alice, f"Alice note {i} on tidal pools")
@@ -100,6 +102,7 @@ def test_the_migration_backfill_counts_existing_notes(committed):
                            "VALUES (%s, 'stale', 99)", [actor.account_id])
         cursor.execute("SELECT set_config('grove.account_id', '', false)")
         cursor.execute(migration.BACKFILL)
+        cursor.execute(lengths.BACKFILL)
     assert kept_counts(alice) == expected["alice"]
     assert kept_counts(bob) == expected["bob"]
     assert expected["alice"][""] == 5 and "stale" not in expected["alice"]
