@@ -3,7 +3,7 @@
 import os
 import warnings
 
-from django.core.asgi import get_asgi_application
+import django
 
 # WhiteNoise serves static files as a sync iterator, which Django's ASGI handler wraps
 # (correctly, with a warning per file). The files are small; keep the console quiet.
@@ -13,9 +13,13 @@ warnings.filterwarnings(
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
 
-django_application = get_asgi_application()
+django.setup(set_prefix=False)
 
-from grove.interfaces.limits import Limits  # noqa: E402 - after Django is set up
+from grove.interfaces.handler import RequestThreadHandler  # noqa: E402 - after Django is set up
+from grove.interfaces.limits import Limits  # noqa: E402
+
+# Django's ASGI handler with a request's synchronous work in one trip to one thread.
+django_application = RequestThreadHandler()
 
 # Body size, requests per address and concurrency are limited before Django sees a request.
 application = Limits(django_application)
