@@ -7,6 +7,9 @@ sent. (That a client hanging up still cancels an async view: tests/ask/test_ask_
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -85,3 +88,16 @@ def test_a_streamed_export_is_made_while_it_is_sent(site_url, committed):
         assert client.get("/v1/notebooks").status_code == 200
     exported = {json.loads(line).get("content") for line in lines}
     assert contents <= exported
+
+
+def test_the_web_process_leaves_what_it_holds_for_good_out_of_full_collections():
+    """grove.asgi loads every route, then freezes what is alive: a full collection
+    during a request no longer walks the whole application."""
+    script = ("import gc, grove.asgi; "
+              "print(gc.get_freeze_count(), len(gc.get_objects()))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, check=True,
+                            env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+    frozen, tracked = map(int, result.stdout.split()[-2:])
+    assert frozen > 50_000  # the modules, the URL tree with every route and schema
+    assert tracked < frozen // 20  # what a full collection still walks
