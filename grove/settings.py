@@ -6,6 +6,7 @@ from pathlib import Path
 from django.utils.csp import CSP
 
 from grove.runtime.config import load
+from grove.runtime.dbpool import check_idle_connection
 
 CONFIG = load()
 
@@ -118,13 +119,14 @@ DATABASES = {
 # GROVE_DB_POOL_SIZE per process, well below the server's max_connections (200 for the
 # embedded one), so a flood of requests waits for a connection (up to 20 s, then 503)
 # instead of exhausting the server's and failing everyone. A pooled connection is checked
-# before it is handed out, so a restarted database server is reconnected to at once.
+# before it is handed out, so a restarted database server is reconnected to at once —
+# without a round trip unless its socket says the server has spoken (grove/runtime/dbpool.py).
 GROVE_DB_POOL_TIMEOUT = 20
 if CONFIG.db_pool_size:
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1, "max_size": CONFIG.db_pool_size, "timeout": GROVE_DB_POOL_TIMEOUT,
-        "max_idle": 60}
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks before lending
+        "max_idle": 60, "check": check_idle_connection}
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import connection as db_connection
 from django.utils import timezone
 
 from grove.identity import selectors
@@ -291,25 +291,29 @@ def connection_revoke(*, actor: Actor, connection_id: uuid.UUID | str) -> Connec
 def connection_authenticate(key: str) -> Actor | None:
     """The actor for an API key, or None (unknown, malformed, revoked, inactive account).
     Read from the database on every request: nothing can outlive a revocation. Records
-    the contact at most once a minute."""
+    the contact at most once a minute.
+
+    One statement, outside any transaction: the security-definer `grove_key_connection`
+    (grove 0011) finds the active key of the active account the key names by the key's
+    hash — what a lookup in that account's tenant transaction would find — and records
+    the contact in the same statement."""
     if not key.startswith(KEY_PREFIX) or len(key) != KEY_LENGTH:
         return None
     try:
         account_id = uuid.UUID(hex=key[-32:])
     except ValueError:
         return None
-    with tenant(account_id):
-        row = (Connection.objects.select_related("account")
-               .filter(key_hash=_key_digest(key), kind=Connection.Kind.API_KEY,
-                       account_id=account_id).first())
-        if row is None or row.status != Connection.Status.ACTIVE or not row.account.is_active:
-            return None
-        now = timezone.now()
-        if row.last_used_at is None or row.last_used_at < now - CONTACT_RESOLUTION:
-            Connection.objects.filter(id=row.id).filter(
-                Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - CONTACT_RESOLUTION)
-            ).update(last_used_at=now)
-    return Actor.for_connection(row)
+    with db_connection.cursor() as cursor:
+        cursor.execute("SELECT id, capabilities, grant_personal, grant_all, grant_notebooks "
+                       "FROM grove_key_connection(%s, %s, make_interval(secs => %s))",
+                       [account_id, _key_digest(key), CONTACT_RESOLUTION.total_seconds()])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    connection_id, capabilities, personal, all_notebooks, notebooks = row
+    return Actor.of_active_connection(
+        account_id=account_id, connection_id=connection_id, capabilities=capabilities,
+        personal=personal, all_notebooks=all_notebooks, notebooks=notebooks)
 
 
 # -- connections: OAuth clients (SPEC §5 "OAuth clients need owner approval") -------------

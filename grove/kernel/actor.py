@@ -4,6 +4,7 @@ authenticated it, then handed to every service and selector as `actor=`."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -67,13 +68,22 @@ class Actor:
         assert isinstance(connection, Connection)
         if connection.status != Connection.Status.ACTIVE:
             raise Forbidden("This connection is not active.", code="connection_inactive")
+        return cls.of_active_connection(
+            account_id=connection.account_id, connection_id=connection.id,
+            capabilities=connection.capabilities, personal=connection.grant_personal,
+            all_notebooks=connection.grant_all, notebooks=connection.grant_notebooks)
+
+    @classmethod
+    def of_active_connection(cls, *, account_id: uuid.UUID, connection_id: uuid.UUID,
+                             capabilities: Iterable[str], personal: bool, all_notebooks: bool,
+                             notebooks: Iterable[uuid.UUID]) -> Actor:
+        """An active connection's actor, from its row's fields (the caller checked that
+        it is active)."""
         return cls(
-            account_id=connection.account_id, via="connection", connection_id=connection.id,
-            capabilities=frozenset(connection.capabilities) & ALL_CAPABILITIES,
-            grant=Grant(
-                personal=connection.grant_personal, all_notebooks=connection.grant_all,
-                notebooks=frozenset(connection.grant_notebooks),
-            ),
+            account_id=account_id, via="connection", connection_id=connection_id,
+            capabilities=frozenset(capabilities) & ALL_CAPABILITIES,
+            grant=Grant(personal=personal, all_notebooks=all_notebooks,
+                        notebooks=frozenset(notebooks)),
         )
 
     @property

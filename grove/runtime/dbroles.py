@@ -35,6 +35,8 @@ DEFINER_FUNCTIONS = (
     "grove_share_viewed(text)",
     # Which account's ready job a stale wake-up takes (grove 0008).
     "grove_job_oldest_ready(text[], timestamptz)",
+    # An API key's connection, and its last contact, in one statement (grove 0011).
+    "grove_key_connection(uuid, text, interval)",
 )
 # The keys the database checks tenant contexts and share links with (grove 0009): the
 # runtime role may not even read them.

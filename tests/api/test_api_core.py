@@ -4,9 +4,11 @@ idempotency, error mapping, connections and the website-session-only routes."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from grove.identity import services
 from grove.kernel.tenancy import tenant
@@ -101,6 +103,28 @@ def test_last_contact_is_recorded_at_most_once_a_minute(owner, api):
     api.get("/notes")
     with tenant(owner):
         assert Connection.objects.get(id=api.actor.connection_id).last_used_at == first
+
+
+def test_last_contact_is_recorded_again_once_its_minute_is_over(owner, api):
+    api.get("/notes")
+    earlier = timezone.now() - timedelta(seconds=61)
+    with tenant(owner):
+        Connection.objects.filter(id=api.actor.connection_id).update(last_used_at=earlier)
+    api.get("/notes")
+    with tenant(owner):
+        recorded = Connection.objects.get(id=api.actor.connection_id).last_used_at
+    assert recorded is not None and recorded > earlier + timedelta(seconds=60)
+
+
+def test_a_refused_key_records_no_contact(owner, api):
+    api.get("/notes")
+    earlier = timezone.now() - timedelta(hours=1)
+    with tenant(owner):
+        Connection.objects.filter(id=api.actor.connection_id).update(last_used_at=earlier)
+    services.connection_revoke(actor=owner, connection_id=api.actor.connection_id)
+    error(api.get("/notes"), 401, "invalid_token")
+    with tenant(owner):
+        assert Connection.objects.get(id=api.actor.connection_id).last_used_at == earlier
 
 
 def test_keys_are_random_prefixed_and_stored_as_a_hash(owner):

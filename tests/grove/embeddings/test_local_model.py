@@ -34,3 +34,11 @@ def test_local_model_gives_the_reference_similarity(monkeypatch):
     unrelated = model.embed(["The stock market closed lower on Friday."])[0]
     assert float(together[0] @ unrelated) < 0.25  # below recall's relatedness threshold
     assert model.embed([]).shape == (0, 384)
+
+
+def test_the_model_threads_wait_without_spinning():
+    """A query is one short run: threads that busy-wait after it would take the cores
+    from the request's own work (docs/benchmarks.md, "HTTP overhead")."""
+    options = LocalEmbedder(variant="all-MiniLM-L6-v2").session.get_session_options()
+    for pool in ("intra_op", "inter_op"):
+        assert options.get_session_config_entry(f"session.{pool}.allow_spinning") == "0"

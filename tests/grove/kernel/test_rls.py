@@ -100,11 +100,13 @@ def test_every_account_table_has_forced_rls_and_a_policy():
             assert ("account_isolation", "*", True, ["public"]) in policies, table
             # The only other policies: the owner's read paths for the security-definer
             # functions of recall (notebooks 0007), of share links (sharing 0002), of
-            # job dispatch (grove 0008) and of search's word variants (notebooks 0017) —
-            # never the runtime role.
+            # job dispatch (grove 0008), of search's word variants (notebooks 0017) and
+            # of API keys (grove 0011) — never the runtime role.
             others = sorted(p for p in policies if p[0] != "account_isolation")
             owner = settings.DATABASES["owner"]["USER"]
             expected = {
+                "grove_connection": [("key_contact", "w", True, [owner]),
+                                     ("key_lookup", "r", True, [owner])],
                 "grove_job": [("job_dispatch", "r", True, [owner])],
                 "notebooks_note": [("lexical_lookup", "r", True, [owner])],
                 "notebooks_notebook": [("share_lookup", "r", True, [owner])],
