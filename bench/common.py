@@ -282,6 +282,13 @@ class Contention:
         while not self._stop.wait(1.0):
             self._sample()
 
+    def snapshot(self) -> tuple[float, float]:
+        """(seconds since the start, foreign CPU seconds so far), without stopping: the
+        load during one phase of a run is the difference of two snapshots."""
+        self._sample()
+        foreign = sum(max(self._seen[p] - self._first[p], 0.0) for p in self._seen)
+        return time.perf_counter() - self.started, foreign
+
     def stop(self) -> dict[str, float]:
         self._stop.set()
         self._thread.join()

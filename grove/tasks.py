@@ -16,7 +16,8 @@ def job_run_task(job_id: str, account_id: str) -> int:
 
 @shared_task(name="grove.drain", ignore_result=True)
 def job_drain_task(account_id: str, kind: str) -> int:
-    """Wake-up for lost work of one kind (sent by recover; see grove.kernel.jobs.drain)."""
+    """Wake-up for more ready work of one kind (sent after a claim that left more, and by
+    recover; see grove.kernel.jobs.drain)."""
     return jobs.drain(uuid.UUID(account_id), kind)
 
 

@@ -1,7 +1,8 @@
 """Background jobs (SPEC §6): the `Job` table is the record, Celery only delivers wake-ups.
 
-* `enqueue()` writes the job row inside the caller's transaction and sends the Celery
-  message on commit. A queued job for the same target and kind is superseded.
+* `enqueue()` writes the job row inside the caller's transaction and sends a Celery
+  wake-up on commit — one per transaction and kind, however many jobs it wrote. A
+  queued job for the same target and kind is superseded.
 * `run()` (the Celery task) claims ready jobs with `FOR UPDATE SKIP LOCKED` under a
   lease (120 seconds unless the handler says otherwise), loads their input in a tenant
   transaction, executes them outside any transaction (CPU/network), then completes
@@ -15,20 +16,23 @@
 * `recover()` (beat) re-queues jobs whose lease expired (a worker died) and wakes up
   work whose messages were lost.
 
-Wake-ups are cheap to have too many of and the queue heals itself:
+A backlog shrinks and never feeds itself:
 
 * Every wake-up runs one batch: its own job's kind and account, led by its own job if
-  that is still queued. One whose job is gone — a batch of 32 took it with 31 others,
-  or an edit superseded it — runs a batch of the oldest ready work of any account and
-  kind instead (`grove_job_oldest_ready`, grove 0008). So the wake-ups an import leaves
-  behind are work for whatever waits, and new work never waits behind stale wake-ups;
-  once nothing is ready, each costs two indexed reads.
-* `recover()` sends at most one wake-up per (account, kind), a `drain` chain — a batch,
-  then one more wake-up while batches come back full — and only for ready work whose
-  wake-up is older than `RESEND_AFTER` and of which nothing was claimed for as long;
-  it marks that work as woken, so it sends nothing more for it for another
-  `RESEND_AFTER`. While work is being claimed its waiting never adds messages; with
-  no worker taking anything at all, one per (account, kind) a minute.
+  that is still queued. One whose job is gone — a batch took it, or an edit superseded
+  it — runs a batch of the oldest ready work of any account and kind instead
+  (`grove_job_oldest_ready`, grove 0008). So wake-ups left behind are work for whatever
+  waits, and new work never waits behind stale wake-ups; once nothing is ready, each
+  costs two indexed reads.
+* A claim that leaves more of its work ready sends one `drain` wake-up for it before the
+  batch runs (so a second worker thread loads the next batch while this one computes)
+  — unless a wake-up already waits in the queue. A transaction of thousands of jobs
+  therefore costs one message per batch, at most one of them waiting, and none left
+  once the work is done.
+* `recover()` sends at most one wake-up per (account, kind), a `drain`, and only for
+  ready work whose wake-up is older than `RESEND_AFTER`, of which nothing was claimed
+  for as long, while no wake-up waits in the queue; it marks that work as woken, so it
+  sends nothing more for it for another `RESEND_AFTER`.
 * Periodic and maintenance tasks have their own queue (settings: CELERY_TASK_ROUTES),
   so a backlog of wake-ups never delays them.
 
@@ -122,8 +126,41 @@ def enqueue(
         target_hash=target_hash, max_attempts=_HANDLERS[kind].max_attempts, run_after=now,
         enqueued_at=now, created_at=now,
     )
-    transaction.on_commit(lambda: send(job.id, account_id))
+    wake_on_commit(job.id, account_id, kind)
     return job
+
+
+@dataclass(frozen=True)
+class _WakeUp:
+    """An on-commit wake-up (see `wake_on_commit`)."""
+
+    job_id: uuid.UUID
+    account_id: uuid.UUID
+    kind: str
+    countdown: float | None = None
+
+    def __call__(self) -> None:
+        send(self.job_id, self.account_id, countdown=self.countdown)
+
+    def same_work(self, other: object) -> bool:
+        return isinstance(other, _WakeUp) and (
+            (other.account_id, other.kind, other.countdown)
+            == (self.account_id, self.kind, self.countdown))
+
+
+def wake_on_commit(job_id: uuid.UUID, account_id: uuid.UUID, kind: str, *,
+                   countdown: float | None = None) -> None:
+    """Send a wake-up for `job_id` once the caller's transaction commits — one per
+    (account, kind, countdown) per transaction: an import of 5,183 notes sends one, and
+    the batches it starts wake each other while more is ready (`_follow_up`)."""
+    wake = _WakeUp(job_id, account_id, kind, countdown)
+    db = transaction.get_connection()
+    # Django keeps the transaction's callbacks in `run_on_commit` as (savepoint ids,
+    # callback, robust) and drops those of a savepoint rolled back: one still there
+    # will be sent.
+    if db.in_atomic_block and any(wake.same_work(entry[1]) for entry in db.run_on_commit):
+        return
+    transaction.on_commit(wake)
 
 
 def send(job_id: uuid.UUID, account_id: uuid.UUID, *, countdown: float | None = None) -> None:
@@ -151,6 +188,27 @@ def _deliver(task: Any, args: list[str], *, countdown: float | None = None) -> N
                        exc_info=True)
 
 
+def wake_up_waiting() -> bool:
+    """Does the wake-ups' queue hold a message? Any wake-up runs a batch of the oldest
+    ready work when its own is gone, so while one waits, another adds nothing. False
+    when the broker cannot say (then one more is sent: harmless)."""
+    from kombu.exceptions import ChannelError
+
+    from grove.celery import app, ensure_broker_folders
+
+    try:
+        ensure_broker_folders()
+        with app.pool.acquire(block=True, timeout=5) as conn:
+            declared = conn.default_channel.queue_declare(
+                queue=app.conf.task_default_queue, passive=True)
+    except ChannelError:  # Redis: a queue holding no message does not exist
+        return False
+    except Exception:  # noqa: BLE001 - any broker error: assume none waits
+        logger.warning("could not count the waiting wake-ups", exc_info=True)
+        return False
+    return bool(declared.message_count)
+
+
 # -- running jobs --------------------------------------------------------------------------
 
 
@@ -158,12 +216,14 @@ def _deliver(task: Any, args: list[str], *, countdown: float | None = None) -> N
 class _Claim:
     token: uuid.UUID
     jobs: list[Job] = field(default_factory=list)
+    more: bool = False  # further jobs of the kind were ready (and not locked) at the claim
 
 
 def claim(
     *, account_id: uuid.UUID, kind: str, limit: int, prefer: uuid.UUID | None = None
 ) -> _Claim:
-    """Lease up to `limit` ready jobs of one kind; concurrent claimers skip each other."""
+    """Lease up to `limit` ready jobs of one kind; concurrent claimers skip each other.
+    One more row is read (and left queued) to tell whether more work is ready."""
     token = uuid.uuid4()
     with tenant(account_id):
         ready = (
@@ -175,14 +235,15 @@ def claim(
         picked: list[Job] = []
         if prefer is not None:
             picked = list(ready.filter(id=prefer)[:1])
-        if len(picked) < limit:
-            picked += list(ready.exclude(id__in=[j.id for j in picked])[: limit - len(picked)])
+        if len(picked) <= limit:
+            picked += list(ready.exclude(id__in=[j.id for j in picked])[: limit + 1 - len(picked)])
+        more, picked = len(picked) > limit, picked[:limit]
         now = timezone.now()
         for job in picked:
             job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
             job.lease_token, job.lease_expires_at = token, now + _HANDLERS[kind].lease
         Job.objects.bulk_update(picked, ["status", "attempts", "lease_token", "lease_expires_at"])
-    return _Claim(token=token, jobs=picked)
+    return _Claim(token=token, jobs=picked, more=more)
 
 
 def run(job_id: uuid.UUID, account_id: uuid.UUID) -> int:
@@ -197,7 +258,8 @@ def run(job_id: uuid.UUID, account_id: uuid.UUID) -> int:
         kind = (Job.objects.filter(id=job_id, status=Job.Status.QUEUED)
                 .values_list("kind", flat=True).first())
     if kind in _HANDLERS:
-        claimed, done = _run_batch(account_id=account_id, kind=kind, prefer=job_id)
+        claimed, done = _run_batch(account_id=account_id, kind=kind, prefer=job_id,
+                                   follow=True)
         if claimed:
             return done
     return run_oldest_ready()
@@ -211,35 +273,37 @@ def run_oldest_ready() -> int:
         row = cursor.fetchone()
     if row is None:
         return 0
-    return _run_batch(account_id=row[0], kind=row[1])[1]
+    return _run_batch(account_id=row[0], kind=row[1], follow=True)[1]
 
 
 def drain(account_id: uuid.UUID, kind: str) -> int:
-    """Celery entry point (`grove.drain`, sent by `recover`): one batch of (account, kind),
-    then — if the batch came back full, so more may be waiting — one more `drain`
-    wake-up behind whatever is queued. However many jobs wait, one message is in flight
-    per chain, and other work keeps its turns in between. Returns jobs completed."""
-    handler = _HANDLERS.get(kind)
-    if handler is None:
-        return 0
-    claimed, done = _run_batch(account_id=account_id, kind=kind)
-    if claimed >= handler.batch_size:
-        transaction.on_commit(functools.partial(send_drain, account_id, kind))
-    return done
+    """Celery entry point (`grove.drain`, sent by `_follow_up` and `recover`): one batch
+    of (account, kind) — or, if none of it is ready, of the oldest ready work. Returns
+    jobs completed."""
+    if kind in _HANDLERS:
+        claimed, done = _run_batch(account_id=account_id, kind=kind, follow=True)
+        if claimed:
+            return done
+    return run_oldest_ready()
 
 
 def run_batch(*, account_id: uuid.UUID, kind: str, prefer: uuid.UUID | None = None) -> int:
-    """Claim, execute and complete one batch. Returns how many jobs were completed."""
+    """Claim, execute and complete one batch. Returns how many jobs were completed.
+    Sends no wake-up: the caller loops itself."""
     return _run_batch(account_id=account_id, kind=kind, prefer=prefer)[1]
 
 
-def _run_batch(*, account_id: uuid.UUID, kind: str,
-               prefer: uuid.UUID | None = None) -> tuple[int, int]:
-    """One batch: (jobs claimed, jobs completed)."""
+def _run_batch(*, account_id: uuid.UUID, kind: str, prefer: uuid.UUID | None = None,
+               follow: bool = False) -> tuple[int, int]:
+    """One batch: (jobs claimed, jobs completed). With `follow` (a wake-up runs it), a
+    claim that left more work ready wakes the next batch before this one runs, so
+    another worker thread loads it while this one computes."""
     handler = _HANDLERS[kind]
     leased = claim(account_id=account_id, kind=kind, limit=handler.batch_size, prefer=prefer)
     if not leased.jobs:
         return 0, 0
+    if follow and leased.more:
+        transaction.on_commit(functools.partial(_follow_up, account_id, kind))
     claimed = len(leased.jobs)
     try:
         return claimed, _attempt(handler, account_id, leased)
@@ -251,6 +315,14 @@ def _run_batch(*, account_id: uuid.UUID, kind: str,
         logger.exception("job kind %s failed", kind)
         _retry_or_fail(handler, account_id, leased.token, leased.jobs, exc, permanent=True)
     return claimed, 0
+
+
+def _follow_up(account_id: uuid.UUID, kind: str) -> None:
+    """More work is ready after a claim: one `drain` wake-up for it — unless a wake-up
+    already waits in the queue (it will run that work), so a backlog never adds to its
+    own messages: at most one waits per chain, and none once the work is done."""
+    if not wake_up_waiting():
+        send_drain(account_id, kind)
 
 
 def _attempt(handler: Handler, account_id: uuid.UUID, leased: _Claim) -> int:
@@ -351,8 +423,7 @@ def _requeue_or_fail(handler: Handler, job: Job, now: datetime, error: str, *,
     delay = backoff(job.attempts)
     job.run_after = job.enqueued_at = now + delay
     job.save()
-    job_id, account_id = job.id, job.account_id
-    transaction.on_commit(lambda: send(job_id, account_id, countdown=delay.total_seconds()))
+    wake_on_commit(job.id, job.account_id, job.kind, countdown=delay.total_seconds())
 
 
 def retry(*, account_id: uuid.UUID, job: Job) -> None:
@@ -364,10 +435,12 @@ def retry(*, account_id: uuid.UUID, job: Job) -> None:
 def recover(*, now: datetime | None = None) -> dict[str, int]:
     """Periodic: requeue expired leases (dead workers), and wake up ready work whose
     wake-ups were lost — one `drain` chain per (account, kind), and none while that work
-    is being claimed (it is making progress: its wake-ups are arriving) or was woken
-    less than `RESEND_AFTER` ago. `resent` counts the chains started."""
+    is being claimed (it is making progress: its wake-ups are arriving), was woken less
+    than `RESEND_AFTER` ago, or while any wake-up waits in the queue (it will run the
+    oldest ready work). `resent` counts the chains started."""
     now = now or timezone.now()
     counts = {"expired": 0, "failed": 0, "resent": 0}
+    queue_holds_one: bool | None = None  # asked once, when something looks lost
     for account_id in active_account_ids():
         with tenant(account_id):
             expired = Job.objects.select_for_update(skip_locked=True).filter(
@@ -382,6 +455,10 @@ def recover(*, now: datetime | None = None) -> dict[str, int]:
                                          enqueued_at__lte=now - RESEND_AFTER)
             for kind in sorted(set(waiting.values_list("kind", flat=True))):
                 if kind not in _HANDLERS or _claimed_lately(kind, now):
+                    continue
+                if queue_holds_one is None:
+                    queue_holds_one = wake_up_waiting()
+                if queue_holds_one:
                     continue
                 # Woken now: not lost again before RESEND_AFTER has passed.
                 waiting.filter(kind=kind).update(enqueued_at=now)

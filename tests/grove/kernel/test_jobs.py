@@ -5,6 +5,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from grove.embeddings import EmbeddingUnavailable
@@ -13,6 +14,7 @@ from grove.models import Account, Job
 from notebooks import services
 from notebooks.models import NoteEmbedding
 from notebooks.services.indexing import EMBED, HANDLER
+from notebooks.services.portability import account_import
 from tests import factories
 from tests.factories import op
 
@@ -34,6 +36,23 @@ def actor():
     return factories.owner()
 
 
+@pytest.fixture(autouse=True)
+def empty_broker(celery_worker_on, tmp_path):
+    """A broker of the test's own (the embedded default's), empty: `recover` and the
+    follow-up wake-ups ask it whether a wake-up already waits."""
+    folder = tmp_path / "broker"
+    options = {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
+               "processed_folder": str(folder / "processed"),
+               "control_folder": str(folder / "control"), "store_processed": False,
+               "polling_interval": 0.05}
+    celery_worker_on.use_broker("grovefs://", options)
+    return folder / "queue"
+
+
+def wake_ups(callbacks):
+    return [c for c in callbacks if isinstance(c, jobs._WakeUp)]  # noqa: SLF001
+
+
 def test_a_save_writes_its_job_in_the_same_transaction_and_wakes_a_worker_on_commit(
         actor, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as callbacks:
@@ -43,6 +62,39 @@ def test_a_save_writes_its_job_in_the_same_transaction_and_wakes_a_worker_on_com
         EMBED, note.id, 1, "queued")
     assert note.indexing == "pending"
     assert len(callbacks) == 1  # the Celery wake-up, sent only once committed
+
+
+def test_a_transaction_of_many_jobs_sends_one_wake_up(actor, django_capture_on_commit_callbacks):
+    """An import or a bulk save: one wake-up per transaction (and kind), not per job; it
+    leads with the first job. A savepoint rolled back takes its wake-up with it."""
+    with django_capture_on_commit_callbacks() as callbacks, transaction.atomic():
+        with pytest.raises(RuntimeError), transaction.atomic():
+            factories.note(actor, "rolled back")
+            raise RuntimeError
+        notes = [factories.note(actor, f"bulk {i}") for i in range(50)]
+    [wake] = wake_ups(callbacks)
+    first = job_rows(actor, target_id=notes[0].id)[0]
+    assert (wake.job_id, wake.account_id, wake.kind) == (first.id, actor.account_id, EMBED)
+    assert len(job_rows(actor, status="queued")) == 50
+
+
+def test_an_import_sends_one_wake_up(actor, django_capture_on_commit_callbacks):
+    when = "2026-12-01T00:00:00Z"
+    records = [{"type": "grove-export", "format": 2, "exportedAt": when}]
+    for i in range(40):
+        fields = {"notebookId": None, "content": f"imported {i}", "kind": "fact",
+                  "taskId": None, "sourceAgent": None, "capture": "explicit", "pinned": False,
+                  "importance": 0.5, "retentionDays": None, "expiresAt": None,
+                  "status": "active", "createdAt": when}
+        note_id = str(uuid.uuid4())
+        records += [{"type": "note", "id": note_id, "version": 1, "archivedAt": None,
+                     "expiredAt": None, "updatedAt": when, **fields},
+                    {"type": "revision", "noteId": note_id, "version": 1, "reason": "create",
+                     "restoredFrom": None, "operationId": None, **fields}]
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert account_import(actor=actor, records=records).notes == 40
+    assert len(wake_ups(callbacks)) == 1
+    assert len(job_rows(actor, status="queued")) == 40
 
 
 def test_a_job_run_stores_the_vector_and_marks_the_note_ready(actor):
@@ -309,3 +361,41 @@ def test_a_drain_chain_empties_a_backlog_with_one_message_in_flight(
     assert done == 100 and queued(actor) == 0
     # Batches of 32, 32, 32, 4: each full batch sent exactly one successor.
     assert sent == [1, 1, 1, 0] and rounds == 4
+
+
+def test_retries_of_a_failed_batch_send_one_wake_up_not_one_per_job(
+        actor, monkeypatch, django_capture_on_commit_callbacks):
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: Flaky(failures=99))
+    for i in range(10):
+        factories.note(actor, f"unlucky {i}")
+    with django_capture_on_commit_callbacks() as callbacks:
+        jobs.run_batch(account_id=actor.account_id, kind=EMBED)
+    assert len(job_rows(actor, status="queued", attempts=1)) == 10
+    [wake] = wake_ups(callbacks)
+    assert wake.countdown == 2.0  # the backoff of a first attempt
+
+
+def test_a_claim_says_whether_more_work_is_ready(actor):
+    for i in range(33):
+        factories.note(actor, f"note {i}")
+    first = jobs.claim(account_id=actor.account_id, kind=EMBED, limit=32)
+    assert (len(first.jobs), first.more) == (32, True)
+    last = jobs.claim(account_id=actor.account_id, kind=EMBED, limit=32)
+    assert (len(last.jobs), last.more) == (1, False)
+    assert queued(actor) == 0
+
+
+def test_recover_sends_nothing_while_a_wake_up_waits_in_the_queue(
+        actor, empty_broker, django_capture_on_commit_callbacks):
+    """Any wake-up runs the oldest ready work when its own is gone: while one waits,
+    another would only add to the backlog (e.g. no worker has run for an hour)."""
+    from grove.tasks import job_run_task
+
+    _lose_wake_ups(actor, 5)
+    job_run_task.apply_async(args=[str(uuid.uuid4()), str(actor.account_id)])
+    assert len(list(empty_broker.glob("*.celery.msg"))) == 1
+    with django_capture_on_commit_callbacks() as callbacks:
+        for minutes in (0, 2, 60):
+            later = timezone.now() + timedelta(minutes=minutes)
+            assert jobs.recover(now=later)["resent"] == 0
+    assert callbacks == []
