@@ -75,19 +75,9 @@ def import_all(env: Env, texts: list[str]) -> list[uuid.UUID]:
     from grove.kernel.tenancy import tenant
     from notebooks.models import Note
     from notebooks.services.portability import account_import
+    from tests.factories import export_records
 
-    when = "2026-12-01T00:00:00Z"
-    records: list[dict[str, Any]] = [{"type": "grove-export", "format": 2, "exportedAt": when}]
-    for text in texts:
-        fields = {"notebookId": None, "content": text, "kind": "fact", "taskId": None,
-                  "sourceAgent": None, "capture": "explicit", "pinned": False,
-                  "importance": 0.5, "retentionDays": None, "expiresAt": None,
-                  "status": "active", "createdAt": when}
-        note_id = str(uuid.uuid4())
-        records += [{"type": "note", "id": note_id, "version": 1, "archivedAt": None,
-                     "expiredAt": None, "updatedAt": when, **fields},
-                    {"type": "revision", "noteId": note_id, "version": 1, "reason": "create",
-                     "restoredFrom": None, "operationId": None, **fields}]
+    records = export_records(texts, "2026-12-01T00:00:00Z")
     with tenant(env.actor):
         before = set(Note.objects.values_list("id", flat=True))
     account_import(actor=env.actor, records=records)

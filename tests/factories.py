@@ -96,3 +96,21 @@ def refresh(actor: Actor) -> Actor:
     """Resolve a connection actor again from its row, as the next request would."""
     with tenant(actor):
         return Actor.for_connection(Connection.objects.get(id=actor.connection_id))
+
+
+def export_records(texts: Iterable[str], when: str) -> list[dict]:
+    """An export (format 2) holding one active Personal fact per text, created `when`
+    (an ISO instant): what `account_import` takes, for tests and benchmarks that need
+    many notes saved in one transaction."""
+    records: list[dict] = [{"type": "grove-export", "format": 2, "exportedAt": when}]
+    for text in texts:
+        fields = {"notebookId": None, "content": text, "kind": "fact", "taskId": None,
+                  "sourceAgent": None, "capture": "explicit", "pinned": False,
+                  "importance": 0.5, "retentionDays": None, "expiresAt": None,
+                  "status": "active", "createdAt": when}
+        note_id = str(uuid.uuid4())
+        records += [{"type": "note", "id": note_id, "version": 1, "archivedAt": None,
+                     "expiredAt": None, "updatedAt": when, **fields},
+                    {"type": "revision", "noteId": note_id, "version": 1, "reason": "create",
+                     "restoredFrom": None, "operationId": None, **fields}]
+    return records

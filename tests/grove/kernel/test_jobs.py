@@ -79,18 +79,8 @@ def test_a_transaction_of_many_jobs_sends_one_wake_up(actor, django_capture_on_c
 
 
 def test_an_import_sends_one_wake_up(actor, django_capture_on_commit_callbacks):
-    when = "2026-12-01T00:00:00Z"
-    records = [{"type": "grove-export", "format": 2, "exportedAt": when}]
-    for i in range(40):
-        fields = {"notebookId": None, "content": f"imported {i}", "kind": "fact",
-                  "taskId": None, "sourceAgent": None, "capture": "explicit", "pinned": False,
-                  "importance": 0.5, "retentionDays": None, "expiresAt": None,
-                  "status": "active", "createdAt": when}
-        note_id = str(uuid.uuid4())
-        records += [{"type": "note", "id": note_id, "version": 1, "archivedAt": None,
-                     "expiredAt": None, "updatedAt": when, **fields},
-                    {"type": "revision", "noteId": note_id, "version": 1, "reason": "create",
-                     "restoredFrom": None, "operationId": None, **fields}]
+    records = factories.export_records((f"imported {i}" for i in range(40)),
+                                       "2026-12-01T00:00:00Z")
     with django_capture_on_commit_callbacks() as callbacks:
         assert account_import(actor=actor, records=records).notes == 40
     assert len(wake_ups(callbacks)) == 1

@@ -127,19 +127,8 @@ def test_new_work_is_taken_before_thousands_of_stale_wake_ups(
 
 def import_notes(actor, count: int) -> list[uuid.UUID]:
     """`count` notes imported in one transaction (`grove import`'s service); their ids."""
-    when = "2026-12-01T00:00:00Z"
-    records = [{"type": "grove-export", "format": 2, "exportedAt": when}]
-    for i in range(count):
-        fields = {"notebookId": None, "content": f"imported note {i}", "kind": "fact",
-                  "taskId": None, "sourceAgent": None, "capture": "explicit", "pinned": False,
-                  "importance": 0.5, "retentionDays": None, "expiresAt": None,
-                  "status": "active", "createdAt": when}
-        note_id = str(uuid.uuid4())
-        records += [{"type": "note", "id": note_id, "version": 1, "archivedAt": None,
-                     "expiredAt": None, "updatedAt": when, **fields},
-                    {"type": "revision", "noteId": note_id, "version": 1, "reason": "create",
-                     "restoredFrom": None, "operationId": None, **fields}]
-    account_import(actor=actor, records=records)
+    account_import(actor=actor, records=factories.export_records(
+        (f"imported note {i}" for i in range(count)), "2026-12-01T00:00:00Z"))
     with factories.tenant(actor):
         return list(Note.objects.values_list("id", flat=True))
 
