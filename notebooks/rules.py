@@ -330,6 +330,12 @@ def note_is_live(note: Note, now: datetime) -> bool:
     return note.status == Status.ACTIVE and (note.expires_at is None or note.expires_at > now)
 
 
+# The term-statistics row (`TermStat`/`TermDelta`) holding the active notes' distinct
+# lexemes in all — BM25's note length (migration 0025) — instead of a lexeme's count. A
+# space: no text search parser makes one, and the search-variant lookup reads words only.
+LENGTH_LEXEME = " length"
+
+
 # -- Recently deleted (SPEC §3): what the owner may still bring back --------------------
 
 TRASH_DAYS = 30  # deleted notes and notebooks stay restorable this long

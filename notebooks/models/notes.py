@@ -443,12 +443,6 @@ class NoteEmbedding(models.Model):
         return f"{self.note_id} {self.profile}"
 
 
-# The `TermStat`/`TermDelta` row that holds, instead of a lexeme's count, the active
-# notes' distinct lexemes in all (BM25's average note length; migration 0025). A space:
-# no text search parser makes one, and the search-variant lookup reads words only.
-LENGTH_LEXEME = " length"
-
-
 class TermStat(models.Model):
     """Document frequency of a lexeme among one account's active notes (the lexical arm
     of recall weighs terms by rarity); the row with the empty lexeme holds the number of

@@ -27,7 +27,12 @@ from pydantic.json_schema import JsonDict, SkipJsonSchema
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.schemas import In
-from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT, TIME_ZONE_MAX_CHARS
+from grove.kernel.validation import (
+    NONBLANK_TEXT,
+    STORABLE_TEXT,
+    TIME_ZONE_MAX_CHARS,
+    zone_names,
+)
 from notebooks import rules
 from notebooks.models import (
     CONTENT_MAX_CHARS,
@@ -441,9 +446,12 @@ class RecallIn(RecallFields):
     reads them in the account's zone (Settings), and spends no bytes of every client's
     context on the argument."""
 
+    # The OpenAPI document names every zone the service accepts, as the brief's does.
     time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
                                   description="IANA zone of the query's time words "
-                                  "(\"last week\"); default: the account's (Settings).")
+                                  "(\"last week\"); default: the account's (Settings).",
+                                  json_schema_extra={"enum": [
+                                      *sorted(zone_names()), None]})
 
     # Read from the class itself by the REST document (grove.interfaces.rest).
     openapi_rules: ClassVar[JsonDict] = RecallFields.openapi_rules

@@ -39,8 +39,9 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
-from notebooks.models import LENGTH_LEXEME, SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
+from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.rules import (
+    LENGTH_LEXEME,
     RECALL_DEFAULT_LIMIT,
     RECALL_DEFAULT_MAX_CHARS,
     RECALL_MAX_LIMIT,

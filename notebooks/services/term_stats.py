@@ -25,7 +25,7 @@ from django.db import connection
 
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.tenancy import tenant
-from notebooks.models import LENGTH_LEXEME
+from notebooks.rules import LENGTH_LEXEME
 from notebooks.services.frame import transaction_lock
 
 # Folded per compaction at most (a backlog of deltas is folded over several runs, each

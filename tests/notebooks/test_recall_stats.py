@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from grove.kernel import jobs
 from notebooks import services
-from notebooks.models import LENGTH_LEXEME, Note
+from notebooks.models import Note
+from notebooks.rules import LENGTH_LEXEME
 from notebooks.selectors.recall import recall, term_counts, term_weights
 from notebooks.services.indexing import EMBED
 from notebooks.services.term_stats import term_stats_compact, term_stats_refresh

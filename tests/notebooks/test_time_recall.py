@@ -24,6 +24,7 @@ from notebooks.selectors.recall import recall
 from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, error, new_key
+from tests.conftest import IN_CI
 from tests.factories import op
 
 pytestmark = pytest.mark.django_db
@@ -243,9 +244,15 @@ def test_queries_without_time_words_are_left_alone(billing):
 def test_scifact_claims_almost_never_speak_of_time():
     """The quality benchmark's queries: the grammar leaves all but a handful alone (years
     of a study, which the window then reads as years — see docs/benchmarks.md)."""
-    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact" / "queries.jsonl"
-    if not path.exists():
+    # Beside the checkout, or where this workplace keeps it (CI runs a clone elsewhere).
+    found_at = [folder / "queries.jsonl" for folder in (
+        Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact",
+        Path("/work/shared/data/scifact")) if (folder / "queries.jsonl").exists()]
+    if not found_at:
+        if IN_CI:
+            pytest.fail("CI=true: the SciFact queries must be present (shared/data/scifact)")
         pytest.skip("SciFact is not beside the checkout")
+    path = found_at[0]
     claims = [json.loads(line)["text"] for line in path.read_text().splitlines()]
     found = [c for c in claims if time_expression(c, TODAY) is not None]
     assert len(claims) > 1000 and len(found) <= 8, found
