@@ -1,12 +1,12 @@
 """Recall (SPEC §4): what an agent asks Grove to remember, within a budget.
 
-Two ranked lists over the caller's live, granted notes, fused by reciprocal rank:
+Two ranked lists over the caller's live, granted notes, fused by their scaled scores:
 
 * **lexical**: PostgreSQL full text. Natural-language questions rarely match with AND
   semantics, and OR over every word matches half the corpus, so the query's lexemes are
-  weighted by rarity (a BM25-style idf from the account's term statistics), the most
-  common ones are dropped, the notes containing a distinctive (rare) one are the
-  matches, and each scores the idf sum of all the query terms it contains.
+  weighted by rarity (BM25's idf from the account's term statistics), the most common
+  ones are dropped, the notes containing a distinctive (rare) one are the matches, and
+  the best of them are scored with BM25 over all the query terms they contain.
 * **semantic**: pgvector cosine distance over the HNSW index of the active embedding
   profile (iterative scan, so grant filters still fill the list); hits farther than a
   threshold are dropped, so an unrelated query returns nothing rather than filler.

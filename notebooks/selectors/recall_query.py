@@ -6,9 +6,10 @@ stay where they are written once — the lexical function (`grove_lexical_matche
 scope (`Scope.q`, `live_notebooks`) compiled by the ORM into this statement's text —
 so folding them changes how often recall talks to the server, not what it finds.
 
-Fusion is reciprocal rank (`RRF_K`), computed here in float8 exactly as Python would
-(`1/(k + rank)` per arm, lexical first), so the head of the ranking is known before any
-note row is read and only those rows carry their content.
+Fusion is by score: each arm's scores min-max scaled to [0, 1] over its list (BM25;
+1 − cosine distance), then `alpha` · lexical + (1 − `alpha`) · semantic, computed here,
+so the head of the ranking is known before any note row is read and only those rows
+carry their content.
 """
 
 from __future__ import annotations
