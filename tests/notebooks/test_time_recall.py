@@ -9,11 +9,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import numpy as np
 import pytest
 from django.test import Client
 
-from grove.kernel import jobs
 from grove.kernel.errors import Invalid
 from grove.models import Account
 from notebooks import services
@@ -21,11 +19,11 @@ from notebooks.dates import stated_dates, time_expression
 from notebooks.models import Note
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.recall import recall
-from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, error, new_key
 from tests.conftest import IN_CI
 from tests.factories import op
+from tests.notebooks.test_recall import TableEmbedder, index_all, unit, use_embedder
 
 pytestmark = pytest.mark.django_db
 LA = ZoneInfo("America/Los_Angeles")
@@ -121,30 +119,9 @@ def test_stated_dates_are_written_at_save_edit_and_restore():
 
 # -- recall ----------------------------------------------------------------------------------
 
-def unit(*weights):
-    v = np.zeros(384, dtype=np.float32)
-    v[: len(weights)] = weights
-    return v / np.linalg.norm(v)
-
-
-class TableEmbedder:
-    profile, dimension = "fake-hash/384", 384
-
-    def __init__(self, table):
-        self.table = table
-
-    def embed(self, texts):
-        return np.stack([self.table.get(t, unit(0, 0, 0, 1)) for t in texts])
-
-
 @pytest.fixture(autouse=True)
 def _clean_vector_index(vacuumed_vectors):
     pass
-
-
-def index_all(actor):
-    while jobs.run_batch(account_id=actor.account_id, kind=EMBED):
-        pass
 
 
 def dated(actor, content, when: datetime, **kwargs):
@@ -204,8 +181,7 @@ def test_the_window_filters_and_flags_the_semantic_arm(monkeypatch):
     actor = factories.owner()
     embedder = TableEmbedder({"travel plans": unit(1, 0), "Lisbon trip booked.": unit(1, 0.1),
                               "Porto trip in March 2025.": unit(1, 0.3)})
-    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: embedder)
-    monkeypatch.setattr("notebooks.selectors.recall.get_embedder", lambda: embedder)
+    use_embedder(monkeypatch, embedder)
     old = datetime(2021, 6, 1, tzinfo=UTC)
     lisbon = dated(actor, "Lisbon trip booked.", old)
     porto = dated(actor, "Porto trip in March 2025.", old)
