@@ -119,13 +119,6 @@ class Weights:
 # -- term statistics -------------------------------------------------------------------------
 
 
-def _query_lexemes(query: str) -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tsvector_to_array(to_tsvector(%s::regconfig, %s))",
-                       [SEARCH_CONFIG, query])
-        return list(cursor.fetchone()[0] or [])
-
-
 def _lexeme_counts(query: str) -> tuple[list[str], dict[str, int], int, int]:
     """The query's lexemes, how many active notes contain each, how many active notes
     there are and their distinct lexemes in all (`LENGTH_LEXEME`) — one statement (one

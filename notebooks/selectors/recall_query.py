@@ -51,12 +51,11 @@ _MIN_MAX = ("CASE WHEN max({value}) OVER () > min({value}) OVER () THEN "
 
 @dataclass(frozen=True)
 class Candidate:
-    """A note either arm found: its rank in each (1-based), the lexical score, the
-    cosine distance, its kind, and the note itself when it is in the head."""
+    """A note either arm found: its rank in each (1-based), the cosine distance, the
+    fused score, its kind, and the note itself when it is in the head."""
 
     id: uuid.UUID
     lexical_rank: int | None
-    lexical_score: float | None
     semantic_rank: int | None
     distance: float | None
     fused: float  # the fusion's score
@@ -167,7 +166,7 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
                     "WHERE false)")
     ctes.append(
         "fused AS (SELECT coalesce(l.note_id, s.note_id) AS id, l.rank AS lrank, "
-        "l.score AS lscore, s.rank AS srank, s.distance, "
+        "s.rank AS srank, s.distance, "
         "%s * coalesce(l.norm, 0) + (1 - %s) * coalesce(s.norm, 0) AS fused, "
         "coalesce(l.in_window, false) OR coalesce(s.in_window, false) AS in_window "
         "FROM lexical l FULL JOIN semantic s ON s.note_id = l.note_id)")
@@ -203,7 +202,7 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
     # Constant fragments and ORM-compiled SQL; every value is a parameter.
     sql = (  # noqa: S608
         "WITH " + ", ".join(ctes) + " "  # noqa: S608
-        f"SELECT totals.*, o.id, o.lrank, o.lscore, o.srank, o.distance, o.fused, "
+        f"SELECT totals.*, o.id, o.lrank, o.srank, o.distance, o.fused, "
         f"{columns} FROM (SELECT {', '.join(scalars)}) totals "
         "LEFT JOIN (ordered o JOIN notebooks_note n ON n.id = o.id) ON true "
         "ORDER BY o.position")
@@ -214,14 +213,14 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
     lexical_total, also_lexical, pending = (int(v) for v in rows[0][:3])
     found: list[Candidate] = []
     for row in rows:
-        note_id, lrank, lscore, srank, dist, fused = row[3:9]
+        note_id, lrank, srank, dist, fused = row[3:8]
         if note_id is None:
             continue
-        values = row[9:]
+        values = row[8:]
         note = (Note.from_db(connection.alias, list(NOTE_FIELDS), values)
                 if values[CONTENT] is not None else None)
         found.append(Candidate(
-            id=note_id, lexical_rank=lrank, lexical_score=None if lscore is None else float(lscore),
+            id=note_id, lexical_rank=lrank,
             semantic_rank=srank, distance=None if dist is None else float(dist),
             fused=float(fused),
             kind=values[NOTE_FIELDS.index("kind")], note=note))
