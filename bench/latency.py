@@ -352,8 +352,9 @@ def explain(conn: Any, account_id: uuid.UUID, statements: list[str]) -> dict[str
 
 def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarray],
               real: Any, passes: int, *, full: bool,
-              share_variants: list[float]) -> dict[str, Any]:
-    """full: also the statement-replay path, each arm alone and the limit-50 budget."""
+              variants: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """full: also the statement-replay path, each arm alone and the limit-50 budget.
+    variants: (name, recall module constants) to also measure the service with."""
     import psycopg
     from django.conf import settings
 
@@ -368,27 +369,31 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
     r.get_embedder = lambda: cached
     try:
         # Warm-up: one full pass that also captures each query's statements.
-        captured, available = {}, []
+        captured, available, capped = {}, [], 0
         for q in queries:
             captured[q], out = capture(env, q, 8, 6000)
             available.append(out.meta.available)
+            capped += bool(out.meta.available_at_least)
         res["mean_available"] = round(sum(available) / len(available), 1)
+        res["queries_with_a_capped_clause"] = capped
         res["service_cached_vector"] = summary_ms(measure(
             lambda q: recall_call(env, q, 8, 6000), queries, passes, warmup=False))
         print(size, "service (cached vector)", res["service_cached_vector"], flush=True)
         if full:
             res["service_cached_vector_limit50"] = summary_ms(measure(
                 lambda q: recall_call(env, q, 50, 50_000), queries, passes))
-        for share in share_variants:
-            with_share = r.DISTINCTIVE_SHARE
-            r.DISTINCTIVE_SHARE = share
+        for name, constants in variants:
+            saved_constants = {k: getattr(r, k) for k in constants}
+            for k, v in constants.items():
+                setattr(r, k, v)
             try:
-                res[f"service_cached_vector_share_{share}"] = summary_ms(measure(
+                res[f"service_cached_vector_{name}"] = summary_ms(measure(
                     lambda q: recall_call(env, q, 8, 6000), queries, passes))
             finally:
-                r.DISTINCTIVE_SHARE = with_share
-            print(size, f"service (cached vector, DISTINCTIVE_SHARE={share})",
-                  res[f"service_cached_vector_share_{share}"], flush=True)
+                for k, v in saved_constants.items():
+                    setattr(r, k, v)
+            print(size, f"service (cached vector, {constants})",
+                  res[f"service_cached_vector_{name}"], flush=True)
     finally:
         r.get_embedder = saved
     res["service_real_model"] = summary_ms(measure(
@@ -440,8 +445,11 @@ def main() -> None:
     parser.add_argument("--out", default="latency")
     parser.add_argument("--full-up-to", type=int, default=10_000,
                         help="sizes up to this also measure replay-all, each arm alone, limit 50")
-    parser.add_argument("--share-variants", default="1.0",
+    parser.add_argument("--share-variants", default="",
                         help="DISTINCTIVE_SHARE values to also try at the largest size")
+    parser.add_argument("--budget-variants", default="1000000000",
+                        help="MATCH_BUDGET values to also try at every size (10^9: unbounded, "
+                             "the candidate rule before the budget)")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     started_all = time.perf_counter()
@@ -486,10 +494,13 @@ def main() -> None:
                      "load_total_seconds": round(time.perf_counter() - t0, 1),
                      "term_stats_notes": counted})
         print(size, info, flush=True)
-        variants = [float(v) for v in args.share_variants.split(",") if v] \
-            if size == sizes[-1] else []
+        variants = [(f"budget_{int(v)}", {"MATCH_BUDGET": int(v)})
+                    for v in args.budget_variants.split(",") if v]
+        if size == sizes[-1]:
+            variants += [(f"share_{float(v)}", {"DISTINCTIVE_SHARE": float(v)})
+                         for v in args.share_variants.split(",") if v]
         scale = run_scale(env, size, queries, qvecs, real, args.passes,
-                          full=size <= args.full_up_to, share_variants=variants)
+                          full=size <= args.full_up_to, variants=variants)
         scale["load"] = info
         results["scales"][str(size)] = scale
 
@@ -507,6 +518,8 @@ def main() -> None:
     for size, scale in results["scales"].items():
         extra = [(f"service, cached vector, DISTINCTIVE_SHARE={k.rsplit('_', 1)[1]}", k)
                  for k in scale if k.startswith("service_cached_vector_share_")]
+        extra += [(f"service, cached vector, MATCH_BUDGET={k.rsplit('_', 1)[1]}", k)
+                  for k in scale if k.startswith("service_cached_vector_budget_")]
         for label, name in labels + extra:
             if name in scale:
                 s = scale[name]

@@ -77,26 +77,27 @@ def gather(env: Env, queries: dict[str, str]) -> dict[str, Any]:
             nearest = [(str(n), float(d)) for n, d, made, cur, _ in cursor.fetchall()
                        if made == cur and d <= r.DEFAULT_MAX_DISTANCE]
             out["queries"][qid] = {"terms": weights.terms,
-                                   "distinctive": sorted(weights.distinctive or ()),
+                                   "clauses": [list(c) for c in weights.selecting()],
                                    "nearest": nearest}
     out["docs"] = docs
     return out
 
 
 def pools(data: dict[str, Any]) -> dict[str, list[tuple[str, dict, dict, int, float]]]:
-    """Per query, its lexical candidates (notes holding a distinctive term), each with
+    """Per query, its lexical candidates (notes holding a selecting clause), each with
     the query terms' counts in the note and in its first line, the note's distinct
-    lexemes, and its score by the distinctive terms' idf sum (the SQL pre-rank)."""
+    lexemes, and its score by the idf sums of the clauses it holds (the SQL pre-rank)."""
     out = {}
     for qid, q in data["queries"].items():
-        terms, distinctive = q["terms"], set(q["distinctive"])
+        terms, clauses = q["terms"], [set(c) for c in q["clauses"]]
         pool = []
         for doc_id, (full, head) in data["docs"].items():
-            if not distinctive.intersection(full):
+            held = [c for c in clauses if c <= full.keys()]
+            if not held:
                 continue
             pool.append((doc_id, {t: full[t] for t in terms if t in full},
                          {t: head[t] for t in terms if t in head}, len(full),
-                         sum(terms[t] for t in distinctive if t in full)))
+                         sum(terms[t] for c in held for t in c)))
         out[qid] = pool
     return out
 

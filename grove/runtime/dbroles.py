@@ -23,7 +23,7 @@ APPEND_ONLY_TABLES = ("notebooks_revision", "notebooks_visionrevision")
 # from PUBLIC by their migration and granted to the runtime role only.
 DEFINER_FUNCTIONS = (
     "grove_lexical_matches(tsquery[], float8[], text[], float8[], uuid[], boolean, integer,"
-    " integer, text, daterange, tstzrange, boolean, float8, float8, float8)",
+    " integer, integer, text, daterange, tstzrange, boolean, float8, float8, float8)",
     "grove_search_matches(tsquery)",
     "grove_search_matches(tsquery, integer)",
     "grove_search_variants(text, text, float8, integer)",

@@ -243,6 +243,10 @@ class RecallMeta(Out):
     # and nothing else was reached for.
     policy: Literal["prioritize", "restrict"] | None = None
     coverage: Literal["covered", "not_covered"] | None = None
+    # True when `available` is a lower bound: a query word so common that the lexical arm
+    # read only some of its matches (`recall.MATCH_BUDGET`); left out otherwise.
+    available_at_least: bool | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=lambda v: v is None)
     # Left out when the query had no time words (REST and MCP alike).
     time_window: TimeWindowOut | SkipJsonSchema[None] = Field(
         default=None, exclude_if=lambda v: v is None)

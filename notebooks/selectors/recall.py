@@ -5,8 +5,10 @@ Two ranked lists over the caller's live, granted notes, fused by their scaled sc
 * **lexical**: PostgreSQL full text. Natural-language questions rarely match with AND
   semantics, and OR over every word matches half the corpus, so the query's lexemes are
   weighted by rarity (BM25's idf from the account's term statistics), the most common
-  ones are dropped, the notes containing a distinctive (rare) one are the matches, and
-  the best of them are scored with BM25 over all the query terms they contain.
+  ones are dropped, the notes holding the rarest ones are the matches (`recall_terms`:
+  as many terms as fit a budget of notes, so the arm's work does not grow with the
+  corpus), and the best of them are scored with BM25 over all the query terms they
+  contain.
 * **semantic**: pgvector cosine distance over the HNSW index of the active embedding
   profile (iterative scan, so grant filters still fill the list); hits farther than a
   threshold are dropped, so an unrelated query returns nothing rather than filler.
@@ -68,6 +70,7 @@ from notebooks.selectors.recall_query import (
     lexical_arm,
     tsquery_literal,
 )
+from notebooks.selectors.recall_terms import Weights, choose_clauses
 from notebooks.selectors.truth import Truth, scoped_truth
 
 CANDIDATES = 50  # per arm
@@ -85,35 +88,20 @@ DEFAULT_MAX_DISTANCE = 0.7
 # Lexemes in more than this share of notes carry no signal for recall.
 COMMON_TERM_SHARE = 0.2
 MAX_TERMS = 12
-# Lexical matches are notes containing a distinctive term: one in at most this share of
-# notes, or one of the query's two rarest. Scoring and counting every note that shares
-# any informative word cost a row visit per note (a quarter of all notes per query at
-# 100k); the best RESCORE of them by those terms' idf sum are scored with BM25 over
-# every kept term (each scored note's vector is read: the bound keeps that cheap).
+# Lexical matches are notes holding a distinctive term: one in at most this share of
+# notes, or one of the query's two rarest — rarest first, while their notes number at
+# most MATCH_BUDGET; when the rarest alone is in more, notes holding two of the
+# PAIR_TERMS rarest (`recall_terms.choose_clauses`). Each match costs a row visit: a
+# share alone grew with the corpus (16,678 visits per query at 1M notes). The arm reads
+# at most MATCH_BUDGET + 1 matches of any clause. The best RESCORE matches by their
+# clauses' idf sum are scored with BM25 over every kept term (each scored note's
+# vector is read: the bound keeps that cheap).
 DISTINCTIVE_SHARE = 0.01
 MIN_DISTINCTIVE = 2
+MATCH_BUDGET = 2000
+PAIR_TERMS = 4
 RESCORE = 200
 PROFILE_KINDS = (Kind.PREFERENCE, Kind.FACT, Kind.DECISION)
-
-
-@dataclass(frozen=True)
-class Weights:
-    """idf per informative query lexeme (rarest first), and which of them are
-    distinctive: only those select lexical matches; the others re-rank them."""
-
-    terms: dict[str, float]
-    distinctive: frozenset[str] | None = None  # None: every term
-    avgdl: float = 1.0  # the account's mean distinct lexemes per note (BM25)
-
-    def selecting(self) -> dict[str, float]:
-        if self.distinctive is None:
-            return dict(self.terms)
-        return {lex: w for lex, w in self.terms.items() if lex in self.distinctive}
-
-    def reranking(self) -> dict[str, float]:
-        if self.distinctive is None:
-            return {}
-        return {lex: w for lex, w in self.terms.items() if lex not in self.distinctive}
 
 
 # -- term statistics -------------------------------------------------------------------------
@@ -155,11 +143,12 @@ def term_weights(query: str) -> Weights:
         kept = dict(sorted(shares.items(), key=lambda item: item[1])[:2])
     # The rarest terms carry the signal; more terms only cost posting-list reads.
     kept = dict(sorted(kept.items(), key=lambda item: item[1])[:MAX_TERMS])
-    rarest = list(kept)[:MIN_DISTINCTIVE]
-    distinctive = frozenset(lex for lex, f in kept.items()
-                            if f <= DISTINCTIVE_SHARE or lex in rarest)
+    clauses = choose_clauses([(lex, f * total) for lex, f in kept.items()],
+                             distinctive_share=DISTINCTIVE_SHARE,
+                             min_distinctive=MIN_DISTINCTIVE, total=total,
+                             budget=MATCH_BUDGET, pair_terms=PAIR_TERMS)
     return Weights(terms={lex: math.log(1 + (1 - min(f, 0.999)) / f)
-                          for lex, f in kept.items()}, distinctive=distinctive, avgdl=avgdl)
+                          for lex, f in kept.items()}, clauses=clauses, avgdl=avgdl)
 
 
 # -- the two arms ----------------------------------------------------------------------------
@@ -207,7 +196,7 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
     if not selecting:
         return [], 0
     sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,
-                              k1=BM25_K1, b=BM25_B)
+                              cap=MATCH_BUDGET, k1=BM25_K1, b=BM25_B)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -307,7 +296,8 @@ def recall(
         weights = term_weights(query)
         head_size = limit * 3 + 10
         gathered = gather(scope=scope, weights=weights, candidates=CANDIDATES,
-                          rescore=RESCORE, k1=BM25_K1, b=BM25_B, alpha=FUSION_ALPHA,
+                          rescore=RESCORE, cap=MATCH_BUDGET, k1=BM25_K1, b=BM25_B,
+                          alpha=FUSION_ALPHA,
                           head=head_size,
                           semantic=semantic, count_pending=counting)
         fused: dict[uuid.UUID, float] = {}
@@ -353,10 +343,14 @@ def recall(
             [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
             limit, max_chars, truth=truth, profile=profile)
         available = max(available, len(items))
+        # A lower bound when the arm read only some of a clause's matches: then there
+        # is more than this answer, whatever the count says.
         meta = RecallMeta(returned=len(items), available=available,
-                          truncated=len(items) < available, limit=limit, max_chars=max_chars,
+                          truncated=len(items) < available or gathered.lexical_capped,
+                          limit=limit, max_chars=max_chars,
                           mode="hybrid" if semantic is not None else "lexical",
                           pending=gathered.pending, policy=truth.policy, coverage=coverage,
+                          available_at_least=True if gathered.lexical_capped else None,
                           time_window=tw.out(window))
         return RecallOut(data=items, meta=meta)
 
@@ -450,7 +444,7 @@ def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,
                 "WHERE n.id = ANY(%s) GROUP BY n.id", [list(literal), ids])
             for note_id, contains in cursor.fetchall():
                 found = {literal[t] for t in contains}
-                if found & set(selecting):
+                if weights.selects(found):
                     lexical.append((note_id, sum(weights.terms[t] for t in found)))
     semantic: list[tuple[uuid.UUID, float]] = []
     if vector is not None and embedder is not None and profile is not None:

@@ -66,13 +66,19 @@ class Candidate:
 @dataclass(frozen=True)
 class Gathered:
     candidates: list[Candidate]  # in fused order
-    lexical_total: int  # notes containing a distinctive term
+    lexical_total: int  # notes holding a clause (`recall_terms`): the matches read
+    lexical_capped: bool  # a clause had more matches than the arm reads: a lower bound
     semantic_also_lexical: int  # semantic-only candidates that are lexical matches too
     pending: int  # notes in scope whose content has no vector yet
 
 
 def tsquery_literal(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def clause_query(clause: tuple[str, ...]) -> str:
+    """A clause (lexemes a note must all hold) as tsquery text."""
+    return " & ".join(tsquery_literal(lexeme) for lexeme in clause)
 
 
 def _compiled(queryset: Any, empty: str) -> tuple[str, list[Any]]:
@@ -85,28 +91,28 @@ def _compiled(queryset: Any, empty: str) -> tuple[str, list[Any]]:
     return sql, list(params)
 
 
-def lexical_arm(scope: Any, weights: Any, *, candidates: int, rescore: int, k1: float,
-                b: float) -> tuple[str, list[Any]]:
-    """The lexical arm as one SELECT (note_id, score, total, in_window):
-    `grove_lexical_matches` (migrations notebooks 0007/0008/0021/0024/0025) over the
-    live notebooks in scope, within the query's time window when it filters: the notes
-    holding a distinctive term (`weights.selecting()`), the best `rescore` of them by
-    those terms' idf sum scored with BM25 (`k1`, `b`, `weights.avgdl`) over every kept
-    term."""
+def lexical_arm(scope: Any, weights: Any, *, candidates: int, rescore: int, cap: int,
+                k1: float, b: float) -> tuple[str, list[Any]]:
+    """The lexical arm as one SELECT (note_id, score, total, capped, in_window):
+    `grove_lexical_matches` (migrations notebooks 0007/0008/0021/0024/0025/0027) over
+    the live notebooks in scope, within the query's time window when it filters: the
+    notes holding a clause (`weights.selecting()`; at most `cap` + 1 read per clause),
+    the best `rescore` of them by their clauses' idf sum scored with BM25 (`k1`, `b`,
+    `weights.avgdl`) over every kept term."""
     notebooks = live_notebooks(scope.actor)
     if scope.notebook_ids is not None:
         notebooks = notebooks.filter(id__in=scope.notebook_ids)
     notebooks_sql, notebooks_params = _compiled(notebooks.values("id"),
                                                  "SELECT NULL::uuid WHERE false")
     selecting = weights.selecting()
-    sql = ("SELECT note_id, score, total, in_window FROM grove_lexical_matches("  # noqa: S608
-           "%s::tsquery[], %s::float8[], %s::text[], "
-           f"%s::float8[], ARRAY({notebooks_sql}), %s, %s, %s, %s, %s::daterange, "
+    sql = ("SELECT note_id, score, total, capped, in_window "  # noqa: S608
+           "FROM grove_lexical_matches(%s::tsquery[], %s::float8[], %s::text[], "
+           f"%s::float8[], ARRAY({notebooks_sql}), %s, %s, %s, %s, %s, %s::daterange, "
            "%s::tstzrange, %s, %s, %s, %s)")
-    return sql, [[tsquery_literal(t) for t in selecting], list(selecting.values()),
+    return sql, [[clause_query(c) for c in selecting], [weights.weight(c) for c in selecting],
                  list(weights.terms), list(weights.terms.values()),
                  *notebooks_params, scope.personal, max(rescore, candidates), candidates,
-                 scope.tag, *tw.lexical_arguments(scope.window), k1, b, weights.avgdl]
+                 cap, scope.tag, *tw.lexical_arguments(scope.window), k1, b, weights.avgdl]
 
 
 def semantic_arm(scope: Any, vector: list[float], dim: int, profile: str, *,
@@ -128,8 +134,8 @@ def semantic_arm(scope: Any, vector: list[float], dim: int, profile: str, *,
         "SELECT NULL::uuid, NULL::float8, NULL::text, NULL::text, false WHERE false")
 
 
-def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float, b: float,
-           alpha: float, head: int, semantic: tuple[list[float], int, str, float] | None,
+def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, cap: int, k1: float,
+           b: float, alpha: float, head: int, semantic: tuple[list[float], int, str, float] | None,
            count_pending: bool) -> Gathered:
     """Run recall's query path as one statement. `weights`: the query's terms
     (`recall.Weights`); `semantic`: (query vector, dimension, profile, max distance),
@@ -140,14 +146,16 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
     selecting = weights.selecting()
     if selecting:
         lexical_sql, lexical_params = lexical_arm(scope, weights, candidates=candidates,
-                                                  rescore=rescore, k1=k1, b=b)
-        ctes.append("lexical AS MATERIALIZED (SELECT note_id, score, total, in_window, "  # noqa: S608
+                                                  rescore=rescore, cap=cap, k1=k1, b=b)
+        ctes.append("lexical AS MATERIALIZED (SELECT note_id, score, total, capped, "  # noqa: S608
+                    "in_window, "
                     "row_number() OVER (ORDER BY score DESC, note_id) AS rank, "
                     f"{_MIN_MAX.format(value='score')} AS norm FROM ({lexical_sql}) arm)")
         params += lexical_params
     else:
         ctes.append("lexical AS (SELECT NULL::uuid AS note_id, NULL::float8 AS score, "
-                    "NULL::bigint AS total, false AS in_window, NULL::bigint AS rank, "
+                    "NULL::bigint AS total, false AS capped, false AS in_window, "
+                    "NULL::bigint AS rank, "
                     "NULL::float8 AS norm WHERE false)")
     if semantic is not None:
         vector, dim, profile, max_distance = semantic
@@ -177,8 +185,9 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
 
     # The few scalars: the lexical total, the semantic-only hits that are lexical matches
     # too (they are in the total already), and the notes waiting for a vector.
-    or_query = " | ".join(tsquery_literal(t) for t in selecting) or None
-    scalars = ["(SELECT coalesce(max(total), 0) FROM lexical)"]
+    or_query = " | ".join(f"({clause_query(c)})" for c in selecting) or None
+    scalars = ["(SELECT coalesce(max(total), 0) FROM lexical)",
+               "(SELECT coalesce(bool_or(capped), false) FROM lexical)"]
     scalar_params: list[Any] = []
     if or_query is not None:
         scalars.append(
@@ -210,13 +219,13 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    lexical_total, also_lexical, pending = (int(v) for v in rows[0][:3])
+    lexical_total, capped, also_lexical, pending = rows[0][:4]
     found: list[Candidate] = []
     for row in rows:
-        note_id, lrank, srank, dist, fused = row[3:8]
+        note_id, lrank, srank, dist, fused = row[4:9]
         if note_id is None:
             continue
-        values = row[8:]
+        values = row[9:]
         note = (Note.from_db(connection.alias, list(NOTE_FIELDS), values)
                 if values[CONTENT] is not None else None)
         found.append(Candidate(
@@ -224,5 +233,6 @@ def gather(*, scope: Any, weights: Any, candidates: int, rescore: int, k1: float
             semantic_rank=srank, distance=None if dist is None else float(dist),
             fused=float(fused),
             kind=values[NOTE_FIELDS.index("kind")], note=note))
-    return Gathered(candidates=found, lexical_total=lexical_total,
-                    semantic_also_lexical=also_lexical, pending=pending)
+    return Gathered(candidates=found, lexical_total=int(lexical_total),
+                    lexical_capped=bool(capped), semantic_also_lexical=int(also_lexical),
+                    pending=int(pending))

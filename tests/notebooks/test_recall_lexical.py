@@ -15,7 +15,7 @@ from grove.runtime.dbroles import DEFINER_FUNCTIONS
 from notebooks import services
 from notebooks.models import Note
 from notebooks.selectors.recall import BM25_B, BM25_K1, Scope, Weights, _lexeme_counts, _lexical
-from notebooks.selectors.recall_query import tsquery_literal
+from notebooks.selectors.recall_query import clause_query
 from tests import factories
 from tests.factories import op
 
@@ -26,11 +26,11 @@ WORDS = ("glacier", "morain")  # the english stems of "glacier moraine"
 
 def reference(scope: Scope, weights: Weights) -> dict:
     """The same ranking computed through the ORM and `live_filter`: the notes containing
-    a distinctive term, each scored with BM25 over every term it contains — the term's
+    a selecting clause, each scored with BM25 over every term it contains — the term's
     count and the note's distinct lexemes read from its `search` vector's text."""
     selected = set()
-    for lexeme in weights.selecting():
-        query = SearchQuery(tsquery_literal(lexeme), search_type="raw", config="simple")
+    for clause in weights.selecting():
+        query = SearchQuery(clause_query(clause), search_type="raw", config="simple")
         selected |= set(scope.notes().filter(search=query).values_list("id", flat=True))
     scores = {}
     for note_id, vector in scope.notes().filter(id__in=selected).values_list("id", "search"):
@@ -106,7 +106,7 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
         for how, weights in (
             ("both terms select", Weights(terms={"glacier": 2.0, "morain": 0.5})),
             ("only the rarer selects", Weights(terms={"morain": 2.0, "glacier": 0.5},
-                                               distinctive=frozenset({"morain"}))),
+                                               clauses=(("morain",),))),
         )
     ]:
         with factories.tenant(scope.actor):
@@ -122,7 +122,7 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
     with factories.tenant(actor):
         everything, _ = _lexical(weights, Scope(actor=actor, notebook_ids=None, personal=True))
         rare_only, _ = _lexical(
-            Weights(terms={"morain": 2.0, "glacier": 0.5}, distinctive=frozenset({"morain"})),
+            Weights(terms={"morain": 2.0, "glacier": 0.5}, clauses=(("morain",),)),
             Scope(actor=actor, notebook_ids=None, personal=True))
     names = {n.id: name for name, n in notes.items()}
     assert {names[i] for i, _ in everything} == {"personal", "live", "one word", "other",
@@ -137,7 +137,7 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
 LEXICAL_MATCHES = next(f for f in DEFINER_FUNCTIONS if f.startswith("grove_lexical_matches("))
 CALL = ("SELECT count(*) FROM grove_lexical_matches(ARRAY['glacier'::tsquery], "
         "ARRAY[1.0::float8], ARRAY['glacier'], ARRAY[1.0::float8], ARRAY[]::uuid[], true, "
-        "200, 50, NULL, NULL, NULL, false, 0.9, 0.5, 2.0)")
+        "200, 50, 2000, NULL, NULL, NULL, false, 0.9, 0.5, 2.0)")
 
 
 def test_lexical_function_sees_nothing_without_a_tenant():
