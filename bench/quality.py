@@ -180,6 +180,8 @@ def main() -> None:
                         help="run every split and mode with recall.MATCH_BUDGET set to this "
                              "(the budget's quality effect at a smaller corpus: 2,000 of 1M "
                              "notes is ~10 of SciFact's 5,183)")
+    parser.add_argument("--splits", default="test,train",
+                        help="which splits to run (test is run once with what ships)")
     parser.add_argument("--tune", action="store_true",
                         help="also sweep recall constants on the train split (~8 more minutes)")
     args = parser.parse_args()
@@ -215,6 +217,8 @@ def main() -> None:
                                "profile": embedder.profile if embedder else None}
     rows = []
     for split_name, split in (("test", test), ("train", train)):
+        if split_name not in args.splits.split(","):
+            continue
         for m in MODES:
             res = run_split(env, split, note_to_doc, m, constants=run_constants,
                             check_served=25 if split_name == "test" else 0)
