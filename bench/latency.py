@@ -264,6 +264,7 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
         BM25_B,
         BM25_K1,
         CANDIDATES,
+        MATCH_BUDGET,
         RESCORE,
         Scope,
         term_weights,
@@ -280,7 +281,7 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
         arms: dict[str, list[str]] = {"lexical": [], "semantic": []}
         if weights.selecting():
             sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,
-                                      k1=BM25_K1, b=BM25_B)
+                                      cap=MATCH_BUDGET, k1=BM25_K1, b=BM25_B)
             arms["lexical"].append(connection.ops.compose_sql(sql, params))
         from grove.embeddings.profile import active_profile_name
 
