@@ -1,0 +1,65 @@
+"""One file's text made ready to chunk (issue 22): private regions out, front matter read.
+
+* `<private>…</private>` regions (any case, across lines) are removed first — before
+  the text is parsed, stored, embedded, logged or shown to a model. An opening tag with
+  no closing one hides everything after it: a forgotten `</private>` must not publish
+  the rest of the file.
+* YAML front matter (`---` lines at the top) is read with PyYAML's safe loader: its
+  `tags` (a list, or words separated by commas or spaces) become the notes' tags. Front
+  matter that is not YAML, or not a mapping, is dropped from the text with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    body: str
+    tags: tuple[str, ...] = ()
+    private_regions: int = 0  # how many were removed
+    warnings: tuple[str, ...] = field(default=())
+
+
+def strip_private(text: str) -> tuple[str, int]:
+    """`text` without its private regions, and how many there were."""
+    return _PRIVATE.subn("", text)
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        items: list[Any] = re.split(r"[,\s]+", value)
+    elif isinstance(value, list):
+        items = value
+    else:
+        return ()
+    return tuple(str(item).strip().lstrip("#") for item in items
+                 if isinstance(item, str | int) and str(item).strip().lstrip("#"))
+
+
+def prepare(text: str) -> Prepared:
+    text, private = strip_private(text)
+    text = text.lstrip("\ufeff")
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return Prepared(body=text.strip(), private_regions=private)
+    body = text[match.end():].strip()
+    try:
+        meta = yaml.safe_load(match.group(1) or "")
+    except yaml.YAMLError:
+        return Prepared(body=body, private_regions=private,
+                        warnings=("front matter is not YAML; ignored",))
+    if meta is None:
+        return Prepared(body=body, private_regions=private)
+    if not isinstance(meta, dict):
+        return Prepared(body=body, private_regions=private,
+                        warnings=("front matter is not a mapping; ignored",))
+    return Prepared(body=body, tags=_tags(meta.get("tags")), private_regions=private)
