@@ -1,7 +1,7 @@
-"""The notebooks app's models, in three modules: `notes` (notebooks, notes, revisions,
-vectors, term statistics — SPEC §3, §4), `counts` (live note counts kept by the writes)
-and `briefs` (visions and ground truth — SPEC §10). Everything is importable from
-`notebooks.models`."""
+"""The notebooks app's models, in four modules: `notes` (notebooks, notes, revisions,
+vectors, term statistics — SPEC §3, §4), `counts` (live note counts kept by the writes),
+`briefs` (visions and ground truth — SPEC §10) and `ingest` (the ingest ledger — SPEC
+§13). Everything is importable from `notebooks.models`."""
 
 from notebooks.models.briefs import (
     NEGATIVE_MAX_CHARS,
@@ -20,6 +20,7 @@ from notebooks.models.briefs import (
     VisionRevision,
 )
 from notebooks.models.counts import NoteCount
+from notebooks.models.ingest import IngestedChunk
 from notebooks.models.notes import (
     CONTENT_MAX_CHARS,
     EXPIRED_RESTORE_WINDOW_DAYS,
@@ -67,6 +68,7 @@ __all__ = [
     "VISION_MAX_CHARS",
     "Capture",
     "Indexing",
+    "IngestedChunk",
     "Kind",
     "NegativeClaim",
     "Note",

@@ -1,0 +1,219 @@
+"""Bring a folder of markdown in and keep it in step (issue 22, SPEC §13).
+
+Each file is one transaction: its chunks (`notebooks.ingest.chunking`) become notes of
+the target notebook — or of sub-notebooks named after its folders — through the same
+services as every other write (`note_remember`, `note_update`, `note_forget`), and the
+ledger (`IngestedChunk`) records which note holds which chunk, with hashes. A rerun
+compares them: an unchanged file writes nothing (its hash is on the ledger); a chunk
+whose text is unchanged but whose tags changed gets a metadata-only revision (no new
+vector); chunks past a file's new end are deleted. A killed run leaves every file
+either done or untouched, so running it again finishes the work.
+
+Private regions are gone before any of this (`notebooks.ingest.source`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import PurePosixPath
+
+from django.utils import timezone
+
+from grove.kernel.actor import WRITE, Actor
+from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.tenancy import tenant
+from notebooks.ingest.chunking import chunk_markdown
+from notebooks.ingest.source import prepare
+from notebooks.models import IngestedChunk, Kind, Notebook, Status
+from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag
+from notebooks.selectors.access import live_notebooks
+from notebooks.services.batches import note_archive, note_forget
+from notebooks.services.notebooks import notebook_create
+from notebooks.services.notes import note_remember, note_update
+
+# Part of every file's hash: a change in how files become notes makes the next run
+# look at every file again.
+RULES_VERSION = "chunks-1200-150/1"
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    created: int = 0
+    updated: int = 0  # new text: a revision, embedded again
+    retagged: int = 0  # same text, other tags: a revision, no new vector
+    unchanged: int = 0
+    removed: int = 0  # chunks past the file's new end
+    skipped: str | None = None  # why the file was not read
+    private_regions: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def writes(self) -> int:
+        return self.created + self.updated + self.retagged + self.removed
+
+
+@dataclass
+class PruneOutcome:
+    files: list[str]  # gone from the folder since the last run
+    archived: int = 0
+    removed: int = 0
+
+
+def _sha(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _in_batches(apply: Callable[..., object], actor: Actor, ids: list[uuid.UUID]) -> None:
+    """A batch service (`note_forget`, `note_archive`) over any number of notes."""
+    for start in range(0, len(ids), BATCH_MAX):
+        apply(actor=actor, operation_id=uuid.uuid4(), items=ids[start:start + BATCH_MAX])
+
+
+def _tags(raw: tuple[str, ...], outcome: FileOutcome) -> list[str]:
+    tags: set[str] = set()
+    for value in raw:
+        try:
+            tags.add(clean_tag(value))
+        except Invalid:
+            outcome.warnings.append(f"tag {value[:40]!r} is not a valid tag; left out")
+    if len(tags) > TAGS_MAX:
+        outcome.warnings.append(f"more than {TAGS_MAX} tags; the first {TAGS_MAX} kept")
+    return sorted(tags)[:TAGS_MAX]
+
+
+def ingest_root(actor: Actor, notebook: str) -> Notebook:
+    """The notebook a folder goes into: a live notebook's id, or the name of one at the
+    top level (made when there is none)."""
+    actor.require(WRITE)
+    with tenant(actor):
+        notebooks = live_notebooks(actor)
+        try:
+            found = notebooks.filter(id=uuid.UUID(notebook)).first()
+        except ValueError:
+            found = notebooks.filter(parent_id=None, name=notebook).first()
+            if found is None:
+                made = notebook_create(actor=actor, operation_id=uuid.uuid4(), name=notebook)
+                found = notebooks.get(id=made.id)
+        if found is None:
+            raise NotFound("No live notebook has that id.", code="notebook_not_found")
+        return found
+
+
+def _folder_notebook(actor: Actor, root: Notebook, folder: PurePosixPath,
+                     made: dict[PurePosixPath, uuid.UUID]) -> uuid.UUID:
+    """The sub-notebook of `root` for `folder` (one per folder level), made if
+    missing."""
+    parent = root.id
+    walked = PurePosixPath()
+    for part in folder.parts:
+        walked /= part
+        if walked not in made:
+            found = live_notebooks(actor).filter(parent_id=parent, name=part).first()
+            made[walked] = found.id if found is not None else notebook_create(
+                actor=actor, operation_id=uuid.uuid4(), name=part, parent_id=parent).id
+        parent = made[walked]
+    return parent
+
+
+def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes,
+                kind: str = Kind.FACT, subfolders: bool = False,
+                made: dict[PurePosixPath, uuid.UUID] | None = None,
+                now: datetime | None = None) -> FileOutcome:
+    """One file of the folder, in one transaction (see the module's docstring)."""
+    actor.require(WRITE)
+    kind = clean_kind(kind)
+    now = now or timezone.now()
+    outcome = FileOutcome(path=path.as_posix())
+    file_hash = _sha(RULES_VERSION, kind, str(subfolders), raw)
+    with tenant(actor):
+        rows = {row.chunk: row for row in IngestedChunk.objects.filter(
+            root=root, path=outcome.path).select_related("note")}
+        if rows and all(r.file_hash == file_hash and r.gone_at is None
+                        for r in rows.values()):
+            outcome.unchanged = len(rows)
+            return outcome
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            outcome.skipped = "not UTF-8 text"
+            return outcome
+        prepared = prepare(text)
+        outcome.private_regions = prepared.private_regions
+        outcome.warnings.extend(prepared.warnings)
+        tags = _tags(prepared.tags, outcome)
+        notebook_id = (_folder_notebook(actor, root, path.parent, {} if made is None else made)
+                       if subfolders and path.parent.parts else root.id)
+        chunks = chunk_markdown(prepared.body)
+        for chunk in chunks:
+            content_hash = _sha(chunk.text)
+            row = rows.get(chunk.index)
+            if row is None or row.note.status != Status.ACTIVE \
+                    or row.note.notebook_id != notebook_id:
+                saved = note_remember(actor=actor, operation_id=uuid.uuid4(),
+                                      content=chunk.text, kind=kind, notebook_id=notebook_id,
+                                      tags=tags).note
+                assert saved is not None  # held only for a connection, never the owner
+                note_id = saved.id
+                if row is not None and row.note.status == Status.ACTIVE:  # moved notebook
+                    _in_batches(note_forget, actor, [row.note_id])
+                outcome.created += 1
+            elif row.content_hash != content_hash:
+                note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
+                            content=chunk.text, tags=tags)
+                outcome.updated += 1
+                note_id = row.note_id
+            elif sorted(row.note.tags) != tags:
+                note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
+                            tags=tags)
+                outcome.retagged += 1
+                note_id = row.note_id
+            else:
+                outcome.unchanged += 1
+                note_id = row.note_id
+            IngestedChunk.objects.update_or_create(
+                account_id=actor.account_id, root=root, path=outcome.path, chunk=chunk.index,
+                defaults={"note_id": note_id, "headings": list(chunk.headings),
+                          "file_hash": file_hash, "content_hash": content_hash,
+                          "ingested_at": now, "gone_at": None})
+        stale = [row for index, row in rows.items() if index >= len(chunks)]
+        if stale:
+            _in_batches(note_forget, actor,
+                        [row.note_id for row in stale if row.note.status != Status.DELETED])
+            IngestedChunk.objects.filter(id__in=[row.id for row in stale]).delete()
+            outcome.removed = len(stale)
+    return outcome
+
+
+def ingest_prune(*, actor: Actor, root: Notebook, present: set[str], remove: bool,
+                 now: datetime | None = None) -> PruneOutcome:
+    """The files of earlier runs into `root` that are not in `present` (gone from the
+    folder): their notes archived, the ledger keeping why (`gone_at`), or with `remove`
+    deleted and forgotten by the ledger."""
+    actor.require(WRITE)
+    now = now or timezone.now()
+    with tenant(actor):
+        gone = IngestedChunk.objects.filter(root=root).exclude(path__in=present)
+        if not remove:
+            gone = gone.filter(gone_at__isnull=True)
+        rows = list(gone.select_related("note"))
+        outcome = PruneOutcome(files=sorted({row.path for row in rows}))
+        if remove:
+            live = [row.note_id for row in rows if row.note.status != Status.DELETED]
+            _in_batches(note_forget, actor, live)
+            IngestedChunk.objects.filter(id__in=[row.id for row in rows]).delete()
+            outcome.removed = len(live)
+        else:
+            active = [row.note_id for row in rows if row.note.status == Status.ACTIVE]
+            _in_batches(note_archive, actor, active)
+            IngestedChunk.objects.filter(id__in=[row.id for row in rows]).update(gone_at=now)
+            outcome.archived = len(active)
+    return outcome

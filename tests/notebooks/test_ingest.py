@@ -1,0 +1,301 @@
+"""`grove ingest` (issue 22, `notebooks.services.ingest`): a folder in, kept in step.
+
+Real PostgreSQL, the real services and job queue; the embedder is a recording stand-in
+so the test can see every text a model was given."""
+
+import logging
+import uuid
+from io import StringIO
+from pathlib import PurePosixPath
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection
+
+from grove.kernel import jobs
+from grove.kernel.tenancy import tenant
+from grove.models import Job
+from notebooks.models import IngestedChunk, Note, Notebook, NoteEmbedding, Revision
+from notebooks.services.indexing import EMBED
+from notebooks.services.ingest import ingest_file, ingest_prune, ingest_root
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "PIN-4821-never-stored"
+
+
+class RecordingEmbedder:
+    profile, dimension = "fake-hash/384", 384
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        rng = np.random.default_rng(len(self.seen))
+        vectors = rng.normal(size=(len(texts), 384)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def embedder(monkeypatch):
+    recording = RecordingEmbedder()
+    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: recording)
+    return recording
+
+
+@pytest.fixture
+def owner():
+    return factories.owner("alice")
+
+
+def write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def paragraphs(word, count):
+    return "\n\n".join(f"{word.capitalize()} paragraph {i}: " + " ".join([word] * 40) + "."
+                       for i in range(count))
+
+
+def run(folder, *args):
+    out = StringIO()
+    call_command("ingest", str(folder), "--notebook", "Vault", "--user", "alice", *args,
+                 stdout=out)
+    return out.getvalue()
+
+
+def index_all(actor):
+    while jobs.run_batch(account_id=actor.account_id, kind=EMBED):
+        pass
+
+
+def counts(actor):
+    with tenant(actor):
+        return {"notes": Note.objects.count(), "revisions": Revision.objects.count(),
+                "jobs": Job.objects.count(), "ledger": IngestedChunk.objects.count()}
+
+
+def live_contents(actor, path=None):
+    with tenant(actor):
+        rows = IngestedChunk.objects.filter(note__status="active").order_by("path", "chunk")
+        if path is not None:
+            rows = rows.filter(path=path)
+        return [row.note.content for row in rows.select_related("note")]
+
+
+def test_a_folder_comes_in_as_chunked_notes_with_tags_and_trails(tmp_path, owner, embedder):
+    write(tmp_path, {
+        "guide.md": "---\ntags: [glaciers, field-work]\n---\n# Field guide\n\n"
+                    + paragraphs("moraine", 8),
+        "notes/short.txt": "A short text note.",
+        "image.png": "not text",
+    })
+    output = run(tmp_path)
+    assert "2 files into 'Vault'" in output and "skipped (not a text note): 1" in output
+    with tenant(owner):
+        vault = Notebook.objects.get(name="Vault", parent=None)
+        rows = list(IngestedChunk.objects.filter(root=vault).order_by("path", "chunk")
+                    .select_related("note"))
+    guide = [r for r in rows if r.path == "guide.md"]
+    assert len(guide) > 2 and [r.chunk for r in guide] == list(range(len(guide)))
+    assert all(r.note.notebook_id == vault.id and r.note.tags == ["field-work", "glaciers"]
+               for r in guide)
+    assert guide[0].headings == ["Field guide"]
+    assert all(len(r.note.content) <= 1200 for r in guide)
+    assert [r.path for r in rows if r.path != "guide.md"] == ["notes/short.txt"]
+
+
+def test_private_regions_reach_no_table_no_vector_no_log_and_no_model(
+        tmp_path, owner, embedder, caplog):
+    caplog.set_level(logging.DEBUG)
+    write(tmp_path, {"diary.md": f"# Diary\n\nPublic part.\n\n<private>My PIN: {SECRET}"
+                                 f"</private>\n\nMore public text.\n<PRIVATE>{SECRET}"})
+    run(tmp_path)
+    index_all(owner)
+    # The model saw the note, and nothing private.
+    assert embedder.seen and not any(SECRET in text for text in embedder.seen)
+    with tenant(owner), connection.cursor() as cursor:
+        for table, column in (("notebooks_note", "content"), ("notebooks_revision", "content"),
+                              ("notebooks_note", "search::text")):
+            cursor.execute(f"SELECT count(*), count(*) FILTER (WHERE {column} LIKE %s) "  # noqa: S608
+                           f"FROM {table}", ["%4821%"])
+            assert cursor.fetchone() == (1, 0), table
+        assert NoteEmbedding.objects.count() == 1  # the one chunk, embedded
+    assert SECRET not in caplog.text
+    assert live_contents(owner) == ["# Diary\n\nPublic part.\n\nMore public text."]
+
+
+def test_an_unchanged_tree_writes_nothing_the_second_time(tmp_path, owner, embedder):
+    write(tmp_path, {"a.md": paragraphs("glacier", 6), "b/c.md": paragraphs("fjord", 3)})
+    run(tmp_path, "--subfolders")
+    index_all(owner)
+    before = counts(owner)
+    output = run(tmp_path, "--subfolders")
+    assert counts(owner) == before
+    assert "0 notes created, 0 updated, 0 retagged" in output
+    assert f"{before['ledger']} unchanged" in output
+
+
+def test_new_tags_are_a_metadata_only_revision_without_a_new_vector(tmp_path, owner, embedder):
+    body = paragraphs("serac", 4)
+    write(tmp_path, {"a.md": "---\ntags: [ice]\n---\n" + body})
+    run(tmp_path)
+    index_all(owner)
+    before = counts(owner)
+    write(tmp_path, {"a.md": "---\ntags: [ice, danger]\n---\n" + body})
+    output = run(tmp_path)
+    after = counts(owner)
+    chunks = before["ledger"]
+    assert f"0 notes created, 0 updated, {chunks} retagged" in output
+    assert after["revisions"] == before["revisions"] + chunks
+    assert after["jobs"] == before["jobs"]  # nothing to embed again
+    with tenant(owner):
+        assert set(Note.objects.values_list("indexing", flat=True)) == {"ready"}
+        assert all(n.tags == ["danger", "ice"] for n in Note.objects.all())
+
+
+def test_changed_text_is_a_revision_of_the_same_note_and_embedded_again(
+        tmp_path, owner, embedder):
+    write(tmp_path, {"a.md": "First version of the note."})
+    run(tmp_path)
+    index_all(owner)
+    [first] = live_contents(owner)
+    write(tmp_path, {"a.md": "Second version of the note."})
+    assert "0 notes created, 1 updated" in run(tmp_path)
+    with tenant(owner):
+        [note] = Note.objects.all()
+        assert (note.content, note.version) == ("Second version of the note.", 2)
+        assert note.indexing != "ready"  # waits for its new vector
+    assert first == "First version of the note."
+
+
+def test_a_file_that_shrank_loses_its_stale_chunks(tmp_path, owner, embedder):
+    write(tmp_path, {"long.md": paragraphs("tundra", 12)})
+    run(tmp_path)
+    with tenant(owner):
+        many = IngestedChunk.objects.count()
+    write(tmp_path, {"long.md": paragraphs("tundra", 2)})
+    output = run(tmp_path)
+    with tenant(owner):
+        assert IngestedChunk.objects.count() == 1
+        assert Note.objects.filter(status="deleted").count() == many - 1
+    assert f"{many - 1} removed (chunks past a file's new end)" in output
+    assert "files gone" not in output  # a shrunk file is not a file gone
+
+
+def test_prune_archives_the_notes_of_files_gone_and_remove_deletes_them(
+        tmp_path, owner, embedder):
+    write(tmp_path, {"keep.md": "Kept.", "gone.md": "Gone soon.", "later.md": "Also gone."})
+    run(tmp_path)
+    (tmp_path / "gone.md").unlink()
+    output = run(tmp_path)
+    assert "files gone" not in output  # without --prune nothing happens to it
+    assert len(live_contents(owner)) == 3
+    output = run(tmp_path, "--prune")
+    assert "1 files gone from the folder: 1 notes archived" in output
+    assert "gone: gone.md" in output
+    with tenant(owner):
+        row = IngestedChunk.objects.select_related("note").get(path="gone.md")
+        assert row.note.status == "archived" and row.gone_at is not None
+    # Archived once: a second prune does not count it again.
+    assert "0 files gone" in run(tmp_path, "--prune")
+    (tmp_path / "later.md").unlink()
+    output = run(tmp_path, "--prune", "--remove")
+    assert "2 files gone from the folder: 2 notes deleted" in output
+    with tenant(owner):
+        assert set(IngestedChunk.objects.values_list("path", flat=True)) == {"keep.md"}
+        assert Note.objects.filter(status="deleted").count() == 2
+
+
+def test_a_file_back_from_the_dead_comes_back(tmp_path, owner, embedder):
+    write(tmp_path, {"a.md": "Here."})
+    run(tmp_path)
+    (tmp_path / "a.md").unlink()
+    run(tmp_path, "--prune")
+    write(tmp_path, {"a.md": "Here."})
+    output = run(tmp_path)
+    assert "1 notes created" in output
+    assert live_contents(owner) == ["Here."]
+
+
+def test_subfolders_become_sub_notebooks(tmp_path, owner, embedder):
+    write(tmp_path, {"top.md": "Top.", "ice/glaciers/alps.md": "Alps.", "ice/poles.md": "Poles."})
+    run(tmp_path, "--subfolders")
+    with tenant(owner):
+        where = {n.content: n.notebook for n in Note.objects.select_related("notebook")}
+        assert where["Top."].name == "Vault"
+        assert where["Poles."].name == "ice" and where["Poles."].parent.name == "Vault"
+        assert where["Alps."].name == "glaciers" and where["Alps."].parent == where["Poles."]
+
+
+def test_one_file_is_one_transaction_and_a_rerun_finishes_the_work(tmp_path, owner, embedder,
+                                                                   monkeypatch):
+    """A run that fails part way through a file (here: its second chunk) leaves nothing
+    of that file and the other files done; running again finishes the work."""
+    write(tmp_path, {f"{i:02}.md": paragraphs(f"word{i}", 12) for i in range(5)})
+    import notebooks.services.ingest as service
+
+    real = service.note_remember
+    calls = {"n": 0}
+    per_file = 3
+
+    def dies_in_the_third_file(**kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2 * per_file + 2:
+            raise OSError("killed")
+        return real(**kwargs)
+
+    monkeypatch.setattr(service, "note_remember", dies_in_the_third_file)
+    with pytest.raises(CommandError, match="1 files could not be ingested"):
+        run(tmp_path)
+    with tenant(owner):
+        done = sorted(set(IngestedChunk.objects.values_list("path", flat=True)))
+        assert done == ["00.md", "01.md", "03.md", "04.md"]
+        assert Note.objects.count() == IngestedChunk.objects.count() == 4 * per_file
+    monkeypatch.setattr(service, "note_remember", real)
+    assert f"{per_file} notes created, 0 updated, 0 retagged, {4 * per_file} unchanged" in (
+        run(tmp_path))
+    with tenant(owner):
+        assert Note.objects.count() == IngestedChunk.objects.count() == 5 * per_file
+
+
+def test_the_root_is_an_id_or_a_name_and_bad_input_changes_nothing(tmp_path, owner):
+    book = factories.notebook(owner, "Existing")
+    assert ingest_root(owner, str(book.id)).id == book.id
+    assert ingest_root(owner, "Existing").id == book.id
+    with pytest.raises(CommandError, match="no such file"):
+        run(tmp_path / "missing")
+    with pytest.raises(CommandError, match="no active account"):
+        call_command("ingest", str(tmp_path), "--notebook", "X", "--user", "nobody")
+    with pytest.raises(CommandError, match="not_found|No live notebook"):
+        call_command("ingest", str(tmp_path), "--notebook", str(uuid.uuid4()),
+                     "--user", "alice")
+    with pytest.raises(CommandError, match="--remove goes with --prune"):
+        run(tmp_path, "--remove")
+
+
+def test_a_file_that_is_not_utf8_is_skipped_with_its_reason(tmp_path, owner, embedder):
+    (tmp_path / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    (tmp_path / "ok.md").write_text("Fine.")
+    output = run(tmp_path)
+    assert "skipped (not UTF-8 text): 1" in output and "latin1.md" in output
+    assert live_contents(owner) == ["Fine."]
+
+
+def test_another_account_cannot_see_the_ledger(tmp_path, owner, embedder):
+    write(tmp_path, {"a.md": "Mine."})
+    run(tmp_path)
+    stranger = factories.owner()
+    with tenant(stranger):
+        assert IngestedChunk.objects.count() == 0
+    root = ingest_root(owner, "Vault")
+    outcome = ingest_file(actor=owner, root=root, path=PurePosixPath("a.md"), raw=b"Mine.")
+    assert outcome.unchanged == 1 and outcome.writes == 0
+    assert ingest_prune(actor=owner, root=root, present={"a.md"}, remove=False).files == []
