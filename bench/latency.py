@@ -281,7 +281,8 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
         arms: dict[str, list[str]] = {"lexical": [], "semantic": []}
         if weights.selecting():
             sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,
-                                      cap=MATCH_BUDGET, k1=BM25_K1, b=BM25_B)
+                                      cap=weights.read_cap(MATCH_BUDGET), k1=BM25_K1,
+                                      b=BM25_B)
             arms["lexical"].append(connection.ops.compose_sql(sql, params))
         from grove.embeddings.profile import active_profile_name
 

@@ -93,7 +93,8 @@ MAX_TERMS = 12
 # most MATCH_BUDGET; when the rarest alone is in more, notes holding two of the
 # PAIR_TERMS rarest (`recall_terms.choose_clauses`). Each match costs a row visit: a
 # share alone grew with the corpus (16,678 visits per query at 1M notes). The arm reads
-# at most MATCH_BUDGET + 1 matches of any clause. The best RESCORE matches by their
+# at most MATCH_BUDGET + 1 matches of a single term, and pairs share the budget
+# (`Weights.read_cap`). The best RESCORE matches by their
 # clauses' idf sum are scored with BM25 over every kept term (each scored note's
 # vector is read: the bound keeps that cheap).
 DISTINCTIVE_SHARE = 0.01
@@ -196,7 +197,7 @@ def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, floa
     if not selecting:
         return [], 0
     sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,
-                              cap=MATCH_BUDGET, k1=BM25_K1, b=BM25_B)
+                              cap=weights.read_cap(MATCH_BUDGET), k1=BM25_K1, b=BM25_B)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -296,7 +297,8 @@ def recall(
         weights = term_weights(query)
         head_size = limit * 3 + 10
         gathered = gather(scope=scope, weights=weights, candidates=CANDIDATES,
-                          rescore=RESCORE, cap=MATCH_BUDGET, k1=BM25_K1, b=BM25_B,
+                          rescore=RESCORE, cap=weights.read_cap(MATCH_BUDGET),
+                          k1=BM25_K1, b=BM25_B,
                           alpha=FUSION_ALPHA,
                           head=head_size,
                           semantic=semantic, count_pending=counting)

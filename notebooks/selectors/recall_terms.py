@@ -35,6 +35,13 @@ class Weights:
         """A clause's part of a match's pre-rank score: its terms' idf sum."""
         return sum(self.terms[lexeme] for lexeme in clause)
 
+    def read_cap(self, budget: int) -> int:
+        """How many matches of each clause the lexical arm reads (one more, to know
+        there were more): the budget — which single terms fit by the statistics — or,
+        for pairs, whose matches the statistics cannot tell, an equal share of it."""
+        pairs = sum(1 for clause in self.selecting() if len(clause) > 1)
+        return max(1, budget // pairs) if pairs else budget
+
     def selects(self, contained: set[str]) -> bool:
         """Whether a note holding these lexemes is a lexical match."""
         return any(set(clause) <= contained for clause in self.selecting())

@@ -49,6 +49,14 @@ def test_a_single_common_term_still_selects_and_no_term_selects_nothing():
     assert choose_clauses([], total=1_000_000, budget=2000, **RULE) == ()
 
 
+def test_single_terms_read_the_whole_budget_and_pairs_share_it():
+    singles = Weights(terms={"a": 1.0, "b": 1.0}, clauses=(("a",), ("b",)))
+    pairs = Weights(terms={"a": 1.0, "b": 1.0, "c": 1.0},
+                    clauses=(("a", "b"), ("a", "c"), ("b", "c")))
+    assert singles.read_cap(2000) == 2000 and pairs.read_cap(2000) == 666
+    assert pairs.read_cap(2) == 1  # never nothing
+
+
 def test_a_clause_weighs_its_terms_idf_sum_and_selects_notes_holding_all_of_it():
     weights = Weights(terms={"cell": 2.0, "protein": 1.5, "gene": 1.0},
                       clauses=(("cell", "protein"), ("gene",)))
@@ -82,7 +90,8 @@ def test_the_budget_chooses_the_clauses_from_the_statistics(owner, monkeypatch):
 
 @pytest.mark.django_db
 def test_pairs_keep_the_notes_holding_two_of_the_rarest_words(owner, monkeypatch):
-    monkeypatch.setattr(recall_module, "MATCH_BUDGET", 3)
+    # Each word is in 7 notes, more than 6: pairs, each read up to 6 // 3 = 2 (+ 1).
+    monkeypatch.setattr(recall_module, "MATCH_BUDGET", 6)
     both = {factories.note(owner, f"Alpine glacier {i} above the fjord.").id for i in range(2)}
     for i in range(5):
         factories.note(owner, f"Alpine meadow {i}.")
@@ -93,10 +102,16 @@ def test_pairs_keep_the_notes_holding_two_of_the_rarest_words(owner, monkeypatch
     with factories.tenant(owner):
         weights = term_weights("alpine fjord glacier")
     assert weights.selecting() == [("alpin", "fjord"), ("alpin", "glacier"), ("fjord", "glacier")]
+    assert weights.read_cap(6) == 2
     result = recall(actor=owner, query="alpine fjord glacier")
     assert {item.note.id for item in result.data} == both
     assert result.meta.available == 2 and result.meta.available_at_least is None
     assert not result.meta.truncated
+    # Pairs share the budget: with 3, each pair is read to 1 (+ 1) — both of its two
+    # matches, and more are not known to be absent: a lower bound.
+    monkeypatch.setattr(recall_module, "MATCH_BUDGET", 3)
+    shared = recall(actor=owner, query="alpine fjord glacier")
+    assert shared.meta.available == 2 and shared.meta.available_at_least is True
 
 
 @pytest.mark.django_db
