@@ -28,11 +28,16 @@ samples per path). Budget: the default (limit 8, max_chars 6,000).
 * up to `--full-up-to` notes (default 10k) also: the lexical arm alone, every statement
   recall issued replayed the same way (the gap to the service is Python/ORM/pydantic),
   and the service at limit 50 / max_chars 50,000;
-* at the largest size also the service with DISTINCTIVE_SHARE patched
-  (`--share-variants`; 1.0 = every informative term selects matches, the earlier
-  design), to show what the smaller candidate set buys (quality: quality.py's sweep).
+* at every size also the service with MATCH_BUDGET patched (`--budget-variants`,
+  default 10^9: unbounded, the candidate rule before the budget — the before of the
+  lexical arm's bound, in the same run); at the largest size with DISTINCTIVE_SHARE
+  patched (`--share-variants`; 1.0 = every informative term selects matches).
 
-    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1] [--share-variants 1.0]
+`--kept NAME` measures the corpus a kept bench home holds (one size, no load), e.g. the
+1M corpus a finished run left in /tmp/grove-bench-latency, renamed and marked `loaded`.
+
+    .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1]
+        [--budget-variants 1000000000] [--share-variants 1.0] [--kept NAME]
 """
 
 from __future__ import annotations
@@ -445,6 +450,11 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=1)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", default="latency")
+    parser.add_argument("--kept", default="",
+                        help="measure the corpus a kept bench home already holds "
+                             "(/tmp/grove-bench-NAME with a `loaded` mark): one size, "
+                             "no load — a change to recall measured again without a "
+                             "40-minute reload at 1M")
     parser.add_argument("--full-up-to", type=int, default=10_000,
                         help="sizes up to this also measure replay-all, each arm alone, limit 50")
     parser.add_argument("--share-variants", default="",
@@ -461,7 +471,9 @@ def main() -> None:
     docs = [data.corpus[d] for d in doc_ids]
     queries = list(data.queries.values())[: args.queries]
 
-    env = Env.fresh("latency")
+    env, kept = Env.kept(args.kept) if args.kept else (Env.fresh("latency"), False)
+    if args.kept and not kept:
+        raise SystemExit(f"{env.home} holds no loaded corpus")
     from grove.embeddings import configured_profile, get_embedder
 
     real = get_embedder()
@@ -484,17 +496,29 @@ def main() -> None:
     loaded = 0
     for size in sizes:
         t0 = time.perf_counter()
-        rebuild_hnsw(env, drop_only=True)
-        info = bulk_load(env, loaded, size, doc_ids, docs, vectors, profile)
-        hnsw = rebuild_hnsw(env)
-        t1 = time.perf_counter()
-        counted = env.refresh_stats()
-        stats = time.perf_counter() - t1
+        if kept:
+            from django.db import connection
+
+            from grove.kernel.tenancy import tenant
+
+            with tenant(env.actor), connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM notebooks_note")
+                there = cursor.fetchone()[0]
+            if there != size:
+                raise SystemExit(f"the kept corpus holds {there} notes, not {size}")
+            info: dict[str, Any] = {"kept": str(env.home)}
+        else:
+            rebuild_hnsw(env, drop_only=True)
+            info = bulk_load(env, loaded, size, doc_ids, docs, vectors, profile)
+            hnsw = rebuild_hnsw(env)
+            t1 = time.perf_counter()
+            counted = env.refresh_stats()
+            stats = time.perf_counter() - t1
+            info.update({"hnsw_build_seconds": round(hnsw, 1),
+                         "stats_and_vacuum_seconds": round(stats, 1),
+                         "load_total_seconds": round(time.perf_counter() - t0, 1),
+                         "term_stats_notes": counted})
         loaded = size
-        info.update({"hnsw_build_seconds": round(hnsw, 1),
-                     "stats_and_vacuum_seconds": round(stats, 1),
-                     "load_total_seconds": round(time.perf_counter() - t0, 1),
-                     "term_stats_notes": counted})
         print(size, info, flush=True)
         variants = [(f"budget_{int(v)}", {"MATCH_BUDGET": int(v)})
                     for v in args.budget_variants.split(",") if v]
