@@ -62,43 +62,36 @@ def _blocks(text: str) -> list[_Block]:
     return blocks
 
 
+def _pack(parts: list[str], limit: int) -> list[str]:
+    """`parts` (each at most `limit` long) joined with spaces into as few runs of at
+    most `limit` characters as keep them whole and in order."""
+    out: list[str] = []
+    current = ""
+    for part in parts:
+        if current and len(current) + 1 + len(part) > limit:
+            out.append(current)
+            current = part
+        else:
+            current = f"{current} {part}" if current else part
+    if current:
+        out.append(current)
+    return out
+
+
 def _pieces(text: str, limit: int) -> list[str]:
     """A block longer than `limit` cut between sentences, else between words, else
     (a single longer word) anywhere."""
     if len(text) <= limit:
         return [text]
-    out: list[str] = []
-    current = ""
+    parts: list[str] = []
     for sentence in _SENTENCE_END.split(text):
-        for part in ([sentence] if len(sentence) <= limit else _words(sentence, limit)):
-            if current and len(current) + 1 + len(part) > limit:
-                out.append(current)
-                current = part
-            else:
-                current = f"{current} {part}" if current else part
-    if current:
-        out.append(current)
-    return out
-
-
-def _words(text: str, limit: int) -> list[str]:
-    out: list[str] = []
-    current = ""
-    for word in text.split():
-        while len(word) > limit:
-            if current:
-                out.append(current)
-                current = ""
-            out.append(word[:limit])
-            word = word[limit:]
-        if current and len(current) + 1 + len(word) > limit:
-            out.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    if current:
-        out.append(current)
-    return out
+        if len(sentence) <= limit:
+            parts.append(sentence)
+            continue
+        words = [word[i:i + limit] for word in sentence.split()
+                 for i in range(0, len(word), limit)]
+        parts.extend(_pack(words, limit))
+    return _pack(parts, limit)
 
 
 def _tail(text: str, size: int) -> str:
