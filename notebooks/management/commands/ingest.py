@@ -37,6 +37,8 @@ class Command(BaseCommand):
                             help="with --prune: delete them instead")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from django.db import DatabaseError
+
         from grove.kernel.actor import Actor
         from grove.kernel.errors import GroveError
         from grove.models import Account
@@ -74,7 +76,8 @@ class Command(BaseCommand):
                 outcome = ingest_file(actor=actor, root=root, path=item.path,
                                       raw=item.absolute.read_bytes(), kind=options["kind"],
                                       subfolders=options["subfolders"], made=made)
-            except (GroveError, OSError) as exc:
+            except (GroveError, OSError, DatabaseError) as exc:
+                # The file's transaction is rolled back: nothing of it is kept.
                 outcome = FileOutcome(path=str(item.path), skipped=f"failed: {exc}")
                 failed += 1
             for name in totals:
