@@ -2,6 +2,7 @@
 account named by the transaction-local setting, and nothing without one."""
 
 import uuid
+from pathlib import PurePosixPath
 
 import pytest
 from django.conf import settings
@@ -13,6 +14,7 @@ from grove.kernel import jobs, tenancy
 from grove.runtime import dbroles
 from notebooks import services
 from notebooks.services import term_stats as termstats
+from notebooks.services.ingest import ingest_file, ingest_root
 from sharing import services as share_services
 from tests import factories
 from tests.factories import op
@@ -24,7 +26,8 @@ EXPECTED_TABLES = {
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
     "notebooks_termdelta", "notebooks_notecount", "notebooks_vision", "notebooks_visionrevision",
     "notebooks_truthdeclaration", "notebooks_truthnote", "notebooks_negativeclaim",
-    "notebooks_pendingrevision", "ask_conversation", "ask_turn", "ask_proposal", "sharing_share",
+    "notebooks_pendingrevision", "notebooks_ingestedchunk", "ask_conversation", "ask_turn",
+    "ask_proposal", "sharing_share",
 }
 
 
@@ -66,6 +69,8 @@ def populate(actor):
     services.negative_add(actor=actor, notebook_id=nb.id, claim="secret falsehood")
     agent = factories.connection(actor, notebooks=[nb.id])
     services.note_update(actor=agent, operation_id=op(), note_id=note.id, content="held")
+    ingest_file(actor=actor, root=ingest_root(actor, str(nb.id)), path=PurePosixPath("a.md"),
+                raw=b"secret ingested")
     return nb, note
 
 
