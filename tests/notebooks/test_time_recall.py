@@ -227,7 +227,8 @@ def test_scifact_claims_almost_never_speak_of_time():
     if not found_at:
         if IN_CI:
             pytest.fail("CI=true: the SciFact queries must be present (shared/data/scifact)")
-        pytest.skip("SciFact is not beside the checkout")
+        pytest.skip("the SciFact benchmark data (shared/data/scifact beside the checkout) "
+                    "is not on this machine")
     path = found_at[0]
     claims = [json.loads(line)["text"] for line in path.read_text().splitlines()]
     found = [c for c in claims if time_expression(c, TODAY) is not None]
