@@ -17,6 +17,14 @@ from grove.kernel.validation import TIME_ZONE_MAX_CHARS
 CAPABILITIES = ("memory:read", "memory:write")
 
 
+class SecretAction(models.TextChoices):
+    # Replace each credential with a marker naming its kind; the save goes on and its
+    # result says what was replaced (`redacted`).
+    REDACT = "redact"
+    # Nothing is saved: `secret_detected`, naming the kinds found.
+    REFUSE = "refuse"
+
+
 class Account(AbstractUser):
     """A website user. Everything else belongs to exactly one account."""
 
@@ -27,6 +35,19 @@ class Account(AbstractUser):
     # zone database by its one writer, `account_set_time_zone`; stored instants stay UTC.
     time_zone = models.CharField(max_length=TIME_ZONE_MAX_CHARS, default="UTC",
                                  db_default="UTC")
+    # What a save does with a credential it holds (SPEC §5, grove.kernel.credentials),
+    # by where the text comes from; set on the Settings page (`account_set_secret_rules`).
+    secrets_on_ingest = models.CharField(max_length=8, choices=SecretAction.choices,
+                                         default=SecretAction.REDACT,
+                                         db_default=SecretAction.REDACT)
+    secrets_on_automatic = models.CharField(max_length=8, choices=SecretAction.choices,
+                                            default=SecretAction.REFUSE,
+                                            db_default=SecretAction.REFUSE)
+    secrets_on_explicit = models.CharField(max_length=8, choices=SecretAction.choices,
+                                           default=SecretAction.REDACT,
+                                           db_default=SecretAction.REDACT)
+    # The owner's own credential patterns: [{"name", "pattern"}], RE2 syntax.
+    secret_patterns = models.JSONField(default=list, db_default=[], blank=True)
 
     class Meta:
         db_table = "grove_account"

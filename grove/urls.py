@@ -51,6 +51,7 @@ urlpatterns = [
     path("settings/", views.account_settings, name="settings"),
     path("settings/password/", views.password_change, name="password-change"),
     path("settings/time-zone/", views.account_time_zone, name="settings-time-zone"),
+    path("settings/credentials/", views.account_secret_rules, name="settings-credentials"),
     path("healthz", healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),

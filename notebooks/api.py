@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Query, Status
 
@@ -66,6 +67,7 @@ from notebooks.schemas.truth import PendingRef
 from notebooks.selectors import recall as recall_service
 from notebooks.selectors import search
 from notebooks.services import portability
+from notebooks.services.markdown_export import markdown_export
 
 router = ApiRouter()
 
@@ -314,6 +316,25 @@ def export(request: HttpRequest) -> StreamingHttpResponse:
                                      content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="grove-export-{stamp}.ndjson"'
     return response
+
+
+@router.get("/export/markdown", tags=["export"], response=ERRORS, auth=KEY_OR_SESSION,
+            openapi_extra={"responses": {200: {
+                "description": "A zip: one Markdown file per note with YAML front matter "
+                               "(id, kind, tags, notebook path, version, status, dates), "
+                               "notebooks as folders",
+                "content": {"application/zip": {"schema": {"type": "string",
+                                                           "format": "binary"}}}}}},
+            summary="Export the caller's notes as Markdown files in a zip")
+def export_markdown(request: HttpRequest) -> FileResponse:
+    """Written to a temporary file that spills to disk past 16 MB (memory stays flat),
+    then sent; `grove ingest` takes the zip back."""
+    spool = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)  # noqa: SIM115
+    markdown_export(actor=actor_of(request), out=spool)
+    spool.seek(0)
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    return FileResponse(spool, as_attachment=True, content_type="application/zip",
+                        filename=f"grove-markdown-{stamp}.zip")
 
 
 def _streamed(request: HttpRequest, lines: Iterator[str]) -> Any:

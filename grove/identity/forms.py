@@ -94,6 +94,42 @@ class TimeZoneForm(forms.Form):
                                       "spellcheck": "false", "placeholder": "UTC"}))
 
 
+SECRET_ACTIONS = [("redact", "Redact: replace it with a marker and save"),
+                  ("refuse", "Refuse: save nothing")]
+
+
+class SecretRulesForm(forms.Form):
+    """Settings → Credentials: what saves do with credentials, by where the text comes
+    from, and the owner's patterns, one `name: pattern` per line (the service checks
+    each with RE2)."""
+
+    on_ingest = forms.ChoiceField(choices=SECRET_ACTIONS, label="Ingested files")
+    on_automatic = forms.ChoiceField(choices=SECRET_ACTIONS,
+                                     label="Agents saving on their own")
+    on_explicit = forms.ChoiceField(choices=SECRET_ACTIONS,
+                                    label="Saves you or an agent make on request")
+    patterns = forms.CharField(
+        required=False, label="Your own patterns", max_length=30_000,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false",
+                                     "placeholder": "badge: ACME-[0-9]{6}"}))
+
+    def clean_patterns(self) -> list[dict[str, str]]:
+        items = []
+        for number, line in enumerate(self.cleaned_data["patterns"].splitlines(), 1):
+            if not line.strip():
+                continue
+            name, colon, pattern = line.partition(":")
+            if not colon or not pattern.strip():
+                raise forms.ValidationError(
+                    f"Line {number}: write a name, a colon, then the pattern.")
+            items.append({"name": name.strip(), "pattern": pattern.strip()})
+        return items
+
+    @staticmethod
+    def shown(patterns: list[Any]) -> str:
+        return "\n".join(f"{item.name}: {item.pattern}" for item in patterns)
+
+
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="What the key is for, e.g. “laptop”.")
     can_write = forms.BooleanField(required=False, initial=True, label="May save and change notes",

@@ -79,6 +79,11 @@ def connection_state(row: object) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+class SecretPatternOut(Out):
+    name: str
+    pattern: str
+
+
 class AccountSettingsOut(Out):
     username: str
     # While paused, saves with capture "automatic" are refused (`capture_paused`).
@@ -86,13 +91,24 @@ class AccountSettingsOut(Out):
     capture_paused_at: datetime | None
     # The IANA zone the website shows times in (set on the Settings page).
     time_zone: str
+    # What a save does with a credential, by where the text comes from: "redact" or
+    # "refuse" (grove.kernel.credentials), and the owner's own patterns.
+    secrets_on_ingest: str
+    secrets_on_automatic: str
+    secrets_on_explicit: str
+    secret_patterns: list[SecretPatternOut]
 
     @classmethod
     def of(cls, account: Any) -> AccountSettingsOut:
         return cls(username=account.username,
                    capture_paused=account.capture_paused_at is not None,
                    capture_paused_at=account.capture_paused_at,
-                   time_zone=account.time_zone)
+                   time_zone=account.time_zone,
+                   secrets_on_ingest=account.secrets_on_ingest,
+                   secrets_on_automatic=account.secrets_on_automatic,
+                   secrets_on_explicit=account.secrets_on_explicit,
+                   secret_patterns=[SecretPatternOut(**item)
+                                    for item in account.secret_patterns])
 
 
 class KeyCreateIn(In):

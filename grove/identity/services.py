@@ -16,6 +16,7 @@ from django.db import connection as db_connection
 from django.utils import timezone
 
 from grove.identity import selectors
+from grove.identity.hygiene import clean_secret_action, clean_secret_patterns
 from grove.identity.schemas import AccountSettingsOut, ConnectionOut, NewKeyOut, connection_state
 from grove.identity.selectors import approval_request_open
 from grove.kernel import operations
@@ -81,6 +82,27 @@ def account_set_time_zone(*, actor: Actor, time_zone: str) -> AccountSettingsOut
         account = Account.objects.select_for_update().get(id=actor.account_id)
         account.time_zone = zone.key
         account.save(update_fields=["time_zone"])
+    return AccountSettingsOut.of(account)
+
+
+def account_set_secret_rules(*, actor: Actor, on_ingest: str, on_automatic: str,
+                             on_explicit: str, patterns: Any) -> AccountSettingsOut:
+    """What saves do with credentials they hold, by origin ("redact" or "refuse"), and
+    the owner's own patterns (website owner only; `grove.identity.hygiene`). A bad
+    action or pattern is `invalid_secret_action` / `invalid_secret_pattern` and changes
+    nothing. Applies to the saves that come after; stored notes are not rewritten."""
+    actor.require_session()
+    actions = {name: clean_secret_action(value, what=label) for name, value, label in (
+        ("secrets_on_ingest", on_ingest, "On ingest"),
+        ("secrets_on_automatic", on_automatic, "On automatic captures"),
+        ("secrets_on_explicit", on_explicit, "On explicit saves"))}
+    cleaned = clean_secret_patterns(patterns)
+    with transaction.atomic():
+        account = Account.objects.select_for_update().get(id=actor.account_id)
+        for name, value in actions.items():
+            setattr(account, name, value)
+        account.secret_patterns = cleaned
+        account.save(update_fields=[*actions, "secret_patterns"])
     return AccountSettingsOut.of(account)
 
 

@@ -25,6 +25,7 @@ from grove.identity.forms import (
     NewKeyForm,
     OwnerSetupForm,
     PasswordForm,
+    SecretRulesForm,
     TimeZoneForm,
 )
 from grove.interfaces.middleware import session_actor
@@ -380,6 +381,28 @@ def account_time_zone(request: HttpRequest) -> HttpResponse:
     return settings_page(request, shown={"time_zone_form": form}, status=400)
 
 
+@login_required
+@require_POST
+def account_secret_rules(request: HttpRequest) -> HttpResponse:
+    """Settings → Credentials; a bad pattern is shown back with why (400), and nothing
+    changes."""
+    form = SecretRulesForm(request.POST)
+    if form.is_valid():
+        try:
+            services.account_set_secret_rules(
+                actor=session_actor(request), on_ingest=form.cleaned_data["on_ingest"],
+                on_automatic=form.cleaned_data["on_automatic"],
+                on_explicit=form.cleaned_data["on_explicit"],
+                patterns=form.cleaned_data["patterns"])
+        except GroveError as exc:
+            form.add_error("patterns", exc.message)
+        else:
+            messages.success(request, "Credential rules saved; they apply to the saves "
+                                      "from now on.")
+            return redirect(reverse("settings") + "#credentials")
+    return settings_page(request, shown={"secret_form": form}, status=400)
+
+
 def settings_page(request: HttpRequest, *, shown: dict[str, Any] | None = None,
                   status: int = 200) -> HttpResponse:
     """The Settings page, read in one call (`account_settings_page`). `shown`: what a
@@ -398,5 +421,10 @@ def settings_page(request: HttpRequest, *, shown: dict[str, Any] | None = None,
                        "model": settings.GROVE_LLM_MODEL},
         "time_zone_form": TimeZoneForm(initial={"time_zone": page.settings.time_zone}),
         "time_zones": sorted(zone_names()),
+        "secret_form": SecretRulesForm(initial={
+            "on_ingest": page.settings.secrets_on_ingest,
+            "on_automatic": page.settings.secrets_on_automatic,
+            "on_explicit": page.settings.secrets_on_explicit,
+            "patterns": SecretRulesForm.shown(page.settings.secret_patterns)}),
         **(shown or {}),
     }, status=status)

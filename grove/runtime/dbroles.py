@@ -48,7 +48,8 @@ SECRET_TABLES = ("grove_secret",)
 # join date and id are the owner role's to change.
 ACCOUNT_TABLE = "grove_account"
 ACCOUNT_UPDATABLE_COLUMNS = ("last_login", "password", "capture_paused_at", "time_zone",
-                             "is_active")
+                             "is_active", "secrets_on_ingest", "secrets_on_automatic",
+                             "secrets_on_explicit", "secret_patterns")
 
 
 def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:

@@ -7,12 +7,19 @@ applies to its own folder and everything under it, a deeper one overrides a shal
 one for the paths it speaks about, and an ignored folder is not entered (as in git, a
 file in it cannot be re-included). Hidden folders and files (`.git`, `.obsidian`,
 `.trash`) are never ingested. Symbolic links are not followed.
+
+A zip file is walked by the same rules (`walk_zip`): its `.groundignore` files apply
+as they would on disk, and a member whose path leaves the archive (`../`, an absolute
+path) is skipped, as is one whose declared size is over the limit — and none is read
+past the limit whatever it declares.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import stat
+import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -26,8 +33,12 @@ MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are skipped, not read
 @dataclass(frozen=True)
 class Found:
     path: PurePosixPath  # relative to the root, with forward slashes
-    absolute: Path
     size: int
+    read: Callable[[], bytes]  # the file's bytes (OSError, TooLarge)
+
+
+class TooLarge(OSError):
+    """A zip member that holds more than it declared, past the size limit."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,64 @@ def walk(root: Path) -> Iterator[Found | Skipped]:
             elif (size := entry.stat().st_size) > MAX_FILE_BYTES:
                 yield Skipped(path, "too large")
             else:
-                yield Found(path, Path(entry.path), size)
+                yield Found(path, size, Path(entry.path).read_bytes)
 
     yield from visit(root, [])
+
+
+def found_file(file: Path) -> Found:
+    """One file named on its own (not a folder): ingested whatever its name."""
+    return Found(PurePosixPath(file.name), file.stat().st_size, file.read_bytes)
+
+
+def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[], bytes]:
+    def read() -> bytes:
+        with archive.open(info) as member:
+            data = member.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise TooLarge(f"{info.filename}: more than {MAX_FILE_BYTES} bytes")
+        return data
+    return read
+
+
+def walk_zip(archive: zipfile.ZipFile) -> Iterator[Found | Skipped]:
+    """`walk` for the members of a zip file, in name order."""
+    members = sorted((info for info in archive.infolist() if not info.is_dir()),
+                     key=lambda info: info.filename)
+    specs: list[tuple[PurePosixPath, pathspec.GitIgnoreSpec]] = []
+    for info in members:
+        path = PurePosixPath(info.filename)
+        if path.name == IGNORE_FILE and _safe(path) and info.file_size <= MAX_FILE_BYTES:
+            lines = _member_reader(archive, info)().decode("utf-8", "replace").splitlines()
+            specs.append((path.parent, pathspec.GitIgnoreSpec.from_lines(lines)))
+    specs.sort(key=lambda item: len(item[0].parts))  # shallower first, as on disk
+    for info in members:
+        path = PurePosixPath(info.filename)
+        if not _safe(path):
+            yield Skipped(path, "unsafe path")
+            continue
+        if path.name == IGNORE_FILE:
+            continue
+        if any(part.startswith(".") for part in path.parts):
+            yield Skipped(path, "hidden")
+            continue
+        if stat.S_ISLNK(info.external_attr >> 16):
+            yield Skipped(path, "symbolic link")
+            continue
+        mine = [(base, spec) for base, spec in specs if path.is_relative_to(base)]
+        folders = [path.parents[i] for i in range(len(path.parts) - 2, -1, -1)]
+        if any(_ignored([s for s in mine if folder.is_relative_to(s[0])
+                         and folder != s[0]], folder, folder=True) for folder in folders) \
+                or _ignored(mine, path, folder=False):
+            yield Skipped(path, "ignored")
+        elif path.suffix.lower() not in SUFFIXES:
+            yield Skipped(path, "not a text note")
+        elif info.file_size > MAX_FILE_BYTES:
+            yield Skipped(path, "too large")
+        else:
+            yield Found(path, info.file_size, _member_reader(archive, info))
+
+
+def _safe(path: PurePosixPath) -> bool:
+    return bool(path.parts) and not path.is_absolute() and ".." not in path.parts \
+        and "\\" not in str(path) and ":" not in path.parts[0]

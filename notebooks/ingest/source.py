@@ -22,9 +22,20 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", 
 
 
 @dataclass(frozen=True)
+class Exported:
+    """A file Grove's Markdown export wrote (`grove-export` in its front matter): kept
+    whole, as the one note it was, with its kind, in its notebook path."""
+
+    kind: str
+    notebook: tuple[str, ...]  # names from the top of the export; () = Personal
+    task_id: str | None = None  # a handoff's task
+
+
+@dataclass(frozen=True)
 class Prepared:
     body: str
     tags: tuple[str, ...] = ()
+    exported: Exported | None = None
     private_regions: int = 0  # how many were removed
     warnings: tuple[str, ...] = field(default=())
 
@@ -62,4 +73,16 @@ def prepare(text: str) -> Prepared:
     if not isinstance(meta, dict):
         return Prepared(body=body, private_regions=private,
                         warnings=("front matter is not a mapping; ignored",))
-    return Prepared(body=body, tags=_tags(meta.get("tags")), private_regions=private)
+    return Prepared(body=body, tags=_tags(meta.get("tags")), private_regions=private,
+                    exported=_exported(meta))
+
+
+def _exported(meta: dict[Any, Any]) -> Exported | None:
+    if meta.get("grove-export") != 1 or not isinstance(meta.get("kind"), str):
+        return None
+    path = meta.get("notebook") or []
+    if not isinstance(path, list) or not all(isinstance(name, str) for name in path):
+        return None
+    task = meta.get("task_id")
+    return Exported(kind=meta["kind"], notebook=tuple(path),
+                    task_id=str(task) if isinstance(task, str | int) and str(task) else None)

@@ -52,6 +52,9 @@ class NoteOut(Out):
     # Only on a correction of declared ground truth by a connection: the change is held
     # for the owner and this is the accepted version, unchanged (SPEC §10).
     pending_revision: PendingRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    # Only on a save whose text held credentials: how many of each kind were replaced by
+    # `[redacted: kind]` before anything stored them (grove.identity.hygiene).
+    redacted: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     @classmethod
     def of(cls, note: object) -> NoteOut:
@@ -82,6 +85,8 @@ class RememberOut(Out):
     # replay answers the same list (less any note the caller can no longer see).
     similar: list[uuid.UUID] = Field(default_factory=list)
     pending_revision: PendingRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    # Credentials replaced by markers before the save (as on `NoteOut`).
+    redacted: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class DuplicateMember(Out):

@@ -245,11 +245,13 @@ class Saved(Out):
     # Held for the owner (a change to declared truth, or a write that failed its
     # notebook's check against it): `id` is unchanged.
     pending_revision: PendingRef | None = None
+    # Credentials replaced by `[redacted: kind]` before the save, by kind.
+    redacted: dict[str, int] | None = None
 
     @classmethod
     def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
         return cls(id=note.versioned_id, indexing=note.indexing, created=created,
-                   pending_revision=note.pending_revision)
+                   pending_revision=note.pending_revision, redacted=note.redacted or None)
 
 
 class Remembered(Saved):
@@ -263,9 +265,11 @@ class Remembered(Saved):
     def of_saved(cls, saved: RememberOut) -> Remembered:
         if saved.note is None:
             return cls(id=None, indexing="held", created=None,
-                       pending_revision=saved.pending_revision)
+                       pending_revision=saved.pending_revision,
+                       redacted=saved.redacted or None)
         fields: dict[str, Any] = {"id": saved.note.versioned_id,
-                                  "indexing": saved.note.indexing, "created": saved.created}
+                                  "indexing": saved.note.indexing, "created": saved.created,
+                                  "redacted": saved.redacted or None}
         if saved.similar:
             fields["similar"] = [f"note:{note_id}" for note_id in saved.similar]
         return cls(**fields)

@@ -9,7 +9,9 @@ whose text is unchanged but whose tags changed gets a metadata-only revision (no
 vector); chunks past a file's new end are deleted. A killed run leaves every file
 either done or untouched, so running it again finishes the work.
 
-Private regions are gone before any of this (`notebooks.ingest.source`).
+Private regions are gone before any of this (`notebooks.ingest.source`), and so are
+credentials: the account's rule for ingest (`grove.identity.hygiene`, default redact)
+replaces each with a marker, or skips the file when it says refuse.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from pathlib import PurePosixPath
 
 from django.utils import timezone
 
+from grove.identity.hygiene import Origin, SecretRules, screen, secret_rules
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
-from notebooks.ingest.chunking import chunk_markdown
+from notebooks.ingest.chunking import Chunk, chunk_markdown
 from notebooks.ingest.source import prepare
 from notebooks.models import IngestedChunk, Kind, Notebook, Status
 from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag
@@ -37,7 +40,7 @@ from notebooks.services.notes import note_remember, note_update
 
 # Part of every file's hash: a change in how files become notes makes the next run
 # look at every file again.
-RULES_VERSION = "chunks-1200-150/1"
+RULES_VERSION = "chunks-1200-150/2"  # 2: Grove's Markdown export kept whole
 
 
 @dataclass
@@ -50,6 +53,7 @@ class FileOutcome:
     removed: int = 0  # chunks past the file's new end
     skipped: str | None = None  # why the file was not read
     private_regions: int = 0
+    redacted: dict[str, int] = field(default_factory=dict)  # credentials, by kind
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -108,32 +112,35 @@ def ingest_root(actor: Actor, notebook: str) -> Notebook:
         return found
 
 
-def _folder_notebook(actor: Actor, root: Notebook, folder: PurePosixPath,
-                     made: dict[PurePosixPath, uuid.UUID]) -> uuid.UUID:
-    """The sub-notebook of `root` for `folder` (one per folder level), made if
-    missing."""
+def _folder_notebook(actor: Actor, root: Notebook, names: tuple[str, ...],
+                     made: dict[tuple[str, ...], uuid.UUID]) -> uuid.UUID:
+    """The notebook of `root` at the path `names` (a folder's parts, or an exported
+    note's notebook path; one sub-notebook per level), made where missing."""
     parent = root.id
-    walked = PurePosixPath()
-    for part in folder.parts:
-        walked /= part
+    for depth in range(len(names)):
+        walked = names[:depth + 1]
         if walked not in made:
-            found = live_notebooks(actor).filter(parent_id=parent, name=part).first()
+            found = live_notebooks(actor).filter(parent_id=parent, name=walked[-1]).first()
             made[walked] = found.id if found is not None else notebook_create(
-                actor=actor, operation_id=uuid.uuid4(), name=part, parent_id=parent).id
+                actor=actor, operation_id=uuid.uuid4(), name=walked[-1], parent_id=parent).id
         parent = made[walked]
     return parent
 
 
 def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes,
                 kind: str = Kind.FACT, subfolders: bool = False,
-                made: dict[PurePosixPath, uuid.UUID] | None = None,
+                made: dict[tuple[str, ...], uuid.UUID] | None = None,
+                rules: SecretRules | None = None,
                 now: datetime | None = None) -> FileOutcome:
-    """One file of the folder, in one transaction (see the module's docstring)."""
+    """One file of the folder, in one transaction (see the module's docstring).
+    `rules`: the account's secret rules, when the caller has read them once for many
+    files."""
     actor.require(WRITE)
     kind = clean_kind(kind)
     now = now or timezone.now()
+    rules = rules or secret_rules(actor.account_id)
     outcome = FileOutcome(path=path.as_posix())
-    file_hash = _sha(RULES_VERSION, kind, str(subfolders), raw)
+    file_hash = _sha(RULES_VERSION, kind, str(subfolders), rules.fingerprint(), raw)
     with tenant(actor):
         rows = {row.chunk: row for row in IngestedChunk.objects.filter(
             root=root, path=outcome.path).select_related("note")}
@@ -149,10 +156,27 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
         prepared = prepare(text)
         outcome.private_regions = prepared.private_regions
         outcome.warnings.extend(prepared.warnings)
+        try:
+            screened = screen(actor, prepared.body, origin=Origin.INGEST, rules=rules)
+        except Invalid as exc:
+            if exc.code != "secret_detected":
+                raise
+            kinds = ", ".join(sorted(exc.details["kinds"]))
+            outcome.skipped = f"holds a credential ({kinds}); this account refuses them"
+            return outcome
+        outcome.redacted = screened.redacted
         tags = _tags(prepared.tags, outcome)
-        notebook_id = (_folder_notebook(actor, root, path.parent, {} if made is None else made)
-                       if subfolders and path.parent.parts else root.id)
-        chunks = chunk_markdown(prepared.body)
+        made = {} if made is None else made
+        exported, task_id = prepared.exported, None
+        if exported is not None:  # Grove's own Markdown export: the note, whole
+            kind = _exported_kind(exported.kind, kind, outcome)
+            task_id = exported.task_id
+            notebook_id = _folder_notebook(actor, root, exported.notebook, made)
+            chunks = [Chunk(index=0, text=screened.text, headings=())]
+        else:
+            notebook_id = (_folder_notebook(actor, root, path.parent.parts, made)
+                           if subfolders and path.parent.parts else root.id)
+            chunks = chunk_markdown(screened.text)
         for chunk in chunks:
             content_hash = _sha(chunk.text)
             row = rows.get(chunk.index)
@@ -160,7 +184,7 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
                     or row.note.notebook_id != notebook_id:
                 saved = note_remember(actor=actor, operation_id=uuid.uuid4(),
                                       content=chunk.text, kind=kind, notebook_id=notebook_id,
-                                      tags=tags).note
+                                      tags=tags, task_id=task_id).note
                 assert saved is not None  # held only for a connection, never the owner
                 note_id = saved.id
                 if row is not None and row.note.status == Status.ACTIVE:  # moved notebook
@@ -168,12 +192,12 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
                 outcome.created += 1
             elif row.content_hash != content_hash:
                 note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
-                            content=chunk.text, tags=tags)
+                            content=chunk.text, tags=tags, kind=kind, task_id=task_id)
                 outcome.updated += 1
                 note_id = row.note_id
-            elif sorted(row.note.tags) != tags:
+            elif sorted(row.note.tags) != tags or row.note.kind != kind:
                 note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
-                            tags=tags)
+                            tags=tags, kind=kind, task_id=task_id)
                 outcome.retagged += 1
                 note_id = row.note_id
             else:
@@ -191,6 +215,14 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
             IngestedChunk.objects.filter(id__in=[row.id for row in stale]).delete()
             outcome.removed = len(stale)
     return outcome
+
+
+def _exported_kind(value: str, default: str, outcome: FileOutcome) -> str:
+    try:
+        return clean_kind(value)
+    except Invalid:
+        outcome.warnings.append(f"kind {value[:40]!r} is not a kind; {default} used")
+        return default
 
 
 def ingest_prune(*, actor: Actor, root: Notebook, present: set[str], remove: bool,

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from grove.identity.hygiene import Origin, screen
 from grove.kernel import operations
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
@@ -130,6 +131,10 @@ def note_remember(
     )
     notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id, what="notebook id")
     actor.require(WRITE)  # before any embedding work, as the frame would
+    # Credentials go before anything else sees the text: the probe, the check, the row.
+    screened = screen(actor, content, origin=Origin.AUTOMATIC
+                      if fields.get("capture") == Capture.AUTOMATIC else Origin.EXPLICIT)
+    content = screened.text
     probe = duplicates.probe_of(content) if clean_bool(find_similar, what="find_similar") \
         else None
     checked = write_check.check_write(actor, operation_id=op_id, notebook_id=notebook_uuid,
@@ -153,7 +158,8 @@ def note_remember(
                             changes={"content": content, "kind": kind, "task_id": task_id,
                                      **fields}, operation_id=op_id)
                 return RememberOut(note=None, created=False,
-                                   pending_revision=write_check.answer(actor, held))
+                                   pending_revision=write_check.answer(actor, held),
+                                   redacted=screened.redacted)
             note = new_note(actor, notebook_uuid, content=content, kind=kind,
                             task_id=task_id, fields=fields, now=now)
             try:
@@ -190,7 +196,9 @@ def note_remember(
         assert note is not None
         similar = duplicates.similar_to_text(actor=actor, notebook_id=note.notebook_id,
                                              content=content, probe=probe, exclude=note.id)
-        return RememberOut(note=NoteOut.of(note), created=created, similar=similar)
+        return RememberOut(note=NoteOut.of(note).model_copy(
+            update={"redacted": screened.redacted}), created=created, similar=similar,
+            redacted=screened.redacted)
 
     def replayed(data: Any) -> RememberOut:
         """The stored result, naming only the similar notes the caller can still see."""
@@ -282,6 +290,11 @@ def note_update(
         raise Invalid("Nothing to change: give at least one field.", code="no_changes")
     if expected_version is not None:
         expected_version = clean_version(expected_version)
+    actor.require(WRITE)
+    redacted: dict[str, int] = {}
+    if "content" in changes:
+        screened = screen(actor, changes["content"], origin=Origin.EXPLICIT)
+        changes["content"], redacted = screened.text, screened.redacted
     checked = None if not {"content", "kind"} & set(changes) else write_check.check_write(
         actor, operation_id=op_id, notebook_id=None, note_id=note_uuid,
         kind=changes.get("kind"), content=changes.get("content"),
@@ -301,8 +314,8 @@ def note_update(
             if failed is not None:
                 held = hold(actor, note=note, notebook=note.notebook, checked=failed,
                             changes=changes, operation_id=op_id)
-                return NoteOut.of(note).model_copy(
-                    update={"pending_revision": write_check.answer(actor, held)})
+                return NoteOut.of(note).model_copy(update={
+                    "pending_revision": write_check.answer(actor, held), "redacted": redacted})
         before = _snapshot(note)
         apply_changes(note, changes, now)
         if _snapshot(note) != before or "retention_days" in changes:
@@ -311,13 +324,13 @@ def note_update(
                 # readers — this caller included — keep the accepted version.
                 note.refresh_from_db()
                 held = hold(actor, note=note, changes=changes, operation_id=op_id)
-                return NoteOut.of(note).model_copy(
-                    update={"pending_revision": PendingRef(id=held.id)})
+                return NoteOut.of(note).model_copy(update={
+                    "pending_revision": PendingRef(id=held.id), "redacted": redacted})
             save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
                              operation_id=op_id, now=now)
             if note.content != before["content"]:
                 mark_for_indexing(note)
-        return NoteOut.of(note)
+        return NoteOut.of(note).model_copy(update={"redacted": redacted})
 
     def replayed(data: Any) -> NoteOut:
         result = NoteOut.model_validate(data)

@@ -26,6 +26,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from grove.identity.hygiene import redaction_notice
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import render_markdown
 from grove.kernel import throttle
@@ -66,6 +67,8 @@ def note_create(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             assert saved.note is not None  # the owner's own saves are never held
+            if saved.redacted:
+                messages.warning(request, redaction_notice(saved.redacted))
             return redirect("note", note_id=saved.note.id)
     return render(request, "notebooks/new_note.html", {
         "form": form.shown(notebooks_for(request).paths()), "section": "library",
@@ -80,7 +83,7 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
         return note_page_response(request, note_id, edit_form=form, status=400)
     data = form.cleaned_data
     try:
-        services.note_update(
+        updated = services.note_update(
             actor=session_actor(request), operation_id=data["operation_id"], note_id=note_id,
             expected_version=data["expected_version"], content=data["text"],
             kind=data["kind"], tags=data["tags"])
@@ -99,7 +102,10 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
             raise
         form.add_error(None, exc.message)
         return note_page_response(request, note_id, edit_form=form, status=exc.status)
-    messages.success(request, "Saved.")
+    if updated.redacted:
+        messages.warning(request, redaction_notice(updated.redacted))
+    else:
+        messages.success(request, "Saved.")
     return redirect("note", note_id=note_id)
 
 

@@ -212,6 +212,8 @@ def test_every_route_succeeds_for_its_owner(method, path):
         assert method == "delete" and caller.get(fill(path, ids)[3:]).status_code == 404
     elif path == "/v1/export":
         assert b"".join(response.streaming_content)
+    elif path == "/v1/export/markdown":
+        assert b"".join(response.streaming_content).startswith(b"PK")  # a zip
     elif path.endswith("/export"):
         assert response.json()["type"] == "grove-conversation"
     else:

@@ -319,3 +319,17 @@ def test_a_caller_the_write_refuses_never_reaches_the_model(owner, ops, checking
         services.note_update(actor=reader, operation_id=op(), note_id=plain.id,
                              content=DOLLARS)
     assert chat_requests(provider) == []
+
+
+def test_a_credential_in_a_checked_write_never_reaches_the_model(owner, ops, checking,
+                                                                 writer, provider):
+    """Secret hygiene (issue 22 item 5) runs before the check: the model reads the
+    marker, and what lands holds the marker too."""
+    key = "AKIA" + "Q7RT2XW9LM4KPZ3N"
+    provider.chat_replies = [reply(("Deploys use a key.", "unverifiable", "", "new"))]
+    saved = services.note_remember(actor=writer, operation_id=op(), kind="fact",
+                                   content=f"Deploys use the key {key}.", notebook_id=ops.id)
+    assert saved.redacted == {"aws-access-key": 1}
+    assert saved.note.content == "Deploys use the key [redacted: aws-access-key]."
+    [request] = chat_requests(provider)
+    assert key not in json.dumps(request) and "[redacted: aws-access-key]" in json.dumps(request)

@@ -1,30 +1,52 @@
-"""`grove export --user USERNAME [FILE]`: write an account's NDJSON export."""
+"""`grove export --user USERNAME [--markdown] [FILE]`: write an account's export.
+
+Without `--markdown`: the NDJSON export (notebooks, notes, revisions, visions). With it:
+a zip of Markdown files, one per note with YAML front matter, notebooks as folders
+(`notebooks.services.markdown_export`), which `grove ingest` takes back."""
 
 import json
+import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 class Command(BaseCommand):
-    help = "Export an account's notebooks, notes and revisions as NDJSON."
+    help = "Export an account's notebooks, notes and revisions (NDJSON, or Markdown in a zip)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", required=True, help="the account's user name")
+        parser.add_argument("--markdown", action="store_true",
+                            help="a zip of Markdown files, one per note")
         parser.add_argument("file", nargs="?", default="-",
                             help="where to write (default: standard output)")
 
     def handle(self, *args: Any, user: str, file: str, **options: Any) -> None:
         from grove.kernel.actor import Actor
         from grove.models import Account
+        from notebooks.services.markdown_export import markdown_export
         from notebooks.services.portability import export_records
 
         account = Account.objects.filter(username=user, is_active=True).first()
         if account is None:
             raise CommandError(f"no active account named {user!r}")
+        actor = Actor.for_session(account.id)
+        if options["markdown"]:
+            if file == "-" and sys.stdout.isatty():
+                raise CommandError("a zip is not for a terminal: name a file, or redirect")
+            binary = sys.stdout.buffer if file == "-" else open(file, "wb")  # noqa: SIM115
+            try:
+                done = markdown_export(actor=actor, out=binary)
+            finally:
+                if binary is not sys.stdout.buffer:
+                    binary.close()
+            if file != "-":
+                self.stderr.write(f"{done.notes} notes in {done.notebooks} notebooks "
+                                  f"written to {file}")
+            return
         out = self.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
         try:
-            for record in export_records(actor=Actor.for_session(account.id)):
+            for record in export_records(actor=actor):
                 out.write(json.dumps(record, separators=(",", ":")) + ("" if file == "-" else "\n"))
         finally:
             if out is not self.stdout:

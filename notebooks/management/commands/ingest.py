@@ -14,7 +14,8 @@ not be ingested.
 from __future__ import annotations
 
 import sys
-from pathlib import Path, PurePosixPath
+import zipfile
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -24,7 +25,7 @@ class Command(BaseCommand):
     help = "Ingest a folder of markdown and text files into a notebook."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("path", help="the folder (or one file)")
+        parser.add_argument("path", help="the folder, a zip of one, or one file")
         parser.add_argument("--notebook", required=True,
                             help="a notebook id, or the name of a top-level notebook")
         parser.add_argument("--user", required=True, help="the account's user name")
@@ -39,10 +40,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from django.db import DatabaseError
 
+        from grove.identity.hygiene import secret_rules
         from grove.kernel.actor import Actor
         from grove.kernel.errors import GroveError
         from grove.models import Account
-        from notebooks.ingest.files import Found, walk
+        from notebooks.ingest.files import Found, found_file, walk, walk_zip
         from notebooks.services.ingest import FileOutcome, ingest_file, ingest_prune, ingest_root
 
         if options["remove"] and not options["prune"]:
@@ -59,8 +61,14 @@ class Command(BaseCommand):
         except GroveError as exc:
             raise CommandError(str(exc)) from None
 
-        items = list(walk(folder)) if folder.is_dir() else [
-            Found(PurePosixPath(folder.name), folder, folder.stat().st_size)]
+        archive = None
+        if folder.is_dir():
+            items = list(walk(folder))
+        elif zipfile.is_zipfile(folder):
+            archive = zipfile.ZipFile(folder)  # noqa: SIM115 - closed below
+            items = list(walk_zip(archive))
+        else:
+            items = [found_file(folder)]
         found = [item for item in items if isinstance(item, Found)]
         totals = {"created": 0, "updated": 0, "retagged": 0, "unchanged": 0, "removed": 0}
         skipped: dict[str, list[str]] = {}
@@ -69,14 +77,17 @@ class Command(BaseCommand):
                 skipped.setdefault(item.reason, []).append(str(item.path))
         warnings: list[str] = []
         failed = 0
-        made: dict[PurePosixPath, Any] = {}
+        made: dict[tuple[str, ...], Any] = {}
+        rules = secret_rules(account.id)
+        redacted: dict[str, int] = {}
         progress = Progress(len(found), sys.stderr)
         for item in found:
             try:
                 outcome = ingest_file(actor=actor, root=root, path=item.path,
-                                      raw=item.absolute.read_bytes(), kind=options["kind"],
-                                      subfolders=options["subfolders"], made=made)
-            except (GroveError, OSError, DatabaseError) as exc:
+                                      raw=item.read(), kind=options["kind"],
+                                      subfolders=options["subfolders"], made=made,
+                                      rules=rules)
+            except (GroveError, OSError, DatabaseError, zipfile.BadZipFile) as exc:
                 # The file's transaction is rolled back: nothing of it is kept.
                 outcome = FileOutcome(path=str(item.path), skipped=f"failed: {exc}")
                 failed += 1
@@ -85,15 +96,20 @@ class Command(BaseCommand):
             if outcome.skipped:
                 skipped.setdefault(outcome.skipped, []).append(outcome.path)
             warnings += [f"{outcome.path}: {w}" for w in outcome.warnings]
+            for kind, count in outcome.redacted.items():
+                redacted[kind] = redacted.get(kind, 0) + count
+                warnings.append(f"{outcome.path}: {count} {kind} redacted")
             progress.step(outcome.path)
         progress.done()
+        if archive is not None:
+            archive.close()
 
         self.stdout.write(
             f"{len(found)} files into {root.name!r}: {totals['created']} notes created, "
             f"{totals['updated']} updated, {totals['retagged']} retagged, "
             f"{totals['unchanged']} unchanged, {totals['removed']} removed "
             "(chunks past a file's new end)")
-        if options["prune"] and folder.is_dir():
+        if options["prune"] and (folder.is_dir() or archive is not None):
             pruned = ingest_prune(actor=actor, root=root, remove=options["remove"],
                                   present={str(item.path) for item in found})
             what = (f"{pruned.removed} notes deleted" if options["remove"]
@@ -101,6 +117,9 @@ class Command(BaseCommand):
             self.stdout.write(f"{len(pruned.files)} files gone from the folder: {what}")
             for path in pruned.files:
                 self.stdout.write(f"  gone: {path}")
+        if redacted:
+            self.stdout.write("credentials replaced by [redacted: kind] markers: " + ", ".join(
+                f"{count} {kind}" for kind, count in sorted(redacted.items())))
         for reason, paths in sorted(skipped.items()):
             self.stdout.write(f"skipped ({reason}): {len(paths)}")
             for path in paths[:10]:

@@ -1,0 +1,244 @@
+"""Credentials in text: find them and replace each with a marker naming its kind.
+
+What counts as a credential:
+
+* private keys — a PEM or OpenSSH block from its BEGIN line to its END line (to the end
+  of the text when the END line is missing: nothing of a truncated key is kept), and
+  PuTTY key files;
+* cloud and API tokens of common providers, JWTs and passwords in URLs — the detectors
+  of Yelp's **detect-secrets** (maintained, regex per provider: AWS, Azure, GitHub,
+  GitLab, Slack, Stripe, OpenAI, SendGrid, Twilio, npm, PyPI, Discord, Telegram, …),
+  plus a few it lacks (Google API keys, Anthropic and newer OpenAI keys, Hugging Face
+  tokens, Grove's own API keys);
+* `password=` lines — detect-secrets' keyword rule (password, secret, api_key, token…
+  followed by `=`, `:=`, or `:` with a quoted value), where an unquoted value is its
+  first word; after a bare colon only a one-word value with a digit or symbol counts
+  ("password: hunter2", not "password: see the vault");
+* the owner's own patterns (`OwnerPattern`), compiled with RE2, whose matching time is
+  linear in the text whatever the pattern — an owner's regular expression cannot stall
+  a save.
+
+Its entropy detectors are left out: in prose they flag hashes, ids and base64 images,
+and a marker in place of a commit hash would be damage, not hygiene.
+
+`find` returns the spans (merged where they overlap); `redact` replaces each with
+`[redacted: kind]`. Neither ever logs or returns the credential itself: callers see
+kinds and counts only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+MARKER = "[redacted: {kind}]"
+PATTERNS_MAX = 50
+PATTERN_NAME_MAX_CHARS = 40
+PATTERN_MAX_CHARS = 500
+
+# A token runs on over these characters from where a detector matched (a JWT's
+# signature, the rest of a token a provider's regex only begins); `=` only to the
+# right, so `password=hunter2` keeps its `password=`.
+_TOKEN_LEFT = re.compile(r"[A-Za-z0-9_\-+/.~]*\Z")
+_TOKEN_RIGHT = re.compile(r"[A-Za-z0-9_\-+/=.~]*")
+
+_PEM = re.compile(
+    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----.*?"
+    r"(?:-----END \1PRIVATE KEY\2-----|\Z)", re.DOTALL)
+
+# Detectors detect-secrets lacks, with the kind each reports.
+_EXTRA = (
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("anthropic-api-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
+    ("openai-api-key", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}")),
+    ("hugging-face-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("grove-api-key", re.compile(r"\bgrv_[A-Za-z0-9_\-]{40,}")),
+    # A password in a URL with characters detect-secrets' rule stops at (`!`, `$`, …).
+    ("basic-auth-credentials", re.compile(r"://[^\s:/@]+:([^\s/@]+)@")),
+)
+
+# detect-secrets detectors not used: entropy (see above) and public IP addresses,
+# which are not credentials.
+_LEFT_OUT = {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector",
+             "KeywordDetector", "PrivateKeyDetector"}
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerPattern:
+    name: str
+    pattern: str
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+
+
+class BadPattern(ValueError):
+    """An owner's pattern that RE2 cannot compile, or that matches the empty text."""
+
+
+def _slug(secret_type: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+
+
+@cache
+def _providers() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
+    """(kind, regex, plugin) for each of detect-secrets' provider regexes."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    found = []
+    plugin_class: Any
+    for secret_type, plugin_class in get_mapping_from_secret_type_to_class().items():
+        if plugin_class.__name__ in _LEFT_OUT or not issubclass(plugin_class,
+                                                                 RegexBasedDetector):
+            continue
+        plugin = plugin_class()
+        for regex in plugin.denylist:
+            found.append((_slug(secret_type), regex, plugin))
+    return tuple(found)
+
+
+@cache
+def _keyword_rules() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], int, bool], ...]]:
+    """detect-secrets' keyword rule: (cheap prefilter, (regex, value group, colon?))."""
+    from detect_secrets.plugins import keyword as kw
+
+    prefilter = re.compile(kw.DENYLIST_REGEX, re.IGNORECASE)
+    rules = (
+        (kw.FOLLOWED_BY_EQUAL_SIGNS_REGEX, 5, False),
+        (kw.FOLLOWED_BY_COLON_EQUAL_SIGNS_REGEX, 4, False),
+        (kw.FOLLOWED_BY_COLON_QUOTES_REQUIRED_REGEX, 5, False),
+        (kw.FOLLOWED_BY_QUOTES_AND_SEMICOLON_REGEX, 3, False),
+        (kw.FOLLOWED_BY_ARROW_FUNCTION_SIGN_QUOTES_REQUIRED_REGEX, 4, False),
+        (kw.FOLLOWED_BY_COLON_REGEX, 4, True),
+    )
+    return prefilter, rules
+
+
+def _placeholder(value: str, line: str) -> bool:
+    """A value that only stands for a secret: `<password>`, `${TOKEN}`, `$SECRET`,
+    `****`, `abcdef`, `os.environ["X"]` (detect-secrets' own heuristics), or too
+    short to be one."""
+    from detect_secrets.filters import heuristic
+
+    return (len(value) < 4 or heuristic.is_templated_secret(value)
+            or heuristic.is_prefixed_with_dollar_sign(value)
+            or heuristic.is_not_alphanumeric_string(value)
+            or heuristic.is_sequential_string(value)
+            or heuristic.is_indirect_reference(line) or value.startswith("[redacted:"))
+
+
+def _keywords(text: str) -> Iterable[Span]:
+    prefilter, rules = _keyword_rules()
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if prefilter.search(line):
+            for regex, group, colon in rules:
+                for match in regex.finditer(line):
+                    start, end = match.span(group)
+                    quoted = start > 0 and line[start - 1] in "'\"`"
+                    value = line[start:end]
+                    if not quoted:
+                        value = value.split()[0] if value.split() else ""
+                        end = start + len(value)
+                        if colon and (len(line[start:match.end(group)].split()) > 1
+                                      or value.isalpha()):
+                            continue
+                    if value and not _placeholder(value, line):
+                        yield Span(offset + start, offset + end, "password")
+        offset += len(line)
+
+
+def _token(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen a detector's match to the whole token it sits in."""
+    left = _TOKEN_LEFT.search(text, 0, start)
+    right = _TOKEN_RIGHT.match(text, end)
+    start = left.start() if left else start
+    end = right.end() if right else end
+    while end > start + 1 and text[end - 1] == ".":
+        end -= 1
+    return start, end
+
+
+def _tokens(text: str) -> Iterable[Span]:
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+
+    for kind, regex, plugin in _providers():
+        for match in regex.finditer(text):
+            group = 1 if regex.groups and match.start(1) > match.start() else 0
+            start, end = _token(text, *match.span(group))
+            if isinstance(plugin, JwtTokenDetector) and not plugin.is_formally_valid(
+                    text[start:end]):
+                continue
+            yield Span(start, end, kind)
+    for kind, regex in _EXTRA:
+        for match in regex.finditer(text):
+            yield Span(*match.span(1), kind) if regex.groups else Span(
+                *_token(text, *match.span()), kind)
+
+
+def _owner(text: str, patterns: Sequence[OwnerPattern]) -> Iterable[Span]:
+    for item in patterns:
+        for match in compile_pattern(item.pattern).finditer(text):
+            if match.end() > match.start():
+                yield Span(match.start(), match.end(), f"custom-{_slug(item.name)}")
+
+
+def find(text: str, patterns: Sequence[OwnerPattern] = ()) -> list[Span]:
+    """Every credential in `text`, in order; overlapping finds are merged into one span
+    (kind of the earliest)."""
+    spans = [Span(*match.span(), "private-key") for match in _PEM.finditer(text)]
+    spans.extend(Span(*_token(text, *match.span()), "private-key")
+                 for match in re.finditer(r"PuTTY-User-Key-File-\d", text))
+    spans.extend(_tokens(text))
+    spans.extend(_keywords(text))
+    spans.extend(_owner(text, patterns))
+    merged: list[Span] = []
+    for span in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if merged and span.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Span(last.start, max(last.end, span.end), last.kind)
+        else:
+            merged.append(span)
+    return merged
+
+
+def redact(text: str, spans: Sequence[Span]) -> str:
+    """`text` with each span replaced by its marker."""
+    parts, at = [], 0
+    for span in spans:
+        parts.append(text[at:span.start])
+        parts.append(MARKER.format(kind=span.kind))
+        at = span.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def kinds(spans: Iterable[Span]) -> dict[str, int]:
+    """How many of each kind: what callers are told (never the values)."""
+    return dict(sorted(Counter(span.kind for span in spans).items()))
+
+
+@cache
+def compile_pattern(pattern: str) -> Any:
+    """An owner's pattern compiled with RE2; `BadPattern` when it cannot be, or when it
+    matches the empty text (it would match everywhere)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:
+        raise BadPattern(str(exc)) from None
+    if compiled.fullmatch("") is not None:
+        raise BadPattern("it matches empty text")
+    return compiled
