@@ -8,7 +8,6 @@ import uuid
 from io import StringIO
 from pathlib import PurePosixPath
 
-import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -25,26 +24,6 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 
 SECRET = "PIN-4821-never-stored"
-
-
-class RecordingEmbedder:
-    profile, dimension = "fake-hash/384", 384
-
-    def __init__(self):
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen.extend(texts)
-        rng = np.random.default_rng(len(self.seen))
-        vectors = rng.normal(size=(len(texts), 384)).astype(np.float32)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
-@pytest.fixture
-def embedder(monkeypatch):
-    recording = RecordingEmbedder()
-    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: recording)
-    return recording
 
 
 @pytest.fixture

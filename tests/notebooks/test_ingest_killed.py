@@ -12,7 +12,7 @@ import time
 import psycopg
 import pytest
 
-from tests.grove.runtime.processes import GROVE, grove_env, run_grove
+from tests.grove.runtime.processes import GROVE, create_user, grove_env, run_grove
 
 pytestmark = pytest.mark.slow
 
@@ -67,11 +67,7 @@ def test_a_killed_ingest_finishes_on_the_next_run(home, server, tmp_path):
                            for p in range(4))
         (folder / f"note-{i:04}.md").write_text(f"# Note {i}\n\n{body}\n")
     assert run_grove("migrate", "--noinput", home=home).returncode == 0
-    made = run_grove("createsuperuser", "--noinput", home=home,
-                     DJANGO_SUPERUSER_USERNAME="alice",
-                     DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
-                     DJANGO_SUPERUSER_EMAIL="alice@example.com")
-    assert made.returncode == 0, made.stderr
+    create_user(home, "alice")
     command = [*GROVE, "ingest", str(vault), "--notebook", "Vault", "--user", "alice",
                "--subfolders"]
     first = subprocess.Popen(command, env=grove_env(home), stdout=subprocess.PIPE,

@@ -21,16 +21,14 @@ from notebooks import services
 from notebooks.models import Note, Notebook
 from tests import factories
 from tests.factories import op
-from tests.notebooks.test_ingest import RecordingEmbedder, counts
+from tests.notebooks.test_ingest import counts
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def embedder(monkeypatch):
-    recording = RecordingEmbedder()
-    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: recording)
-    return recording
+def _model(embedder):
+    return embedder
 
 
 def library(actor) -> None:

@@ -23,20 +23,13 @@ from tests import factories
 from tests.api.conftest import Caller, new_key
 from tests.factories import op
 from tests.mcp.test_protocol import call
-from tests.notebooks.test_ingest import RecordingEmbedder, index_all, run, write
+from tests.notebooks.test_ingest import index_all, run, write
 
 pytestmark = pytest.mark.django_db
 
 KEY = "AKIA" + "Z4QW8RT2NV6XKP3M"  # an AWS access key id's shape, made up
 GITHUB = "ghp_" + "x7Kq2Lm9Vb4Nc8Rt1Yz6Wp3Hs5Jd0Fg2Aa9Q"
 MARKED = "[redacted: aws-access-key]"
-
-
-@pytest.fixture
-def embedder(monkeypatch):
-    recording = RecordingEmbedder()
-    monkeypatch.setattr("notebooks.services.indexing.get_embedder", lambda: recording)
-    return recording
 
 
 @pytest.fixture

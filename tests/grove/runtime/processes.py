@@ -33,6 +33,15 @@ def run_grove(*args: str, home: Path | None, timeout: float = 180, **env: str):
                           text=True, timeout=timeout, check=False)
 
 
+def create_user(home: Path, username: str) -> None:
+    """An account made with the real `grove createsuperuser --noinput`."""
+    made = run_grove("createsuperuser", "--noinput", home=home,
+                     DJANGO_SUPERUSER_USERNAME=username,
+                     DJANGO_SUPERUSER_PASSWORD="a long enough passphrase 42",
+                     DJANGO_SUPERUSER_EMAIL=f"{username}@example.com")
+    assert made.returncode == 0, made.stderr
+
+
 def make_home() -> Path:
     """A data folder the embedded server may use even when tests run as root: under the
     world-traversable temp dir, entered (not listed) by others."""
