@@ -79,6 +79,9 @@ GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 # Both are enforced before Django reads a byte (grove/interfaces/limits.py): the import upload of a
 # signed-in session may be larger.
 GROVE_IMPORT_MAX_BODY = 256 * 1024 * 1024
+# A folder uploaded for ingest arrives as one file per note (notebooks.services.ingest_upload
+# caps an upload at 20,000); Django's default of 100 would refuse a small vault.
+DATA_UPLOAD_MAX_NUMBER_FILES = 20_000
 # Before authentication (grove/interfaces/limits.py): requests per minute per client address, and
 # how many requests run inside Django at once in this process.
 GROVE_ADDRESS_RATE_LIMIT = CONFIG.address_rate_limit

@@ -15,8 +15,10 @@ class NotebooksConfig(AppConfig):
         from notebooks.selectors.truth import declared_extra
         from notebooks.selectors.vision_pages import account_vision_extra
         from notebooks.services.indexing import HANDLER
+        from notebooks.services.ingest_upload import HANDLER as INGEST_UPLOAD_HANDLER
 
         jobs.register(HANDLER)
+        jobs.register(INGEST_UPLOAD_HANDLER)
         # The note page's "ground truth" badge.
         register_page_extra(declared_extra)
         # The account's vision card on Settings is read with that page.

@@ -44,6 +44,8 @@ urlpatterns = [
     path("trash/notebooks/<uuid:notebook_id>/restore", views.trash_notebook_restore,
          name="trash-notebook-restore"),
     path("settings/import", views.account_import_upload, name="import"),
+    path("ingest/", views.ingest_upload, name="ingest"),
+    path("ingest/<uuid:upload_id>/", views.ingest_progress, name="ingest-progress"),
     path("vision/", views.account_vision_edit, name="account-vision"),
     path("agents/brief/", views.agent_brief, name="agent-brief"),
     path("activity/", views.activity, name="activity"),

@@ -222,6 +222,29 @@ def declare_and_hold(page: Page, base: str, key: str) -> None:
     page.screenshot(path=OUT / "truth.png", full_page=True, clip=card.bounding_box())
 
 
+def bring_a_vault_in(page: Page, base: str, home: Path) -> None:
+    """Upload a small Obsidian-style vault as a zip and shoot its finished progress."""
+    import zipfile
+
+    bundle = home / "field-notes.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr(".obsidian/workspace.json", "{}")
+        archive.writestr(".groundignore", "drafts/\n")
+        archive.writestr("drafts/unfinished.md", "not yet")
+        archive.writestr("Glaciers/moraines.md", "---\ntags: [field]\n---\n# Moraines\n\n"
+                         "Lateral moraines mark the glacier's old edges.")
+        archive.writestr("Glaciers/samples.md", "# Samples\n\nKeep the ice cores below "
+                         "-20 °C.\n\n<private>Lab door code: 4471</private>")
+        archive.writestr("Trips/2026-06.md", "# June trip\n\nThe melt started early.")
+        archive.writestr("keys.md", "Upload key for the lab share: AKIA" + "Q7RT2XW9LM4KPZ3N")
+    page.goto(base + "/ingest/")
+    page.get_by_label("Into the notebook").fill("Field notes")
+    page.get_by_label("A zip file").set_input_files(str(bundle))
+    page.get_by_role("button", name="Upload and ingest").click()
+    page.wait_for_selector('#progress[data-state="done"]', timeout=60_000)
+    shoot(page, "ingest")
+
+
 def save_vision(page: Page, text: str) -> None:
     card = page.locator("#vision")
     if card.locator("details.vision-edit[open]").count() == 0:
@@ -363,6 +386,7 @@ def main() -> None:
             page.goto(base + "/settings/")
             save_vision(page, ACCOUNT_VISION)
             shoot(page, "settings")
+            bring_a_vault_in(page, base, home)
             page.goto(base + "/agents/brief/")
             form = page.locator("#brief-form")
             form.get_by_label("Notebook").select_option(label="Grove")

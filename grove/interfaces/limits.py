@@ -7,9 +7,9 @@ a database connection. So, before Django sees a request:
 1. **Body size.** A `Content-Length` over the limit is answered 413 at once; a body sent
    without one (chunked) is counted as it streams and answered 413 the moment it passes
    the limit — Django is told the client left and never reads on. The limit is
-   `GROVE_API_MAX_BODY` everywhere, except the import upload, which may be
-   `GROVE_IMPORT_MAX_BODY` for a signed-in session (checked here, so an anonymous upload
-   is held to the small limit too).
+   `GROVE_API_MAX_BODY` everywhere, except the uploads (an export to import, a folder
+   or zip to ingest), which may be `GROVE_IMPORT_MAX_BODY` for a signed-in session
+   (checked here, so an anonymous upload is held to the small limit too).
 2. **Requests per client address.** `GROVE_ADDRESS_RATE_LIMIT` requests a minute per
    address (static files and the health check aside), counted before any credential is
    looked up; over it → 429 with `Retry-After`, answered after a second's pause so that
@@ -50,7 +50,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[..., Awaitable[None]]
 
-IMPORT_PATH = "/settings/import"
+UPLOAD_PATHS = ("/settings/import", "/ingest/")
 EXEMPT_PREFIXES = ("/static/",)
 EXEMPT_PATHS = ("/healthz", "/favicon.ico")
 WINDOW = 60
@@ -189,7 +189,7 @@ class Limits:
 
     async def body_limit(self, path: str, headers: dict[str, str]) -> int:
         small: int = settings.GROVE_API_MAX_BODY
-        if path != IMPORT_PATH or headers.get("content-length", "").strip() in ("0",):
+        if path not in UPLOAD_PATHS or headers.get("content-length", "").strip() in ("0",):
             return small
         length = headers.get("content-length", "")
         if length.strip().isdigit() and int(length) <= small:

@@ -20,7 +20,7 @@ from notebooks.models.briefs import (
     VisionRevision,
 )
 from notebooks.models.counts import NoteCount
-from notebooks.models.ingest import IngestedChunk
+from notebooks.models.ingest import IngestedChunk, IngestUpload, IngestUploadFile
 from notebooks.models.notes import (
     CONTENT_MAX_CHARS,
     EXPIRED_RESTORE_WINDOW_DAYS,
@@ -69,6 +69,8 @@ __all__ = [
     "Capture",
     "Indexing",
     "IngestedChunk",
+    "IngestUpload",
+    "IngestUploadFile",
     "Kind",
     "NegativeClaim",
     "Note",

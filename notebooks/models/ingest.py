@@ -1,9 +1,12 @@
 """The ingest ledger (issue 22, SPEC §13): which note holds each chunk of each file a
 folder brought in, and the hashes that let the next run write only what changed."""
 
+import uuid
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils import timezone
 
 from notebooks.models.notes import Note, Notebook
 
@@ -40,3 +43,63 @@ class IngestedChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.path}#{self.chunk} → {self.note_id}"
+
+
+class IngestUpload(models.Model):
+    """A folder or zip uploaded on the website, ingested by a background job
+    (`notebooks.services.ingest_upload`). Its files wait as `IngestUploadFile` rows until
+    the job has ingested each (then the row is dropped), so the progress is what is
+    left, and a job that dies is finished by the next attempt (the ledger makes the
+    files already done cost nothing)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    root = models.ForeignKey(Notebook, on_delete=models.CASCADE, related_name="+")
+    name = models.TextField()  # what was uploaded: the zip's or the folder's name
+    kind = models.CharField(max_length=16)
+    subfolders = models.BooleanField(default=False)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    total_files = models.PositiveIntegerField(default=0)
+    done_files = models.PositiveIntegerField(default=0)
+    failed_files = models.PositiveIntegerField(default=0)
+    # created / updated / retagged / unchanged / removed chunk counts, credentials
+    # redacted by kind, {reason: [paths…]} skipped (at most SHOWN_PATHS each), warnings.
+    counts = models.JSONField(default=dict)
+    redacted = models.JSONField(default=dict)
+    skipped = models.JSONField(default=dict)
+    warnings = models.JSONField(default=list)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "notebooks_ingestupload"
+        indexes = [models.Index(fields=["account", "-created_at"], name="ingestupload_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.state}, {self.done_files}/{self.total_files}"
+
+
+class IngestUploadFile(models.Model):
+    """One file of an upload, waiting to be ingested (dropped once it is)."""
+
+    id = models.BigAutoField(primary_key=True)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    upload = models.ForeignKey(IngestUpload, on_delete=models.CASCADE, related_name="files")
+    path = models.TextField()
+    content = models.BinaryField()
+
+    class Meta:
+        db_table = "notebooks_ingestuploadfile"
+        indexes = [models.Index(fields=["upload", "id"], name="ingestuploadfile_next")]
+
+    def __str__(self) -> str:
+        return self.path

@@ -20,6 +20,7 @@ from notebooks.views.account_import import account_import_upload
 from notebooks.views.agents import activity, agent_brief
 from notebooks.views.bulk import notes_bulk, notes_bulk_undo
 from notebooks.views.editor import note_create, note_edit, note_preview, note_task_tick
+from notebooks.views.ingest_upload import ingest_progress, ingest_upload
 from notebooks.views.library import (
     home,
     notebook_action,
@@ -48,6 +49,8 @@ from notebooks.views.vision import account_vision_edit, notebook_vision_edit
 
 __all__ = [
     "account_import_upload",
+    "ingest_progress",
+    "ingest_upload",
     "account_vision_edit",
     "notebook_negative_add",
     "notebook_negative_remove",

@@ -501,3 +501,16 @@ document.addEventListener("click", (event) => {
   field.value = zone;
   field.form.requestSubmit();
 });
+
+// Ingest upload: a folder chosen in <input type=file webkitdirectory data-paths-into="id">
+// sends its files; browsers keep only each file's name in the upload, so the relative
+// paths go along in the hidden field named by data-paths-into (JSON, in the same order).
+// Without this script the files arrive without their folders.
+document.addEventListener("change", (event) => {
+  const input = event.target;
+  if (!(input instanceof HTMLInputElement) || !input.dataset.pathsInto) return;
+  const field = document.getElementById(input.dataset.pathsInto);
+  if (field) {
+    field.value = JSON.stringify(Array.from(input.files, (f) => f.webkitRelativePath || f.name));
+  }
+});

@@ -1,7 +1,9 @@
 """Tenant isolation in the database (SPEC §5): raw SQL as the runtime role sees only the
 account named by the transaction-local setting, and nothing without one."""
 
+import io
 import uuid
+import zipfile
 from pathlib import PurePosixPath
 
 import pytest
@@ -15,6 +17,7 @@ from grove.runtime import dbroles
 from notebooks import services
 from notebooks.services import term_stats as termstats
 from notebooks.services.ingest import ingest_file, ingest_root
+from notebooks.services.ingest_upload import ingest_upload_start
 from sharing import services as share_services
 from tests import factories
 from tests.factories import op
@@ -26,7 +29,8 @@ EXPECTED_TABLES = {
     "notebooks_note", "notebooks_revision", "notebooks_noteembedding", "notebooks_termstat",
     "notebooks_termdelta", "notebooks_notecount", "notebooks_vision", "notebooks_visionrevision",
     "notebooks_truthdeclaration", "notebooks_truthnote", "notebooks_negativeclaim",
-    "notebooks_pendingrevision", "notebooks_ingestedchunk", "ask_conversation", "ask_turn",
+    "notebooks_pendingrevision", "notebooks_ingestedchunk", "notebooks_ingestupload",
+    "notebooks_ingestuploadfile", "ask_conversation", "ask_turn",
     "ask_proposal", "sharing_share",
 }
 
@@ -71,6 +75,10 @@ def populate(actor):
     services.note_update(actor=agent, operation_id=op(), note_id=note.id, content="held")
     ingest_file(actor=actor, root=ingest_root(actor, str(nb.id)), path=PurePosixPath("a.md"),
                 raw=b"secret ingested")
+    upload = io.BytesIO()
+    with zipfile.ZipFile(upload, "w") as archive:
+        archive.writestr("b.md", "secret uploaded")
+    ingest_upload_start(actor=actor, notebook=str(nb.id), archive=upload, name="u.zip")
     return nb, note
 
 
