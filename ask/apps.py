@@ -16,3 +16,7 @@ class AskConfig(AppConfig):
         jobs.register(HANDLER)
         jobs.register(verification.HANDLER)
         write_check.provide(verification.WriteChecker())
+        # Conversations move with the account (grove.identity.archive), after notes.
+        from grove.kernel.archive import Archived, register
+
+        register(Archived("ask.Conversation"), Archived("ask.Turn"), Archived("ask.Proposal"))

@@ -14,3 +14,11 @@ class GroveConfig(AppConfig):
         from grove.runtime.dbroles import grant_runtime_role
 
         post_migrate.connect(grant_runtime_role, sender=self, dispatch_uid="grove-grants")
+        # Connections move with the account as history (who saved what), never as
+        # working credentials (grove.identity.archive).
+        from grove.identity.archive import connections_imported
+        from grove.kernel.archive import Archived, register
+
+        register(Archived("grove.Connection",
+                          derived=("key_hash", "pending_request", "last_used_at"),
+                          imported=connections_imported))

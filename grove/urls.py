@@ -1,8 +1,8 @@
 from django.urls import include, path, re_path
 from oauth2_provider import views as oauth_views
 
+from grove.identity import archive_views, views
 from grove.identity import oauth_views as oauth
-from grove.identity import views
 from grove.interfaces.health import healthz
 from grove.interfaces.mcp import mcp_endpoint
 from grove.interfaces.rest import api, not_found_view
@@ -52,6 +52,9 @@ urlpatterns = [
     path("settings/password/", views.password_change, name="password-change"),
     path("settings/time-zone/", views.account_time_zone, name="settings-time-zone"),
     path("settings/credentials/", views.account_secret_rules, name="settings-credentials"),
+    path("settings/archive", archive_views.account_archive_download, name="settings-archive"),
+    path("settings/import-archive", archive_views.account_archive_upload,
+         name="settings-import-archive"),
     path("healthz", healthz, name="healthz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),

@@ -19,6 +19,10 @@ class NotebooksConfig(AppConfig):
 
         jobs.register(HANDLER)
         jobs.register(INGEST_UPLOAD_HANDLER)
+        # The tables an account moves with (grove.identity.archive).
+        from notebooks.archive import register_tables
+
+        register_tables()
         # The note page's "ground truth" badge.
         register_page_extra(declared_extra)
         # The account's vision card on Settings is read with that page.

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.apps import AppConfig
 
 
@@ -17,3 +19,17 @@ class SharingConfig(AppConfig):
         DATABASE_KEYS["share"] = SALT
         # The share box on note and notebook pages is read with the page.
         register_page_extra(page_share)
+        # Share links move with the account, revoked unless the import keeps them.
+        from grove.kernel.archive import Archived, register
+
+        register(Archived("sharing.Share", imported=_shares_imported))
+
+
+def _shares_imported(rows: list[Any], options: dict[str, Any]) -> None:
+    from django.utils import timezone
+
+    from sharing.models import Share
+
+    if not options.get("keep_shares"):
+        Share.objects.filter(id__in=[row.id for row in rows], revoked_at__isnull=True) \
+            .update(revoked_at=timezone.now())

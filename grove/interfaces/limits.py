@@ -7,8 +7,8 @@ a database connection. So, before Django sees a request:
 1. **Body size.** A `Content-Length` over the limit is answered 413 at once; a body sent
    without one (chunked) is counted as it streams and answered 413 the moment it passes
    the limit — Django is told the client left and never reads on. The limit is
-   `GROVE_API_MAX_BODY` everywhere, except the uploads (an export to import, a folder
-   or zip to ingest), which may be `GROVE_IMPORT_MAX_BODY` for a signed-in session
+   `GROVE_API_MAX_BODY` everywhere, except the uploads (an export or archive to import,
+   a folder or zip to ingest), which may be `GROVE_IMPORT_MAX_BODY` for a signed-in session
    (checked here, so an anonymous upload is held to the small limit too).
 2. **Requests per client address.** `GROVE_ADDRESS_RATE_LIMIT` requests a minute per
    address (static files and the health check aside), counted before any credential is
@@ -50,7 +50,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[..., Awaitable[None]]
 
-UPLOAD_PATHS = ("/settings/import", "/ingest/")
+UPLOAD_PATHS = ("/settings/import", "/settings/import-archive", "/ingest/")
 EXEMPT_PREFIXES = ("/static/",)
 EXEMPT_PATHS = ("/healthz", "/favicon.ico")
 WINDOW = 60

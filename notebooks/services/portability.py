@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -58,7 +58,6 @@ from notebooks.schemas.notes import (
     ExportRecord,
     Header,
     ImportOut,
-    NotebookOut,
     NotebookRecord,
     NoteRecord,
     RevisionRecord,
@@ -105,7 +104,7 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
             actor, list(notebooks_visible_to(actor).order_by("created_at", "id")))
         visions = _visions(actor, {nb.id for nb in notebooks})
     yield _dump(Header(type="grove-export", format=FORMAT, exported_at=timezone.now()))
-    for notebook in _parents_first(notebooks):
+    for notebook in parents_first(notebooks):
         yield _dump(NotebookRecord(type="notebook", id=notebook.id, name=notebook.name,
                                    parent_id=notebook.parent_id,
                                    archived_at=notebook.archived_at,
@@ -154,13 +153,18 @@ def _visions(actor: Actor, notebook_ids: set[uuid.UUID]) -> list[VisionRecord]:
             for row in rows]
 
 
-def _parents_first(notebooks: list[NotebookOut]) -> list[NotebookOut]:
+class _Tree(Protocol):
+    id: uuid.UUID
+    parent_id: uuid.UUID | None
+
+
+def parents_first[TreeT: _Tree](notebooks: list[TreeT]) -> list[TreeT]:
     """A parent before its children (a parent the caller cannot see is already hidden:
     `notebooks_as_seen` exported such a notebook at the root)."""
-    children: dict[uuid.UUID | None, list[NotebookOut]] = {}
+    children: dict[uuid.UUID | None, list[TreeT]] = {}
     for notebook in notebooks:
         children.setdefault(notebook.parent_id, []).append(notebook)
-    ordered: list[NotebookOut] = []
+    ordered: list[TreeT] = []
     stack = list(reversed(children.get(None, [])))
     while stack:
         notebook = stack.pop()

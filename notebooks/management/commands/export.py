@@ -1,8 +1,10 @@
-"""`grove export --user USERNAME [--markdown] [FILE]`: write an account's export.
+"""`grove export --user USERNAME [--markdown | --archive] [FILE]`: write an account's export.
 
-Without `--markdown`: the NDJSON export (notebooks, notes, revisions, visions). With it:
-a zip of Markdown files, one per note with YAML front matter, notebooks as folders
-(`notebooks.services.markdown_export`), which `grove ingest` takes back."""
+Without a flag: the NDJSON export (notebooks, notes, revisions, visions). `--markdown`: a
+zip of Markdown files, one per note with YAML front matter, notebooks as folders
+(`notebooks.services.markdown_export`), which `grove ingest` takes back. `--archive`:
+the lossless account archive (`grove.identity.archive`) that `grove import --archive`
+loads on another instance."""
 
 import json
 import sys
@@ -16,8 +18,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", required=True, help="the account's user name")
-        parser.add_argument("--markdown", action="store_true",
-                            help="a zip of Markdown files, one per note")
+        formats = parser.add_mutually_exclusive_group()
+        formats.add_argument("--markdown", action="store_true",
+                             help="a zip of Markdown files, one per note")
+        formats.add_argument("--archive", action="store_true",
+                             help="everything the account holds, to move it to another Grove")
         parser.add_argument("file", nargs="?", default="-",
                             help="where to write (default: standard output)")
 
@@ -44,9 +49,13 @@ class Command(BaseCommand):
                 self.stderr.write(f"{done.notes} notes in {done.notebooks} notebooks "
                                   f"written to {file}")
             return
+        from grove.identity.archive import account_archive
+
+        records = account_archive(actor=actor) if options["archive"] else export_records(
+            actor=actor)
         out = self.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
         try:
-            for record in export_records(actor=actor):
+            for record in records:
                 out.write(json.dumps(record, separators=(",", ":")) + ("" if file == "-" else "\n"))
         finally:
             if out is not self.stdout:
