@@ -53,6 +53,21 @@ def _negatives_imported(rows: list[Any], options: dict[str, Any]) -> None:
     transaction.on_commit(embed)
 
 
+# What a held change may carry: the fields `note_remember` and `note_update` hold
+# (`notebooks.services.truth.hold`); the owner's accept applies them to a note.
+HELD_FIELDS = frozenset({"content", "kind", "task_id", "source_agent", "capture", "pinned",
+                         "tags", "importance", "retention_days"})
+
+
+def _held_imported(rows: list[Any], options: dict[str, Any]) -> None:
+    from grove.kernel.errors import Invalid
+
+    for row in rows:
+        if not isinstance(row.changes, dict) or set(row.changes) - HELD_FIELDS:
+            raise Invalid("A held change in the archive carries fields a write cannot.",
+                          code="invalid_archive")
+
+
 def register_tables() -> None:
     register(
         Archived("notebooks.Notebook", order=_notebooks_in_order),
@@ -65,6 +80,6 @@ def register_tables() -> None:
         Archived("notebooks.TruthNote"),
         Archived("notebooks.NegativeClaim", derived=("profile", "embedding"),
                  imported=_negatives_imported),
-        Archived("notebooks.PendingRevision"),
+        Archived("notebooks.PendingRevision", imported=_held_imported),
         Archived("notebooks.IngestedChunk"),
     )

@@ -24,6 +24,13 @@ links are revoked on import unless `keep_shares` (their tokens are derived from 
 ids and the new server's secret, so links change either way). Connections (API keys,
 OAuth clients) come as revoked records with no key — who saved what stays known, but
 credentials stay with the instance that issued them: connect agents again there.
+
+A reference must name a row of its target table that came earlier in the archive
+(`Remap.known`), so a crafted archive can make no cycle and point at nothing outside
+itself; a held change may only carry the fields a write holds. What stays stale: an
+Ask proposal's fingerprint of notebooks is a digest over their ids, so an open proposal
+that covers notebooks answers `proposal_stale` on the new instance (ask again there);
+proposals over notes alone carry on.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -96,7 +103,7 @@ def archive_records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise Invalid(f"Line {number} is not JSON.", code="invalid_archive") from None
         if not isinstance(record, dict):
             raise Invalid(f"Line {number} is not a JSON object.", code="invalid_archive")
@@ -104,13 +111,16 @@ def archive_records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
 
 
 def _require_empty(actor: Actor) -> None:
-    from django.apps import apps
-
-    for label in ("notebooks.Notebook", "notebooks.Note"):
-        if apps.get_model(label).objects.filter(account_id=actor.account_id).exists():
-            raise Conflict("An archive goes into an account with no notebooks or notes yet "
-                           "(a fresh Grove, or a new account); this one has some.",
-                           code="account_not_empty")
+    """Nothing an archive brings may be there already (its API keys aside): the account
+    row is locked first, so two imports into one account cannot both pass."""
+    Account.objects.select_for_update().get(id=actor.account_id)
+    for table in archive.TABLES:
+        if table.model == "grove.Connection":
+            continue
+        if table.model_class._default_manager.filter(account_id=actor.account_id).exists():
+            raise Conflict("An archive goes into an account with no notebooks, notes, "
+                           "visions or conversations yet (a fresh Grove, or a new "
+                           "account); this one has some.", code="account_not_empty")
 
 
 def _apply_account(actor: Actor, record: dict[str, Any]) -> None:
@@ -125,7 +135,12 @@ def _apply_account(actor: Actor, record: dict[str, Any]) -> None:
         raise Invalid(f"The archive's account settings are not valid: {exc.message}",
                       code="invalid_archive") from None
     paused = record.get("capturePausedAt")
-    account.capture_paused_at = parse_datetime(paused) if isinstance(paused, str) else None
+    try:
+        account.capture_paused_at = parse_datetime(paused) if isinstance(paused, str) \
+            else None
+    except ValueError:
+        raise Invalid("The archive's account settings are not valid: capturePausedAt.",
+                      code="invalid_archive") from None
     account.save(update_fields=list(ACCOUNT_FIELDS.values()))
 
 
@@ -155,9 +170,10 @@ def account_archive_import(*, actor: Actor, records: Iterable[dict[str, Any]],
                 if kind == "account":
                     _apply_account(actor, record)
                 elif kind == "row":
-                    table = tables.get(record.get("table", ""))
+                    name = record.get("table")
+                    table = tables.get(name) if isinstance(name, str) else None
                     if table is None or not isinstance(record.get("row"), dict):
-                        raise Invalid(f"Unknown table {str(record.get('table'))[:60]!r}.",
+                        raise Invalid(f"Unknown table {str(name)[:60]!r}.",
                                       code="invalid_archive")
                     if table is not current or len(batch) >= BATCH:
                         _flush(current, batch, options, out)
@@ -178,7 +194,8 @@ def account_archive_import(*, actor: Actor, records: Iterable[dict[str, Any]],
             if not ended:
                 raise Invalid("The archive ends early (no end record): it was cut short.",
                               code="invalid_archive")
-    except IntegrityError as exc:
+    except DatabaseError as exc:
+        # The first line only: the detail lines quote the refused row.
         raise Invalid(f"The archive's rows do not fit together: {exc}".splitlines()[0],
                       code="invalid_archive") from None
     out.ids = dict(remap.ids)

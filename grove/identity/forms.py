@@ -126,8 +126,8 @@ class SecretRulesForm(forms.Form):
         return items
 
     @staticmethod
-    def shown(patterns: list[Any]) -> str:
-        return "\n".join(f"{item.name}: {item.pattern}" for item in patterns)
+    def shown(patterns: list[Any] | None) -> str:
+        return "\n".join(f"{item.name}: {item.pattern}" for item in patterns or [])
 
 
 class KeyForm(forms.Form):

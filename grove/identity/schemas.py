@@ -96,7 +96,9 @@ class AccountSettingsOut(Out):
     secrets_on_ingest: str
     secrets_on_automatic: str
     secrets_on_explicit: str
-    secret_patterns: list[SecretPatternOut]
+    # The owner's own patterns: for the owner's session only (left out for connections).
+    secret_patterns: list[SecretPatternOut] | None = Field(
+        default=None, exclude_if=lambda v: v is None)
 
     @classmethod
     def of(cls, account: Any) -> AccountSettingsOut:

@@ -55,8 +55,12 @@ def connection_get(*, actor: Actor, connection_id: Any) -> ConnectionOut:
 
 
 def account_settings(*, actor: Actor) -> AccountSettingsOut:
-    """The account's settings (any caller of the account may read them)."""
-    return AccountSettingsOut.of(Account.objects.get(id=actor.account_id))
+    """The account's settings (any caller of the account may read them; the owner's
+    credential patterns only the owner: they often hold parts of real secrets, and
+    they would tell an agent what to evade)."""
+    settings = AccountSettingsOut.of(Account.objects.get(id=actor.account_id))
+    return settings if actor.is_session else settings.model_copy(
+        update={"secret_patterns": None})
 
 
 # What feature apps add to the Settings page, read in the page's own transaction

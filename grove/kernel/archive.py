@@ -104,9 +104,13 @@ def encode(table: Archived, row: models.Model) -> dict[str, Any]:
 
 @dataclass
 class Remap:
-    """Old UUID → new UUID, for everything the import has seen so far."""
+    """Old UUID → new UUID, for everything the import has seen so far, and which old
+    ids are rows already imported, by model: a reference must name a row of its target
+    table that came earlier in the archive (so no cycle, no row of another account, no
+    id that only appeared in passing)."""
 
     ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    rows: dict[str, set[str]] = field(default_factory=dict)
 
     def new(self, old: Any) -> uuid.UUID:
         key = str(old)
@@ -114,11 +118,11 @@ class Remap:
             self.ids[key] = uuid.uuid4()
         return self.ids[key]
 
-    def known(self, old: Any, *, what: str) -> uuid.UUID:
+    def known(self, old: Any, *, model: str, what: str) -> uuid.UUID:
         key = str(old)
-        if key not in self.ids:
-            raise Invalid(f"The archive refers to a {what} it does not hold ({key}).",
-                          code="invalid_archive")
+        if key not in self.rows.get(model, ()):
+            raise Invalid(f"The archive refers to a {what} it does not hold before the "
+                          f"reference ({key[:40]}).", code="invalid_archive")
         return self.ids[key]
 
     def within(self, value: Any) -> Any:
@@ -149,8 +153,9 @@ def decode(table: Archived, data: dict[str, Any], *, account_id: uuid.UUID,
                 values[f.attname] = remap.new(raw)
             elif f.is_relation:
                 target = f.related_model
+                assert target is not None
                 values[f.attname] = None if raw is None else remap.known(
-                    raw, what=str(target._meta.verbose_name) if target else "row")
+                    raw, model=target._meta.label, what=str(target._meta.verbose_name))
             elif isinstance(f, models.UUIDField):
                 values[f.attname] = None if raw is None else remap.new(raw)
             elif isinstance(f, models.JSONField):
@@ -162,8 +167,11 @@ def decode(table: Archived, data: dict[str, Any], *, account_id: uuid.UUID,
         except Invalid:
             raise
         except Exception as exc:  # noqa: BLE001 - any malformed value is the archive's fault
-            raise Invalid(f"A {model._meta.verbose_name} row's {f.attname} is not valid: "
-                          f"{exc}", code="invalid_archive") from None
+            raise Invalid(f"A {model._meta.verbose_name} row's {f.attname} is not valid "
+                          f"({exc.__class__.__name__}).", code="invalid_archive") from None
+    pk = model._meta.pk
+    if pk is not None and isinstance(pk, models.UUIDField) and pk.attname in data:
+        remap.rows.setdefault(model._meta.label, set()).add(str(data[pk.attname]))
     return model(**values)
 
 

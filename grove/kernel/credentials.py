@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 MARKER = "[redacted: {kind}]"
@@ -42,10 +42,18 @@ PATTERN_MAX_CHARS = 500
 
 # A token runs on over these characters from where a detector matched (a JWT's
 # signature, the rest of a token a provider's regex only begins); `=` only to the
-# right, so `password=hunter2` keeps its `password=`.
-_TOKEN_LEFT = re.compile(r"[A-Za-z0-9_\-+/.~]*\Z")
-_TOKEN_RIGHT = re.compile(r"[A-Za-z0-9_\-+/=.~]*")
+# right, so `password=hunter2` keeps its `password=`. At most TOKEN_REACH characters
+# each way: widening stays linear however long a run of such characters is.
+_TOKEN_CHARS_LEFT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                              "_-+/.~")
+_TOKEN_CHARS_RIGHT = _TOKEN_CHARS_LEFT | {"="}
+TOKEN_REACH = 512
+# The keyword rule reads a window around each keyword, never a whole line: its
+# regular expressions backtrack, so their cost must not grow with the line.
+KEYWORD_BEFORE, KEYWORD_AFTER = 20, 160
 
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d.*?(?:^Private-MAC:[^\n]*$|\Z)",
+                    re.DOTALL | re.MULTILINE)
 _PEM = re.compile(
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----.*?"
     r"(?:-----END \1PRIVATE KEY\2-----|\Z)", re.DOTALL)
@@ -57,6 +65,9 @@ _EXTRA = (
     ("openai-api-key", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}")),
     ("hugging-face-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
     ("grove-api-key", re.compile(r"\bgrv_[A-Za-z0-9_\-]{40,}")),
+    # detect-secrets' Artifactory rule also takes `AP` + hex words (invoice numbers,
+    # product names); only its `AKC` API keys are kept.
+    ("artifactory-credentials", re.compile(r"\bAKC[a-zA-Z0-9]{10,}\b")),
     # A password in a URL with characters detect-secrets' rule stops at (`!`, `$`, …).
     ("basic-auth-credentials", re.compile(r"://[^\s:/@]+:([^\s/@]+)@")),
 )
@@ -64,7 +75,7 @@ _EXTRA = (
 # detect-secrets detectors not used: entropy (see above) and public IP addresses,
 # which are not credentials.
 _LEFT_OUT = {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector",
-             "KeywordDetector", "PrivateKeyDetector"}
+             "KeywordDetector", "PrivateKeyDetector", "ArtifactoryDetector"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +113,27 @@ def _providers() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
             continue
         plugin = plugin_class()
         for regex in plugin.denylist:
-            found.append((_slug(secret_type), regex, plugin))
+            found.append((_slug(secret_type), _linear(regex), plugin))
     return tuple(found)
+
+
+def _linear(regex: re.Pattern[str]) -> Any:
+    """The same expression on RE2 (matching time linear in the text: detect-secrets'
+    npm and JWT rules are quadratic on hostile lines under Python's engine), or the
+    Python one where RE2 cannot take it (look-behind; measured linear on hostile
+    input: at most 7 ms for 20,000 characters)."""
+    import re2
+
+    if regex.flags & re.VERBOSE:
+        return regex
+    options = re2.Options()
+    options.log_errors = False
+    options.case_sensitive = not regex.flags & re.IGNORECASE
+    options.dot_nl = bool(regex.flags & re.DOTALL)
+    try:
+        return re2.compile(regex.pattern, options)
+    except re2.error:
+        return regex
 
 
 @cache
@@ -116,53 +146,76 @@ def _keyword_rules() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], int,
         (kw.FOLLOWED_BY_EQUAL_SIGNS_REGEX, 5, False),
         (kw.FOLLOWED_BY_COLON_EQUAL_SIGNS_REGEX, 4, False),
         (kw.FOLLOWED_BY_COLON_QUOTES_REQUIRED_REGEX, 5, False),
-        (kw.FOLLOWED_BY_QUOTES_AND_SEMICOLON_REGEX, 3, False),
+        # FOLLOWED_BY_QUOTES_AND_SEMICOLON (`private_key "x";`, C-like code) is left
+        # out: 23 ms on one hostile 340-character window, for a form notes rarely use.
         (kw.FOLLOWED_BY_ARROW_FUNCTION_SIGN_QUOTES_REQUIRED_REGEX, 4, False),
         (kw.FOLLOWED_BY_COLON_REGEX, 4, True),
     )
     return prefilter, rules
 
 
-def _placeholder(value: str, line: str) -> bool:
+_INDIRECT = re.compile(r"[\w.-]+[\[(]")
+
+
+def _placeholder(value: str) -> bool:
     """A value that only stands for a secret: `<password>`, `${TOKEN}`, `$SECRET`,
-    `****`, `abcdef`, `os.environ["X"]` (detect-secrets' own heuristics), or too
-    short to be one."""
+    `****`, `abcdef` (detect-secrets' own heuristics), `os.environ["X"]`,
+    `get_secret()`, or too short to be one."""
     from detect_secrets.filters import heuristic
 
     return (len(value) < 4 or heuristic.is_templated_secret(value)
             or heuristic.is_prefixed_with_dollar_sign(value)
             or heuristic.is_not_alphanumeric_string(value)
             or heuristic.is_sequential_string(value)
-            or heuristic.is_indirect_reference(line) or value.startswith("[redacted:"))
+            or _INDIRECT.match(value) is not None or value.startswith("[redacted:"))
+
+
+def _keyword_windows(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) windows around the keywords (password, secret, api_key, token…):
+    one per keyword, skipping keywords inside the previous window's reach."""
+    prefilter, _ = _keyword_rules()
+    reach = -1
+    for hit in prefilter.finditer(text):
+        if hit.start() < reach:
+            continue
+        start = max(0, hit.start() - KEYWORD_BEFORE)
+        line_start = text.rfind("\n", start, hit.start()) + 1
+        line_end = text.find("\n", hit.start())
+        end = min(hit.start() + KEYWORD_AFTER, len(text) if line_end < 0 else line_end)
+        yield max(start, line_start), end
+        reach = max(hit.end(), end - KEYWORD_AFTER // 4)
 
 
 def _keywords(text: str) -> Iterable[Span]:
-    prefilter, rules = _keyword_rules()
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        if prefilter.search(line):
-            for regex, group, colon in rules:
-                for match in regex.finditer(line):
-                    start, end = match.span(group)
-                    quoted = start > 0 and line[start - 1] in "'\"`"
-                    value = line[start:end]
-                    if not quoted:
-                        value = value.split()[0] if value.split() else ""
-                        end = start + len(value)
-                        if colon and (len(line[start:match.end(group)].split()) > 1
-                                      or value.isalpha()):
-                            continue
-                    if value and not _placeholder(value, line):
-                        yield Span(offset + start, offset + end, "password")
-        offset += len(line)
+    _, rules = _keyword_rules()
+    for low, high in _keyword_windows(text):
+        window = text[low:high]
+        for regex, group, colon in rules:
+            at = 0
+            while (match := regex.search(window, at)) is not None:
+                start, end = match.span(group)
+                at = max(end, match.start() + 1)
+                quoted = start > 0 and window[start - 1] in "'\"`"
+                value = window[start:end]
+                if not quoted:
+                    words = value.split()
+                    value = words[0] if words else ""
+                    end = start + len(value)
+                    at = max(end, match.start() + 1)  # the next assignment on the line
+                    if colon and (len(words) > 1 or value.isalpha()):
+                        continue
+                if value and not _placeholder(value):
+                    yield Span(low + start, low + end, "password")
 
 
 def _token(text: str, start: int, end: int) -> tuple[int, int]:
-    """Widen a detector's match to the whole token it sits in."""
-    left = _TOKEN_LEFT.search(text, 0, start)
-    right = _TOKEN_RIGHT.match(text, end)
-    start = left.start() if left else start
-    end = right.end() if right else end
+    """Widen a detector's match to the whole token it sits in (at most TOKEN_REACH
+    characters each way)."""
+    floor, ceiling = max(0, start - TOKEN_REACH), min(len(text), end + TOKEN_REACH)
+    while start > floor and text[start - 1] in _TOKEN_CHARS_LEFT:
+        start -= 1
+    while end < ceiling and text[end] in _TOKEN_CHARS_RIGHT:
+        end += 1
     while end > start + 1 and text[end - 1] == ".":
         end -= 1
     return start, end
@@ -179,10 +232,15 @@ def _tokens(text: str) -> Iterable[Span]:
                     text[start:end]):
                 continue
             yield Span(start, end, kind)
-    for kind, regex in _EXTRA:
+    for kind, regex in _extra():
         for match in regex.finditer(text):
-            yield Span(*match.span(1), kind) if regex.groups else Span(
-                *_token(text, *match.span()), kind)
+            start, end = match.span(1) if regex.groups else _token(text, *match.span())
+            yield Span(start, end, kind)
+
+
+@cache
+def _extra() -> tuple[tuple[str, Any], ...]:
+    return tuple((kind, _linear(regex)) for kind, regex in _EXTRA)
 
 
 def _owner(text: str, patterns: Sequence[OwnerPattern]) -> Iterable[Span]:
@@ -196,8 +254,7 @@ def find(text: str, patterns: Sequence[OwnerPattern] = ()) -> list[Span]:
     """Every credential in `text`, in order; overlapping finds are merged into one span
     (kind of the earliest)."""
     spans = [Span(*match.span(), "private-key") for match in _PEM.finditer(text)]
-    spans.extend(Span(*_token(text, *match.span()), "private-key")
-                 for match in re.finditer(r"PuTTY-User-Key-File-\d", text))
+    spans.extend(Span(*match.span(), "private-key") for match in _PUTTY.finditer(text))
     spans.extend(_tokens(text))
     spans.extend(_keywords(text))
     spans.extend(_owner(text, patterns))
@@ -227,7 +284,7 @@ def kinds(spans: Iterable[Span]) -> dict[str, int]:
     return dict(sorted(Counter(span.kind for span in spans).items()))
 
 
-@cache
+@lru_cache(maxsize=256)
 def compile_pattern(pattern: str) -> Any:
     """An owner's pattern compiled with RE2; `BadPattern` when it cannot be, or when it
     matches the empty text (it would match everywhere)."""

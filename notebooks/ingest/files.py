@@ -11,7 +11,9 @@ file in it cannot be re-included). Hidden folders and files (`.git`, `.obsidian`
 A zip file is walked by the same rules (`walk_zip`): its `.groundignore` files apply
 as they would on disk, and a member whose path leaves the archive (`../`, an absolute
 path) is skipped, as is one whose declared size is over the limit — and none is read
-past the limit whatever it declares.
+past the limit whatever it declares. A zip that declares more than ZIP_MAX_MEMBERS
+entries is refused before its directory is read (`TooManyMembers`), and a name that
+appears twice is read once (a bomb that repeats one large entry gets one).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pathspec
 
@@ -39,6 +43,16 @@ class Found:
 
 class TooLarge(OSError):
     """A zip member that holds more than it declared, past the size limit."""
+
+
+class TooManyMembers(ValueError):
+    """A zip that declares more entries than ZIP_MAX_MEMBERS."""
+
+
+ZIP_MAX_MEMBERS = 50_000
+# What reading a damaged, encrypted or exotic zip member can raise.
+ZIP_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError,
+              EOFError)
 
 
 @dataclass(frozen=True)
@@ -125,19 +139,44 @@ def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[
     return read
 
 
+def declared_members(file: Any) -> int | None:
+    """How many entries a zip's end record declares (None: not a zip), read before
+    `ZipFile` parses its whole directory into memory."""
+    try:
+        end = zipfile._EndRecData(file)  # type: ignore[attr-defined]  # noqa: SLF001
+    except OSError:
+        return None
+    finally:
+        file.seek(0)
+    return None if not end else int(end[zipfile._ECD_ENTRIES_TOTAL])  # type: ignore[attr-defined]  # noqa: SLF001
+
+
+def open_zip(file: Any) -> zipfile.ZipFile:
+    """`ZipFile(file)`, refused first when it declares too many entries."""
+    declared = declared_members(file)
+    if declared is not None and declared > ZIP_MAX_MEMBERS:
+        raise TooManyMembers(f"the zip declares {declared} entries; at most "
+                             f"{ZIP_MAX_MEMBERS}")
+    return zipfile.ZipFile(file)
+
+
 def walk_zip(archive: zipfile.ZipFile) -> Iterator[Found | Skipped]:
     """`walk` for the members of a zip file, in name order."""
-    members = sorted((info for info in archive.infolist() if not info.is_dir()),
-                     key=lambda info: info.filename)
-    specs: list[tuple[PurePosixPath, pathspec.GitIgnoreSpec]] = []
-    for info in members:
-        path = PurePosixPath(info.filename)
+    members: dict[str, zipfile.ZipInfo] = {}
+    for info in archive.infolist():
+        if not info.is_dir():
+            members.setdefault(info.filename, info)  # a repeated name is read once
+    specs: dict[PurePosixPath, pathspec.GitIgnoreSpec] = {}
+    for name, info in members.items():
+        path = PurePosixPath(name)
         if path.name == IGNORE_FILE and _safe(path) and info.file_size <= MAX_FILE_BYTES:
-            lines = _member_reader(archive, info)().decode("utf-8", "replace").splitlines()
-            specs.append((path.parent, pathspec.GitIgnoreSpec.from_lines(lines)))
-    specs.sort(key=lambda item: len(item[0].parts))  # shallower first, as on disk
-    for info in members:
-        path = PurePosixPath(info.filename)
+            try:
+                text = _member_reader(archive, info)().decode("utf-8", "replace")
+            except ZIP_ERRORS:
+                continue
+            specs[path.parent] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    for name in sorted(members):
+        info, path = members[name], PurePosixPath(name)
         if not _safe(path):
             yield Skipped(path, "unsafe path")
             continue
@@ -149,11 +188,7 @@ def walk_zip(archive: zipfile.ZipFile) -> Iterator[Found | Skipped]:
         if stat.S_ISLNK(info.external_attr >> 16):
             yield Skipped(path, "symbolic link")
             continue
-        mine = [(base, spec) for base, spec in specs if path.is_relative_to(base)]
-        folders = [path.parents[i] for i in range(len(path.parts) - 2, -1, -1)]
-        if any(_ignored([s for s in mine if folder.is_relative_to(s[0])
-                         and folder != s[0]], folder, folder=True) for folder in folders) \
-                or _ignored(mine, path, folder=False):
+        if _ignored_in_zip(specs, path):
             yield Skipped(path, "ignored")
         elif path.suffix.lower() not in SUFFIXES:
             yield Skipped(path, "not a text note")
@@ -161,6 +196,20 @@ def walk_zip(archive: zipfile.ZipFile) -> Iterator[Found | Skipped]:
             yield Skipped(path, "too large")
         else:
             yield Found(path, info.file_size, _member_reader(archive, info))
+
+
+def _ignored_in_zip(specs: dict[PurePosixPath, pathspec.GitIgnoreSpec],
+                    path: PurePosixPath) -> bool:
+    """As on disk: an ignored folder is not entered, and the deepest `.groundignore`
+    with an opinion decides. Only the member's own folders are looked up."""
+    folders = [PurePosixPath(*path.parts[:depth]) for depth in range(len(path.parts))]
+    mine = [(folder, specs[folder]) for folder in folders if folder in specs]
+    for depth in range(1, len(path.parts) - 1 + 1):
+        folder = PurePosixPath(*path.parts[:depth])
+        if folder != path and _ignored([s for s in mine if folder.is_relative_to(s[0])
+                                        and folder != s[0]], folder, folder=True):
+            return True
+    return _ignored(mine, path, folder=False)
 
 
 def _safe(path: PurePosixPath) -> bool:

@@ -65,7 +65,7 @@ def prepare(text: str) -> Prepared:
     body = text[match.end():].strip()
     try:
         meta = yaml.safe_load(match.group(1) or "")
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # deeply nested flow collections too
         return Prepared(body=body, private_regions=private,
                         warnings=("front matter is not YAML; ignored",))
     if meta is None:

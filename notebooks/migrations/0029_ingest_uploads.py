@@ -43,6 +43,7 @@ class Migration(migrations.Migration):
                 ('skipped', models.JSONField(default=dict)),
                 ('warnings', models.JSONField(default=list)),
                 ('error', models.TextField(blank=True, default='')),
+                ('runner', models.UUIDField(blank=True, null=True)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('account', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),

@@ -76,6 +76,8 @@ class IngestUpload(models.Model):
     skipped = models.JSONField(default=dict)
     warnings = models.JSONField(default=list)
     error = models.TextField(blank=True, default="")
+    # The job attempt working on it (a later attempt takes over; see ingest_upload._run).
+    runner = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -26,6 +26,7 @@ from pathlib import PurePosixPath
 from django.utils import timezone
 
 from grove.identity.hygiene import Origin, SecretRules, screen, secret_rules
+from grove.kernel import credentials
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
@@ -85,6 +86,9 @@ def _in_batches(apply: Callable[..., object], actor: Actor, ids: list[uuid.UUID]
 def _tags(raw: tuple[str, ...], outcome: FileOutcome) -> list[str]:
     tags: set[str] = set()
     for value in raw:
+        if credentials.find(value):
+            outcome.warnings.append("a tag held a credential; left out")
+            continue
         try:
             tags.add(clean_tag(value))
         except Invalid:
@@ -120,7 +124,8 @@ def _folder_notebook(actor: Actor, root: Notebook, names: tuple[str, ...],
     for depth in range(len(names)):
         walked = names[:depth + 1]
         if walked not in made:
-            found = live_notebooks(actor).filter(parent_id=parent, name=walked[-1]).first()
+            found = live_notebooks(actor).filter(parent_id=parent,
+                                                 name__iexact=walked[-1]).first()
             made[walked] = found.id if found is not None else notebook_create(
                 actor=actor, operation_id=uuid.uuid4(), name=walked[-1], parent_id=parent).id
         parent = made[walked]

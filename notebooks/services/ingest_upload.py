@@ -15,6 +15,7 @@ on the ledger, so they cost a hash each.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import uuid
 import zipfile
@@ -24,7 +25,7 @@ from datetime import timedelta
 from pathlib import PurePosixPath
 from typing import IO, Any
 
-from django.db import DatabaseError, OperationalError
+from django.db import OperationalError
 from django.db.models import F
 from django.utils import timezone
 
@@ -34,14 +35,20 @@ from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from grove.models import Job
-from notebooks.ingest.files import Found, walk_zip
+from notebooks.ingest.files import ZIP_ERRORS, Found, TooManyMembers, open_zip, walk_zip
 from notebooks.ingest.source import strip_private
 from notebooks.models import IngestUpload, IngestUploadFile
 from notebooks.rules import clean_kind, parse_uuid
 from notebooks.services.ingest import FileOutcome, ingest_file, ingest_root
 
+logger = logging.getLogger(__name__)
+
 INGEST_UPLOAD = "ingest_upload"
 UPLOAD_MAX_FILES = 20_000
+# Text read from one upload (after private regions and credentials are gone): every
+# byte is screened in the request, so a bomb that inflates is stopped here. A bigger
+# folder goes in with `grove ingest`, which reads one file at a time.
+UPLOAD_MAX_BYTES = 128 * 1024 * 1024
 SHOWN_PATHS = 20  # per skip reason, on the progress page
 SHOWN_WARNINGS = 50
 COUNTS = ("created", "updated", "retagged", "unchanged", "removed")
@@ -104,7 +111,9 @@ def ingest_upload_start(*, actor: Actor, notebook: str, archive: IO[bytes], name
     if not isinstance(notebook, str) or not notebook.strip():
         raise Invalid("Name the notebook the files go into.", code="notebook_required")
     try:
-        opened = zipfile.ZipFile(archive)
+        opened = open_zip(archive)
+    except TooManyMembers as exc:
+        raise Invalid(f"Too many entries: {exc}.", code="too_many_files") from None
     except (zipfile.BadZipFile, OSError):
         raise Invalid("That is not a zip file; upload a .zip or choose a folder.",
                       code="invalid_upload") from None
@@ -115,24 +124,30 @@ def ingest_upload_start(*, actor: Actor, notebook: str, archive: IO[bytes], name
             raise Invalid("Nothing to ingest: no .md, .markdown, .mdx or .txt file that "
                           "is not ignored.", code="nothing_to_ingest")
         if len(found) > UPLOAD_MAX_FILES:
-            raise Invalid(f"At most {UPLOAD_MAX_FILES} files an upload.",
-                          code="too_many_files")
+            raise Invalid(f"At most {UPLOAD_MAX_FILES} files an upload; use `grove ingest` "
+                          "for more.", code="too_many_files")
         skipped: dict[str, list[str]] = {}
         for item in items:
             if not isinstance(item, Found):
                 skipped.setdefault(item.reason, []).append(str(item.path))
-        root = ingest_root(actor, notebook.strip())
+        # One transaction: the notebook, the upload and its files, or nothing at all.
         with tenant(actor):
+            root = ingest_root(actor, notebook.strip())
             upload = IngestUpload.objects.create(
                 account_id=actor.account_id, root=root, name=name[:200] or "upload",
                 kind=kind, subfolders=bool(subfolders), total_files=len(found),
                 skipped=_shown(skipped))
-            rules = secret_rules(actor.account_id)
+            rules, read = secret_rules(actor.account_id), 0
             for item in found:
                 content = _readied(actor, item, rules, upload)
                 if content is None:
                     upload.total_files -= 1
                     continue
+                read += len(content)
+                if read > UPLOAD_MAX_BYTES:
+                    raise Invalid(f"More than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB of text "
+                                  "in one upload; use `grove ingest` for a folder this "
+                                  "large.", code="upload_too_large")
                 IngestUploadFile.objects.create(account_id=actor.account_id, upload=upload,
                                                 path=str(item.path), content=content)
             upload.save(update_fields=["skipped", "total_files", "redacted"])
@@ -147,7 +162,7 @@ def _readied(actor: Actor, item: Found, rules: SecretRules,
     them is stored even for the minutes a file waits). None: skipped, and why noted."""
     try:
         text = item.read().decode("utf-8")
-    except (OSError, zipfile.BadZipFile) as exc:
+    except ZIP_ERRORS as exc:
         _add_skipped(upload, f"unreadable: {exc.__class__.__name__}", str(item.path))
         return None
     except UnicodeDecodeError:
@@ -211,18 +226,24 @@ def _execute(inputs: list[Any]) -> list[Any]:
 
 
 def _run(upload_id: uuid.UUID, account_id: uuid.UUID) -> str:
-    actor = Actor.for_session(account_id)
+    """Ingest the upload's waiting files, oldest first. A later attempt (the lease ran
+    out, `recover` queued the job again) takes the upload over with its own `runner`
+    token; an earlier one still going notices at its next file and stops."""
+    actor, runner = Actor.for_session(account_id), uuid.uuid4()
     with tenant(actor):
         upload = IngestUpload.objects.select_related("root").get(id=upload_id)
-        upload.state = IngestUpload.State.RUNNING
-        upload.save(update_fields=["state"])
+        upload.state, upload.runner = IngestUpload.State.RUNNING, runner
+        upload.save(update_fields=["state", "runner"])
     rules = secret_rules(account_id)
     made: dict[tuple[str, ...], uuid.UUID] = {}
     while True:
         with tenant(actor):
+            if not IngestUpload.objects.filter(id=upload_id, runner=runner).exists():
+                return "taken over"
             row = IngestUploadFile.objects.filter(upload_id=upload_id).order_by("id").first()
         if row is None:
             break
+        failed = True
         try:
             outcome = ingest_file(actor=actor, root=upload.root, path=PurePosixPath(row.path),
                                   raw=bytes(row.content), kind=upload.kind,
@@ -230,14 +251,18 @@ def _run(upload_id: uuid.UUID, account_id: uuid.UUID) -> str:
             failed = False
         except OperationalError:
             raise  # the database went away: the job is retried, the file with it
-        except (GroveError, DatabaseError) as exc:
-            outcome = FileOutcome(path=row.path, skipped=f"failed: {exc}")
-            failed = True
+        except GroveError as exc:
+            outcome = FileOutcome(path=row.path, skipped=f"failed: {exc.message}")
+        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the upload
+            # The class only: a database error's text can quote the row it refused.
+            logger.warning("ingest upload %s: %s failed (%s)", upload_id, row.id,
+                           exc.__class__.__name__)
+            outcome = FileOutcome(path=row.path, skipped=f"failed: {exc.__class__.__name__}")
         with tenant(actor):
             IngestUploadFile.objects.filter(id=row.id).delete()
             _record(upload_id, outcome, failed)
     with tenant(actor):
-        IngestUpload.objects.filter(id=upload_id).update(
+        IngestUpload.objects.filter(id=upload_id, runner=runner).update(
             state=IngestUpload.State.DONE, finished_at=timezone.now())
     return "done"
 
@@ -264,9 +289,14 @@ def _complete(batch: list[Job], inputs: dict[uuid.UUID, Any],
 
 
 def _failed(job: Job) -> None:
+    """Given up on: the files still waiting are dropped (they hold note text), and the
+    page says so."""
+    IngestUploadFile.objects.filter(upload_id=job.target_id).delete()
     IngestUpload.objects.filter(id=job.target_id).update(
         state=IngestUpload.State.FAILED, finished_at=timezone.now(),
-        error=(job.last_error or "the ingest failed")[:500])
+        error="The ingest stopped after repeated database errors; the files not yet "
+              "ingested were dropped — upload the folder again to finish (what is done "
+              "stays done).")
 
 
 HANDLER = jobs.Handler(

@@ -42,6 +42,7 @@ from grove.kernel.tenancy import tenant
 from notebooks.schemas.notes import NotebookOut
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
+from notebooks.services.portability import parents_first
 
 MARKER = "grove-export"
 FORMAT = 1
@@ -74,44 +75,28 @@ def _title(content: str) -> str:
 
 def _folders(notebooks: list[NotebookOut]) -> dict[uuid.UUID, str]:
     """Each notebook's folder in the zip: its visible ancestors' safe names, joined;
-    siblings whose safe names collide get their id's first 8 characters."""
-    by_id = {nb.id: nb for nb in notebooks}
+    siblings whose safe names collide get their id's first 8 characters. Walked
+    parents first, without recursion: a deep tree costs no stack."""
     siblings: dict[tuple[uuid.UUID | None, str], int] = {}
     for nb in notebooks:
         key = (nb.parent_id, safe_name(nb.name, "notebook").casefold())
         siblings[key] = siblings.get(key, 0) + 1
     folders: dict[uuid.UUID, str] = {}
-
-    def folder(notebook_id: uuid.UUID) -> str:
-        if notebook_id not in folders:
-            nb = by_id[notebook_id]
-            name = safe_name(nb.name, "notebook")
-            if siblings[(nb.parent_id, name.casefold())] > 1:
-                name = f"{name} {str(nb.id)[:8]}"
-            parent = folder(nb.parent_id) + "/" if nb.parent_id in by_id else ""
-            folders[notebook_id] = parent + name
-        return folders[notebook_id]
-
-    for nb in notebooks:
-        folder(nb.id)
+    for nb in parents_first(notebooks):
+        name = safe_name(nb.name, "notebook")
+        if siblings[(nb.parent_id, name.casefold())] > 1:
+            name = f"{name} {str(nb.id)[:8]}"
+        parent = folders.get(nb.parent_id) if nb.parent_id else None
+        folders[nb.id] = f"{parent}/{name}" if parent else name
     return folders
 
 
 def _names(notebooks: list[NotebookOut]) -> dict[uuid.UUID, list[str]]:
     """Each notebook's path of names from the top of what the caller sees: the
     front matter's `notebook`, from which ingest makes the same tree again."""
-    by_id = {nb.id: nb for nb in notebooks}
     names: dict[uuid.UUID, list[str]] = {}
-
-    def path(notebook_id: uuid.UUID) -> list[str]:
-        if notebook_id not in names:
-            nb = by_id[notebook_id]
-            names[notebook_id] = (path(nb.parent_id) if nb.parent_id in by_id else []) \
-                + [nb.name]
-        return names[notebook_id]
-
-    for nb in notebooks:
-        path(nb.id)
+    for nb in parents_first(notebooks):
+        names[nb.id] = [*(names.get(nb.parent_id, []) if nb.parent_id else []), nb.name]
     return names
 
 

@@ -134,7 +134,7 @@ def note_remember(
     # Credentials go before anything else sees the text: the probe, the check, the row.
     screened = screen(actor, content, origin=Origin.AUTOMATIC
                       if fields.get("capture") == Capture.AUTOMATIC else Origin.EXPLICIT)
-    content = screened.text
+    content = clean_content(screened.text)  # markers can make it longer than allowed
     probe = duplicates.probe_of(content) if clean_bool(find_similar, what="find_similar") \
         else None
     checked = write_check.check_write(actor, operation_id=op_id, notebook_id=notebook_uuid,
@@ -294,7 +294,7 @@ def note_update(
     redacted: dict[str, int] = {}
     if "content" in changes:
         screened = screen(actor, changes["content"], origin=Origin.EXPLICIT)
-        changes["content"], redacted = screened.text, screened.redacted
+        changes["content"], redacted = clean_content(screened.text), screened.redacted
     checked = None if not {"content", "kind"} & set(changes) else write_check.check_write(
         actor, operation_id=op_id, notebook_id=None, note_id=note_uuid,
         kind=changes.get("kind"), content=changes.get("content"),

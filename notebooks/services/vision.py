@@ -6,6 +6,7 @@ import uuid
 
 from django.utils import timezone
 
+from grove.identity.hygiene import Origin, screen
 from grove.kernel import operations
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Forbidden, Invalid
@@ -38,6 +39,8 @@ def vision_update(
     notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id,
                                                                 what="notebook id")
     content = clean_vision(content)
+    # Every brief starts with it, so a credential in it would reach every agent.
+    content = clean_vision(screen(actor, content, origin=Origin.EXPLICIT).text)
     if expected_version is not None and (isinstance(expected_version, bool)
                                          or not isinstance(expected_version, int)
                                          or expected_version < 0):

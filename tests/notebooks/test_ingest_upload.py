@@ -6,6 +6,7 @@ in real Chromium under the real CSP with a real Celery worker on Redis."""
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 from pathlib import Path
 
@@ -166,3 +167,43 @@ def test_the_upload_page_in_chromium_with_a_real_worker(browser_site: str, page:
         june = Note.objects.get(notebook=subfolder)
     assert subfolder.name == "2026" and june.content.startswith("# June")
     assert errors == []
+
+
+@pytest.mark.django_db
+def test_zip_bombs_and_broken_members_are_refused_or_skipped_never_a_500():
+    owner = factories.owner("dave")
+    # One large entry repeated in the directory: read once.
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        info = zipfile.ZipInfo("a.md")
+        archive.writestr(info, "# A\n\n" + "moraine " * 1000)
+        record = archive.infolist()[0]
+        for _ in range(500):
+            archive.filelist.append(record)  # the same entry, listed again
+    buffer.seek(0)
+    started = ingest_upload_start(actor=owner, notebook="Bomb", archive=buffer, name="b.zip")
+    assert started.total_files == 1
+    # A zip that declares more entries than allowed is refused before it is parsed.
+    many = io.BytesIO()
+    with zipfile.ZipFile(many, "w") as archive:
+        for i in range(50_001):
+            archive.writestr(f"{i}.png", b"")
+    many.seek(0)
+    before = factories.table_counts(owner.account_id)
+    with pytest.raises(Invalid) as refused:
+        ingest_upload_start(actor=owner, notebook="Many", archive=many, name="m.zip")
+    assert refused.value.code == "too_many_files"
+    assert factories.table_counts(owner.account_id) == before
+    # A member whose data is damaged is skipped with why; the rest goes in.
+    damaged = io.BytesIO()
+    with zipfile.ZipFile(damaged, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("good.md", "Good text.")
+        rng = random.Random(7)
+        archive.writestr("bad.md", "".join(rng.choice("abcdefgh ") for _ in range(5000)))
+    data = bytearray(damaged.getvalue())
+    offset = data.find(b"bad.md") + len("bad.md")  # the local header's name, then data
+    data[offset + 100:offset + 140] = b"\xff" * 40  # inside its compressed stream
+    started = ingest_upload_start(actor=owner, notebook="Damaged", archive=io.BytesIO(data),
+                                  name="d.zip")
+    assert started.total_files == 1
+    assert any(reason.startswith("unreadable") for reason in started.skipped)

@@ -188,3 +188,29 @@ def test_ingest_redacts_by_default_and_skips_when_the_owner_refuses(owner, embed
     assert stored_anywhere(owner, KEY) == []
     assert all(KEY not in text for text in embedder.seen)
 
+
+
+def test_markers_that_make_a_note_too_long_are_a_clean_400(owner):
+    text = ("password=Zq9x!\n" * 430)[:5990]
+    with pytest.raises(Invalid) as refused:
+        services.note_remember(actor=owner, operation_id=op(), kind="fact", content=text)
+    assert refused.value.code == "content_too_long"
+    assert factories.table_counts(owner.account_id)["notes"] == 0
+
+
+def test_an_agent_cannot_read_the_owners_patterns(owner):
+    identity.account_set_secret_rules(
+        actor=owner, on_ingest="redact", on_automatic="refuse", on_explicit="redact",
+        patterns=[{"name": "vault", "pattern": "VAULT-[0-9]{4}"}])
+    key, _ = new_key(owner)
+    seen = Caller(Client(), key).get("/account/settings")
+    assert seen.status_code == 200
+    assert "secretPatterns" not in seen.json()["data"] and "VAULT" not in seen.content.decode()
+    assert seen.json()["data"]["secretsOnAutomatic"] == "refuse"
+
+
+def test_a_vision_is_screened_like_a_note(owner):
+    saved = services.vision_update(actor=owner, operation_id=op(), notebook_id=None,
+                                   content=f"Ship it. Deploy key {KEY}.")
+    assert saved.content == f"Ship it. Deploy key {MARKED}."
+    assert stored_anywhere(owner, KEY) == []

@@ -44,7 +44,15 @@ class Command(BaseCommand):
         from grove.kernel.actor import Actor
         from grove.kernel.errors import GroveError
         from grove.models import Account
-        from notebooks.ingest.files import Found, found_file, walk, walk_zip
+        from notebooks.ingest.files import (
+            ZIP_ERRORS,
+            Found,
+            TooManyMembers,
+            found_file,
+            open_zip,
+            walk,
+            walk_zip,
+        )
         from notebooks.services.ingest import FileOutcome, ingest_file, ingest_prune, ingest_root
 
         if options["remove"] and not options["prune"]:
@@ -65,7 +73,10 @@ class Command(BaseCommand):
         if folder.is_dir():
             items = list(walk(folder))
         elif zipfile.is_zipfile(folder):
-            archive = zipfile.ZipFile(folder)  # noqa: SIM115 - closed below
+            try:
+                archive = open_zip(folder.open("rb"))
+            except (TooManyMembers, *ZIP_ERRORS) as exc:
+                raise CommandError(f"{folder}: {exc}") from None
             items = list(walk_zip(archive))
         else:
             items = [found_file(folder)]
@@ -87,7 +98,7 @@ class Command(BaseCommand):
                                       raw=item.read(), kind=options["kind"],
                                       subfolders=options["subfolders"], made=made,
                                       rules=rules)
-            except (GroveError, OSError, DatabaseError, zipfile.BadZipFile) as exc:
+            except (GroveError, DatabaseError, *ZIP_ERRORS) as exc:
                 # The file's transaction is rolled back: nothing of it is kept.
                 outcome = FileOutcome(path=str(item.path), skipped=f"failed: {exc}")
                 failed += 1

@@ -212,3 +212,60 @@ def test_the_commands_move_an_account_and_can_keep_shares(tmp_path):
         from sharing.models import Share
 
         assert Share.objects.filter(revoked_at__isnull=True).count() == 1  # kept live
+
+
+def _row(records, table, **changes):
+    index = next(i for i, r in enumerate(records) if r.get("table") == table)
+    return index, dict(records[index], row={**records[index]["row"], **changes})
+
+
+def test_a_crafted_archive_cannot_make_a_cycle_or_smuggle_fields():
+    alice = factories.owner("alice")
+    rich_account(alice)
+    records = moved(alice)
+    bob = factories.owner("bob")
+    before = factories.table_counts(bob.account_id)
+    notebooks = [i for i, r in enumerate(records) if r.get("table") == "notebooks_notebook"]
+    first, second = records[notebooks[0]]["row"]["id"], records[notebooks[1]]["row"]["id"]
+    # Two notebooks each the other's parent; one its own parent.
+    cycle = list(records)
+    cycle[notebooks[0]] = dict(cycle[notebooks[0]],
+                               row={**cycle[notebooks[0]]["row"], "parent_id": second})
+    cycle[notebooks[1]] = dict(cycle[notebooks[1]],
+                               row={**cycle[notebooks[1]]["row"], "parent_id": first})
+    selfish = list(records)
+    selfish[notebooks[0]] = dict(selfish[notebooks[0]],
+                                 row={**selfish[notebooks[0]]["row"], "parent_id": first})
+    # A reference to an id that only appeared in passing (a grant), not as a notebook row.
+    grant_only = str(uuid.uuid4())
+    index, connection_row = _row(records, "grove_connection", grant_notebooks=[grant_only])
+    passing = list(records)
+    passing[index] = connection_row
+    passing[notebooks[0]] = dict(passing[notebooks[0]],
+                                 row={**passing[notebooks[0]]["row"], "parent_id": grant_only})
+    # A held change that would set the note's account or status on accept.
+    index, held = _row(records, "notebooks_pendingrevision",
+                       changes={"content": "x", "account_id": str(uuid.uuid4())})
+    smuggled = list(records)
+    smuggled[index] = held
+    # Values of the wrong type or size: a 500 nowhere.
+    index, long_name = _row(records, "notebooks_notebook", name="n" * 5000)
+    too_long = list(records)
+    too_long[index] = long_name
+    for broken in (cycle, selfish, passing, smuggled, too_long,
+                   [records[0], {"type": "row", "table": [], "row": {}}],
+                   [records[0], {"type": "account", "capturePausedAt": "2024-13-45T00:00"}]):
+        with pytest.raises(Invalid) as refused:
+            account_archive_import(actor=bob, records=broken)
+        assert refused.value.code == "invalid_archive"
+        assert factories.table_counts(bob.account_id) == before
+
+
+def test_an_account_with_only_a_vision_is_not_empty():
+    alice = factories.owner("alice")
+    rich_account(alice)
+    bob = factories.owner("bob")
+    services.vision_update(actor=bob, operation_id=op(), notebook_id=None, content="Mine.")
+    with pytest.raises(Conflict) as refused:
+        account_archive_import(actor=bob, records=moved(alice))
+    assert refused.value.code == "account_not_empty"

@@ -33,6 +33,7 @@ def test_download_an_archive_and_import_it_as_another_account(browser_site: str,
     errors = watch_console(page)
     sign_in(page, browser_site, "mover")
     page.goto(browser_site + "/settings/")
+    expect(page).to_have_title("Settings · Grove")
     with page.expect_download() as downloading:
         page.locator("#archive").get_by_role("link", name="Download archive").click()
     archive = tmp_path / downloading.value.suggested_filename

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import signal
 import string
 
 import pytest
@@ -80,6 +81,10 @@ CREDENTIALS = [
     ("secret := x9Q!pL2m", "x9Q!pL2m"),
     ("The wifi password: Gr0ve-2026!", "Gr0ve-2026!"),
     (f"grv_{rand(ALNUM + '-_', 75)}", "grv_"),
+    ("DB_PASSWORD=abc123x API_KEY=zzz999y", "zzz999y"),  # both assignments go
+    ("password=hunter2x; user=get_user()", "hunter2x"),
+    ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n"
+     f"{rand(ALNUM, 44)}\nPrivate-MAC: {rand('0123456789abcdef', 64)}", "Private-Lines"),
     # A known miss: after a bare colon, a one-word value of letters only reads as prose
     # ("password: see …" is far more common in notes than a letters-only password).
     ("my password: correcthorsebattery", "correcthorsebattery"),
@@ -115,6 +120,8 @@ LOOK_ALIKES = [
     "Use the Secret Manager; never put secrets in notes.",
     "Server at 203.0.113.7 answered in 40 ms",
     "[redacted: aws-access-key] was rotated",
+    "Invoice AP20240115001 is due on Friday",
+    "see the APACHECOMMONS docs",
 ]
 
 
@@ -186,6 +193,31 @@ def test_patterns_re2_cannot_compile_or_that_match_nothing_are_refused(pattern):
         if not pattern:
             raise credentials.BadPattern("empty")
         credentials.compile_pattern(pattern)
+
+
+HOSTILE = [
+    "pwd" * 2000, "secret" * 1000, "a" * 80_000 + " AKIAIOSFODNN7EXAMPLE", "/" * 100_000,
+    "eyJ" * 6000, "api_key=" * 700, "password=abc123x " * 20_000, "-" * 100_000 + ":",
+]
+
+
+def test_hostile_text_cannot_stall_a_save():
+    """Inputs that made the detectors backtrack for seconds to hours (quadratic keyword
+    and npm rules, unbounded token widening) finish: a guard against catastrophic
+    backtracking, generous enough for any machine (the measured times are in
+    docs/benchmarks.md), not a speed target."""
+    def stalled(signum, frame):
+        raise TimeoutError("credential detection stalled on hostile input")
+
+    previous = signal.signal(signal.SIGALRM, stalled)
+    signal.alarm(30)
+    try:
+        for text in HOSTILE:
+            for span in find(text):
+                assert 0 <= span.start < span.end <= len(text)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_overlapping_finds_become_one_marker():
