@@ -65,7 +65,7 @@ def test_download_an_archive_and_import_it_as_another_account(browser_site: str,
     card.get_by_label("Archive file").set_input_files(str(archive))
     card.get_by_role("button", name="Import archive").click()
     expect(there.locator(".flash")).to_contain_text(
-        "Nothing was imported: An archive goes into an account with no notebooks or notes")
+        "Nothing was imported: An archive goes into an account with no notebooks, notes")
     with tenant(bob):
         assert Note.objects.count() == 1
     assert errors == [] and there_errors == []
