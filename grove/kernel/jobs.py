@@ -130,6 +130,20 @@ def enqueue(
     return job
 
 
+def enqueue_new(*, account_id: uuid.UUID, kind: str,
+                targets: Sequence[tuple[uuid.UUID, int, str]]) -> None:
+    """`enqueue` for targets just created in the caller's transaction (no job can be
+    queued for them yet): one INSERT for all (target id, version, hash), one wake-up."""
+    if not targets:
+        return
+    now = timezone.now()
+    made = Job.objects.bulk_create([Job(
+        account_id=account_id, kind=kind, target_id=target, target_version=version,
+        target_hash=digest, max_attempts=_HANDLERS[kind].max_attempts, run_after=now,
+        enqueued_at=now, created_at=now) for target, version, digest in targets])
+    wake_on_commit(made[0].id, account_id, kind)
+
+
 @dataclass(frozen=True)
 class _WakeUp:
     """An on-commit wake-up (see `wake_on_commit`)."""

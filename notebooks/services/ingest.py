@@ -38,6 +38,7 @@ from notebooks.selectors.access import live_notebooks
 from notebooks.services.batches import note_archive, note_forget
 from notebooks.services.notebooks import notebook_create
 from notebooks.services.notes import note_remember, note_update
+from notebooks.services.notes_many import NewNote, notes_create_many
 
 # Part of every file's hash: a change in how files become notes makes the next run
 # look at every file again.
@@ -182,37 +183,42 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
             notebook_id = (_folder_notebook(actor, root, path.parent.parts, made)
                            if subfolders and path.parent.parts else root.id)
             chunks = chunk_markdown(screened.text)
+        note_ids: dict[int, uuid.UUID] = {}
+        new: list[Chunk] = []
+        moved: list[uuid.UUID] = []
         for chunk in chunks:
-            content_hash = _sha(chunk.text)
             row = rows.get(chunk.index)
             if row is None or row.note.status != Status.ACTIVE \
                     or row.note.notebook_id != notebook_id:
-                saved = note_remember(actor=actor, operation_id=uuid.uuid4(),
-                                      content=chunk.text, kind=kind, notebook_id=notebook_id,
-                                      tags=tags, task_id=task_id).note
-                assert saved is not None  # held only for a connection, never the owner
-                note_id = saved.id
+                new.append(chunk)
                 if row is not None and row.note.status == Status.ACTIVE:  # moved notebook
-                    _in_batches(note_forget, actor, [row.note_id])
-                outcome.created += 1
-            elif row.content_hash != content_hash:
+                    moved.append(row.note_id)
+                continue
+            note_ids[chunk.index] = row.note_id
+            if row.content_hash != _sha(chunk.text):
                 note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
                             content=chunk.text, tags=tags, kind=kind, task_id=task_id)
                 outcome.updated += 1
-                note_id = row.note_id
             elif sorted(row.note.tags) != tags or row.note.kind != kind:
                 note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
                             tags=tags, kind=kind, task_id=task_id)
                 outcome.retagged += 1
-                note_id = row.note_id
             else:
                 outcome.unchanged += 1
-                note_id = row.note_id
-            IngestedChunk.objects.update_or_create(
-                account_id=actor.account_id, root=root, path=outcome.path, chunk=chunk.index,
-                defaults={"note_id": note_id, "headings": list(chunk.headings),
-                          "file_hash": file_hash, "content_hash": content_hash,
-                          "ingested_at": now, "gone_at": None})
+        if new:
+            note_ids.update(zip([chunk.index for chunk in new],
+                                _create(actor, notebook_id, kind, task_id, tags, new, rules),
+                                strict=True))
+            outcome.created += len(new)
+        _in_batches(note_forget, actor, moved)
+        # The file's ledger rows, rewritten in two statements.
+        IngestedChunk.objects.filter(root=root, path=outcome.path,
+                                     chunk__lt=len(chunks)).delete()
+        IngestedChunk.objects.bulk_create([IngestedChunk(
+            account_id=actor.account_id, root=root, path=outcome.path, chunk=chunk.index,
+            note_id=note_ids[chunk.index], headings=list(chunk.headings),
+            file_hash=file_hash, content_hash=_sha(chunk.text), ingested_at=now)
+            for chunk in chunks])
         stale = [row for index, row in rows.items() if index >= len(chunks)]
         if stale:
             _in_batches(note_forget, actor,
@@ -220,6 +226,23 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
             IngestedChunk.objects.filter(id__in=[row.id for row in stale]).delete()
             outcome.removed = len(stale)
     return outcome
+
+
+def _create(actor: Actor, notebook_id: uuid.UUID, kind: str, task_id: str | None,
+            tags: list[str], chunks: list[Chunk], rules: SecretRules) -> list[uuid.UUID]:
+    """New notes for `chunks`: all at once (`notes_create_many`), or a handoff through
+    `note_remember`, which keeps one live handoff per task."""
+    if kind != Kind.HANDOFF:
+        return notes_create_many(actor=actor, notebook_id=notebook_id, kind=kind, rules=rules,
+                                 items=[NewNote(chunk.text, tags) for chunk in chunks])
+    made = []
+    for chunk in chunks:
+        saved = note_remember(actor=actor, operation_id=uuid.uuid4(), content=chunk.text,
+                              kind=kind, notebook_id=notebook_id, tags=tags,
+                              task_id=task_id).note
+        assert saved is not None  # held only for a connection, never the owner
+        made.append(saved.id)
+    return made
 
 
 def _exported_kind(value: str, default: str, outcome: FileOutcome) -> str:

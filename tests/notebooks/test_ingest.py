@@ -14,8 +14,10 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from grove.kernel import jobs
+from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
 from grove.models import Job
+from notebooks import services
 from notebooks.models import IngestedChunk, Note, Notebook, NoteEmbedding, Revision
 from notebooks.services.indexing import EMBED
 from notebooks.services.ingest import ingest_file, ingest_prune, ingest_root
@@ -216,29 +218,31 @@ def test_subfolders_become_sub_notebooks(tmp_path, owner, embedder):
 
 def test_one_file_is_one_transaction_and_a_rerun_finishes_the_work(tmp_path, owner, embedder,
                                                                    monkeypatch):
-    """A run that fails part way through a file (here: its second chunk) leaves nothing
-    of that file and the other files done; running again finishes the work."""
+    """A run that fails part way through a file (here: right after its notes were
+    inserted) leaves nothing of that file and the other files done; running again
+    finishes the work."""
     write(tmp_path, {f"{i:02}.md": paragraphs(f"word{i}", 12) for i in range(5)})
     import notebooks.services.ingest as service
 
-    real = service.note_remember
+    real = service.notes_create_many
     calls = {"n": 0}
     per_file = 3
 
     def dies_in_the_third_file(**kwargs):
         calls["n"] += 1
-        if calls["n"] == 2 * per_file + 2:
+        made = real(**kwargs)
+        if calls["n"] == 3:
             raise OSError("killed")
-        return real(**kwargs)
+        return made
 
-    monkeypatch.setattr(service, "note_remember", dies_in_the_third_file)
+    monkeypatch.setattr(service, "notes_create_many", dies_in_the_third_file)
     with pytest.raises(CommandError, match="1 files could not be ingested"):
         run(tmp_path)
     with tenant(owner):
         done = sorted(set(IngestedChunk.objects.values_list("path", flat=True)))
         assert done == ["00.md", "01.md", "03.md", "04.md"]
         assert Note.objects.count() == IngestedChunk.objects.count() == 4 * per_file
-    monkeypatch.setattr(service, "note_remember", real)
+    monkeypatch.setattr(service, "notes_create_many", real)
     assert f"{per_file} notes created, 0 updated, 0 retagged, {4 * per_file} unchanged" in (
         run(tmp_path))
     with tenant(owner):
@@ -278,3 +282,36 @@ def test_another_account_cannot_see_the_ledger(tmp_path, owner, embedder):
     outcome = ingest_file(actor=owner, root=root, path=PurePosixPath("a.md"), raw=b"Mine.")
     assert outcome.unchanged == 1 and outcome.writes == 0
     assert ingest_prune(actor=owner, root=root, present={"a.md"}, remove=False).files == []
+
+
+def test_many_notes_at_once_follow_the_rules_of_one(owner, embedder):
+    """`notes_create_many`, ingest's write: cleaned and screened text, a revision and an
+    embed job per note; the owner only, no handoff, no archived notebook."""
+    from grove.kernel.errors import Conflict, Forbidden
+    from notebooks.services.notes_many import NewNote, notes_create_many
+
+    book = factories.notebook(owner, "Bulk")
+    key = "AKIA" + "Z4QW8RT2NV6XKP3M"
+    with tenant(owner):
+        ids = notes_create_many(actor=owner, notebook_id=book.id, kind="fact", items=[
+            NewNote("  First note.  ", ["Field"]), NewNote(f"Key {key} here.", [])])
+    with tenant(owner):
+        notes = {n.id: n for n in Note.objects.filter(id__in=ids)}
+        assert [notes[i].content for i in ids] == ["First note.",
+                                                   "Key [redacted: aws-access-key] here."]
+        assert notes[ids[0]].tags == ["field"] and notes[ids[0]].version == 1
+        assert Revision.objects.filter(note_id__in=ids, version=1).count() == 2
+        assert Job.objects.filter(target_id__in=ids, kind=EMBED).count() == 2
+    index_all(owner)
+    assert embedder.seen and not any(key in text for text in embedder.seen)
+    agent = factories.connection(owner, all_notebooks=True)
+    with pytest.raises(Forbidden), tenant(agent):
+        notes_create_many(actor=agent, notebook_id=book.id, kind="fact",
+                          items=[NewNote("x", [])])
+    with pytest.raises(Invalid), tenant(owner):
+        notes_create_many(actor=owner, notebook_id=book.id, kind="handoff",
+                          items=[NewNote("x", [])])
+    services.notebook_archive(actor=owner, operation_id=factories.op(), notebook_id=book.id)
+    with pytest.raises(Conflict), tenant(owner):
+        notes_create_many(actor=owner, notebook_id=book.id, kind="fact",
+                          items=[NewNote("x", [])])
