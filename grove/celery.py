@@ -1,10 +1,12 @@
 """The Celery application (workers: `grove worker`, periodic jobs: `grove beat`)."""
 
 import functools
+import logging
 import os
 from pathlib import Path
 
 from celery import Celery
+from celery.signals import worker_ready
 
 from grove.runtime import broker
 
@@ -23,3 +25,15 @@ def ensure_broker_folders() -> None:
     for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+@worker_ready.connect
+def _report_alive(**kwargs: object) -> None:
+    """A worker's first heartbeat as it starts, not a beat interval later (/readyz)."""
+    from grove.runtime.readiness import heartbeat
+
+    try:
+        heartbeat("worker")
+    except Exception:  # noqa: BLE001 - readiness reporting must never stop a worker
+        logging.getLogger(__name__).warning("could not record the worker's heartbeat",
+                                            exc_info=True)

@@ -282,3 +282,19 @@ class RedeemedCode(models.Model):
 
     def __str__(self) -> str:
         return f"code for {self.client_id} at {self.redeemed_at:%Y-%m-%d %H:%M}"
+
+
+class Heartbeat(models.Model):
+    """The last sign of life of a background part (`worker`: written every
+    `GROVE_HEARTBEAT_SECONDS` by a beat-scheduled task a worker runs, so a fresh one
+    proves beat, broker and a worker together). Not account data: no RLS."""
+
+    name = models.CharField(max_length=32, primary_key=True)
+    at = models.DateTimeField()
+    detail = models.JSONField(default=dict)
+
+    class Meta:
+        db_table = "grove_heartbeat"
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"

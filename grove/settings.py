@@ -186,7 +186,7 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
 if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
     SECURE_HSTS_SECONDS = 365 * 24 * 3600
 # includeSubDomains and preload would bind every sibling host of a self-hosted domain
 # to HTTPS; that is the domain owner's call, not Grove's.
@@ -296,6 +296,9 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# How often a worker says it is alive (grove.runtime.readiness: /readyz reports a worker
+# silent for three of these).
+GROVE_HEARTBEAT_SECONDS = 30
 CELERY_BEAT_SCHEDULE = {
     # Retention: expire notes past their expiry, soft-delete those expired > 60 days.
     "expire": {"task": "grove.expire", "schedule": 15 * 60},
@@ -308,6 +311,8 @@ CELERY_BEAT_SCHEDULE = {
     "note-counts": {"task": "grove.note_counts", "schedule": 60},
     # Expired OAuth tokens and authorization codes.
     "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
+    # The worker's sign of life, read by /readyz.
+    "heartbeat": {"task": "grove.heartbeat", "schedule": GROVE_HEARTBEAT_SECONDS},
 }
 # Periodic and maintenance tasks go to a queue of their own, which every `grove worker`
 # consumes next to the default queue of job wake-ups. Both brokers take from a worker's
@@ -318,7 +323,7 @@ CELERY_MAINTENANCE_QUEUE = "maintenance"
 CELERY_TASK_ROUTES = {
     name: {"queue": CELERY_MAINTENANCE_QUEUE}
     for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.note_counts",
-                 "grove.clear_tokens")
+                 "grove.clear_tokens", "grove.heartbeat")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

@@ -21,6 +21,14 @@ def job_drain_task(account_id: str, kind: str) -> int:
     return jobs.drain(uuid.UUID(account_id), kind)
 
 
+@shared_task(name="grove.heartbeat", ignore_result=True)
+def heartbeat_task() -> None:
+    """The worker's sign of life for `/readyz` (grove.runtime.readiness)."""
+    from grove.runtime.readiness import heartbeat
+
+    heartbeat("worker")
+
+
 @shared_task(name="grove.recover", ignore_result=True)
 def jobs_recover_task() -> dict[str, int]:
     return jobs.recover()

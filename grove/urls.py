@@ -3,7 +3,7 @@ from oauth2_provider import views as oauth_views
 
 from grove.identity import archive_views, views
 from grove.identity import oauth_views as oauth
-from grove.interfaces.health import healthz
+from grove.interfaces.health import healthz, readyz
 from grove.interfaces.mcp import mcp_endpoint
 from grove.interfaces.rest import api, not_found_view
 
@@ -56,6 +56,7 @@ urlpatterns = [
     path("settings/import-archive", archive_views.account_archive_upload,
          name="settings-import-archive"),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),
     path("", include("ask.urls")),

@@ -1,8 +1,10 @@
-"""`/healthz`: whether this process can serve (the database answers)."""
+"""`/healthz`: whether this process can serve (the database answers). `/readyz`:
+whether this Grove can do its work — database, migrations, broker, a live worker
+(`grove.runtime.readiness`)."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -15,3 +17,14 @@ def healthz(request: HttpRequest) -> HttpResponse:
     except Exception:  # noqa: BLE001 - any database failure means "not ready"
         return HttpResponse("database unavailable\n", status=503, content_type="text/plain")
     return HttpResponse("ok\n", content_type="text/plain")
+
+
+def readyz(request: HttpRequest) -> HttpResponse:
+    """200 with every check "ok", or 503 naming what is wrong and what to do."""
+    from grove.runtime.readiness import readiness
+
+    found = readiness()
+    ready = all(problem is None for problem in found.values())
+    return JsonResponse({"ready": ready, "checks": {
+        name: problem or "ok" for name, problem in found.items()}},
+        status=200 if ready else 503, headers={"Cache-Control": "no-store"})

@@ -52,7 +52,7 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 UPLOAD_PATHS = ("/settings/import", "/settings/import-archive", "/ingest/")
 EXEMPT_PREFIXES = ("/static/",)
-EXEMPT_PATHS = ("/healthz", "/favicon.ico")
+EXEMPT_PATHS = ("/healthz", "/readyz", "/favicon.ico")
 WINDOW = 60
 REFUSAL_DELAY = 1.0  # seconds an over-the-limit address waits for its 429
 
