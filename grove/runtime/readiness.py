@@ -67,6 +67,13 @@ def broker() -> str | None:
         except (redis.RedisError, OSError) as exc:
             return f"Redis does not answer ({exc.__class__.__name__}): check REDIS_URL"
         return None
+    from grove.celery import ensure_broker_folders
+
+    try:
+        ensure_broker_folders()  # made on first use: a fresh data folder has none yet
+    except OSError as exc:
+        return f"the file broker's folders cannot be made ({exc.strerror}): check " \
+               "GROVE_HOME's permissions"
     folders = [settings.BROKER_DIR / "queue", settings.BROKER_DIR / "processed"]
     for folder in folders:
         if not folder.is_dir() or not os.access(folder, os.W_OK):
