@@ -84,7 +84,7 @@ def account_archive(*, actor: Actor) -> Iterator[dict[str, Any]]:
                    "exportedAt": timezone.now().isoformat(),
                    "tables": [table.table for table in tables]}
             yield {"type": "account", **{
-                wire: archive._json(getattr(account, name))
+                wire: archive.to_json(getattr(account, name))
                 for wire, name in ACCOUNT_FIELDS.items()}}
             counts: dict[str, int] = {}
             for table in tables:

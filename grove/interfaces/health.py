@@ -9,12 +9,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 def healthz(request: HttpRequest) -> HttpResponse:
     """Liveness and database reachability, for load balancers and compose."""
-    from django.db import connection
+    from grove.runtime.readiness import database
 
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception:  # noqa: BLE001 - any database failure means "not ready"
+    if database() is not None:
         return HttpResponse("database unavailable\n", status=503, content_type="text/plain")
     return HttpResponse("ok\n", content_type="text/plain")
 

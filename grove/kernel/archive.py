@@ -82,7 +82,7 @@ def _moved_fields(table: Archived) -> list[models.Field[Any, Any]]:
     return moved
 
 
-def _json(value: Any) -> Any:
+def to_json(value: Any) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
@@ -97,8 +97,8 @@ def encode(table: Archived, row: models.Model) -> dict[str, Any]:
     encoded = {}
     for f in _moved_fields(table):
         value = getattr(row, f.attname)
-        encoded[f.attname] = [_json(item) for item in value] if isinstance(value, list) \
-            else _json(value)
+        encoded[f.attname] = [to_json(item) for item in value] if isinstance(value, list) \
+            else to_json(value)
     return encoded
 
 

@@ -31,15 +31,21 @@ def content_fingerprint(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
+def read_content(note: Note) -> bool:
+    """Set what is read from a note's content — its hash, the days it states, its
+    indexing state — on the object; True when it needs an embed job."""
+    note.content_hash = content_fingerprint(note.content)
+    note.stated_dates = stated_dates(note.content)
+    embedded = get_embedder() is not None
+    # Lexical only: the full-text index is synchronous, so the note is ready at once.
+    note.indexing = Indexing.PENDING if embedded else Indexing.READY
+    return embedded
+
+
 def mark_for_indexing(note: Note) -> None:
     """Caller: a service, in its tenant transaction, after saving new content. Also
     writes what else is read from the content: the days it states."""
-    note.content_hash = content_fingerprint(note.content)
-    note.stated_dates = stated_dates(note.content)
-    if get_embedder() is None:
-        note.indexing = Indexing.READY  # lexical only: the full-text index is synchronous
-    else:
-        note.indexing = Indexing.PENDING
+    if read_content(note):
         jobs.enqueue(account_id=note.account_id, kind=EMBED, target_id=note.id,
                      target_version=note.version, target_hash=note.content_hash)
     Note.objects.filter(id=note.id).update(content_hash=note.content_hash,

@@ -26,12 +26,11 @@ from pathlib import PurePosixPath
 from django.utils import timezone
 
 from grove.identity.hygiene import Origin, SecretRules, screen, secret_rules
-from grove.kernel import credentials
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from notebooks.ingest.chunking import Chunk, chunk_markdown
-from notebooks.ingest.source import prepare
+from notebooks.ingest.source import prepare, strip_private
 from notebooks.models import IngestedChunk, Kind, Notebook, Status
 from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag
 from notebooks.selectors.access import live_notebooks
@@ -87,9 +86,6 @@ def _in_batches(apply: Callable[..., object], actor: Actor, ids: list[uuid.UUID]
 def _tags(raw: tuple[str, ...], outcome: FileOutcome) -> list[str]:
     tags: set[str] = set()
     for value in raw:
-        if credentials.find(value):
-            outcome.warnings.append("a tag held a credential; left out")
-            continue
         try:
             tags.add(clean_tag(value))
         except Invalid:
@@ -97,6 +93,41 @@ def _tags(raw: tuple[str, ...], outcome: FileOutcome) -> list[str]:
     if len(tags) > TAGS_MAX:
         outcome.warnings.append(f"more than {TAGS_MAX} tags; the first {TAGS_MAX} kept")
     return sorted(tags)[:TAGS_MAX]
+
+
+class Unreadable(Exception):
+    """A file that is not ingested, and why (a line of the summary)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Source:
+    text: str  # private regions and credentials gone
+    private_regions: int
+    redacted: dict[str, int]
+
+
+def clean_source(actor: Actor, raw: bytes, rules: SecretRules) -> Source:
+    """A file's text as anything may keep it: UTF-8, its `<private>` regions removed,
+    then its credentials — front matter included — redacted by the account's ingest
+    rule. `Unreadable` when it is not UTF-8, or holds a credential the rule refuses.
+    The one place both `grove ingest` and the website's upload make a file safe."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unreadable("not UTF-8 text") from None
+    text, private = strip_private(text)
+    try:
+        screened = screen(actor, text, origin=Origin.INGEST, rules=rules)
+    except Invalid as exc:
+        if exc.code != "secret_detected":
+            raise
+        kinds = ", ".join(sorted(exc.details["kinds"]))
+        raise Unreadable(f"holds a credential ({kinds}); this account refuses them") from None
+    return Source(screened.text, private, screened.redacted)
 
 
 def ingest_root(actor: Actor, notebook: str) -> Notebook:
@@ -155,22 +186,14 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
             outcome.unchanged = len(rows)
             return outcome
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            outcome.skipped = "not UTF-8 text"
+            source = clean_source(actor, raw, rules)
+        except Unreadable as exc:
+            outcome.skipped = exc.reason
             return outcome
-        prepared = prepare(text)
-        outcome.private_regions = prepared.private_regions
+        prepared = prepare(source.text)
+        outcome.private_regions = source.private_regions
+        outcome.redacted = source.redacted
         outcome.warnings.extend(prepared.warnings)
-        try:
-            screened = screen(actor, prepared.body, origin=Origin.INGEST, rules=rules)
-        except Invalid as exc:
-            if exc.code != "secret_detected":
-                raise
-            kinds = ", ".join(sorted(exc.details["kinds"]))
-            outcome.skipped = f"holds a credential ({kinds}); this account refuses them"
-            return outcome
-        outcome.redacted = screened.redacted
         tags = _tags(prepared.tags, outcome)
         made = {} if made is None else made
         exported, task_id = prepared.exported, None
@@ -178,11 +201,11 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
             kind = _exported_kind(exported.kind, kind, outcome)
             task_id = exported.task_id
             notebook_id = _folder_notebook(actor, root, exported.notebook, made)
-            chunks = [Chunk(index=0, text=screened.text, headings=())]
+            chunks = [Chunk(index=0, text=prepared.body, headings=())]
         else:
             notebook_id = (_folder_notebook(actor, root, path.parent.parts, made)
                            if subfolders and path.parent.parts else root.id)
-            chunks = chunk_markdown(screened.text)
+            chunks = chunk_markdown(prepared.body)
         note_ids: dict[int, uuid.UUID] = {}
         new: list[Chunk] = []
         moved: list[uuid.UUID] = []

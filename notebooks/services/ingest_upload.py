@@ -29,17 +29,22 @@ from django.db import OperationalError
 from django.db.models import F
 from django.utils import timezone
 
-from grove.identity.hygiene import Origin, SecretRules, screen, secret_rules
+from grove.identity.hygiene import SecretRules, secret_rules
 from grove.kernel import jobs
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from grove.models import Job
 from notebooks.ingest.files import ZIP_ERRORS, Found, TooManyMembers, open_zip, walk_zip
-from notebooks.ingest.source import strip_private
 from notebooks.models import IngestUpload, IngestUploadFile
 from notebooks.rules import clean_kind, parse_uuid
-from notebooks.services.ingest import FileOutcome, ingest_file, ingest_root
+from notebooks.services.ingest import (
+    FileOutcome,
+    Unreadable,
+    clean_source,
+    ingest_file,
+    ingest_root,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -157,28 +162,20 @@ def ingest_upload_start(*, actor: Actor, notebook: str, archive: IO[bytes], name
 
 def _readied(actor: Actor, item: Found, rules: SecretRules,
              upload: IngestUpload) -> bytes | None:
-    """A file's bytes as they may wait in the database: private regions and credentials
-    are gone before the row is written, as they are before any note is (so nothing of
-    them is stored even for the minutes a file waits). None: skipped, and why noted."""
+    """A file's bytes as they may wait in the database (`clean_source`: nothing private
+    or secret is stored even for the minutes a file waits). None: skipped, and why
+    noted."""
     try:
-        text = item.read().decode("utf-8")
+        source = clean_source(actor, item.read(), rules)
     except ZIP_ERRORS as exc:
         _add_skipped(upload, f"unreadable: {exc.__class__.__name__}", str(item.path))
         return None
-    except UnicodeDecodeError:
-        _add_skipped(upload, "not UTF-8 text", str(item.path))
+    except Unreadable as exc:
+        _add_skipped(upload, exc.reason, str(item.path))
         return None
-    text, _ = strip_private(text)
-    try:
-        screened = screen(actor, text, origin=Origin.INGEST, rules=rules)
-    except Invalid as exc:
-        kinds = ", ".join(sorted(exc.details.get("kinds", {})))
-        _add_skipped(upload, f"holds a credential ({kinds}); this account refuses them",
-                     str(item.path))
-        return None
-    for kind, count in screened.redacted.items():
+    for kind, count in source.redacted.items():
         upload.redacted[kind] = upload.redacted.get(kind, 0) + count
-    return screened.text.encode("utf-8")
+    return source.text.encode("utf-8")
 
 
 def ingest_upload_get(*, actor: Actor, upload_id: uuid.UUID | str) -> UploadOut:

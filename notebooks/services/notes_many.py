@@ -22,14 +22,13 @@ from grove.identity.hygiene import Origin, SecretRules, screen
 from grove.kernel import jobs
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid
-from notebooks.dates import stated_dates
-from notebooks.models import Indexing, Kind, Note, NoteFields, Revision, RevisionReason
+from notebooks.models import Kind, Note, Revision, RevisionReason
 from notebooks.rules import clean_content, clean_kind, clean_tags
 from notebooks.selectors.access import access_destination
-from notebooks.services import indexing
 from notebooks.services.frame import require_open_notebook
-from notebooks.services.indexing import EMBED, content_fingerprint
+from notebooks.services.indexing import EMBED, read_content
 from notebooks.services.notes import new_note
+from notebooks.services.revisions import revision_of
 
 
 @dataclass(frozen=True)
@@ -54,24 +53,18 @@ def notes_create_many(*, actor: Actor, notebook_id: uuid.UUID | None, kind: str,
     notebook = access_destination(actor, notebook_id)
     require_open_notebook(notebook)
     now = timezone.now()
-    embedded = indexing.get_embedder() is not None
-    notes = []
+    notes, embedded = [], False
     for item in items:
         text = clean_content(screen(actor, clean_content(item.content),
                                     origin=Origin.EXPLICIT, rules=rules).text)
         note = new_note(actor, notebook_id, content=text, kind=kind, task_id=None,
                         fields={"tags": clean_tags(item.tags)}, now=now)
-        note.content_hash = content_fingerprint(text)
-        note.stated_dates = stated_dates(text)
-        note.indexing = Indexing.PENDING if embedded else Indexing.READY
+        embedded = read_content(note)
         notes.append(note)
     Note.objects.bulk_create(notes)
-    names = NoteFields.snapshot_field_names()
-    Revision.objects.bulk_create([Revision(
-        account_id=note.account_id, note=note, version=note.version,
-        reason=RevisionReason.CREATE, connection_id=actor.connection_id, operation_id=None,
-        created_at=note.updated_at, **{name: getattr(note, name) for name in names})
-        for note in notes])
+    Revision.objects.bulk_create([revision_of(note, reason=RevisionReason.CREATE,
+                                              actor=actor, operation_id=None)
+                                  for note in notes])
     if embedded:
         jobs.enqueue_new(account_id=actor.account_id, kind=EMBED, targets=[
             (note.id, note.version, note.content_hash) for note in notes])

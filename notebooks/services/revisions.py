@@ -29,16 +29,27 @@ from notebooks.services.frame import (
 from notebooks.services.indexing import mark_for_indexing
 
 
-def write_revision(
+def revision_of(
     note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
     restored_from: int | None = None,
 ) -> Revision:
+    """The snapshot of `note` as it is now, not yet saved."""
     snapshot = {name: getattr(note, name) for name in NoteFields.snapshot_field_names()}
-    return Revision.objects.create(
+    return Revision(
         account_id=note.account_id, note=note, version=note.version, reason=reason,
         connection_id=actor.connection_id, operation_id=operation_id,
         restored_from=restored_from, created_at=note.updated_at, **snapshot,
     )
+
+
+def write_revision(
+    note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
+    restored_from: int | None = None,
+) -> Revision:
+    revision = revision_of(note, reason=reason, actor=actor, operation_id=operation_id,
+                           restored_from=restored_from)
+    revision.save(force_insert=True)
+    return revision
 
 
 def save_new_version(
