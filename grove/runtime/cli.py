@@ -48,6 +48,10 @@ def main(argv: list[str] | None = None) -> None:
         from grove.runtime.bridge import main as bridge
 
         raise SystemExit(bridge(argv[2:]))
+    if command == "restore":  # before load(), which would create the folder it needs empty
+        from grove.runtime.restore import main as restore
+
+        raise SystemExit(restore(argv[2:]))
 
     from grove.runtime.config import ConfigError, load
 
