@@ -1,3 +1,6 @@
+import uuid
+from datetime import datetime
+
 from django.apps import AppConfig
 
 
@@ -20,3 +23,25 @@ class AskConfig(AppConfig):
         from grove.kernel.archive import Archived, register
 
         register(Archived("ask.Conversation"), Archived("ask.Turn"), Archived("ask.Proposal"))
+        # Account deletion hides conversations; `grove purge` removes deleted ones (with
+        # their turns and proposals) once past the window — before notebooks they name.
+        from grove.identity.deletion import register_hider
+        from grove.kernel import purge
+
+        register_hider("conversations", _hide_conversations)
+        purge.register(20, "conversations", _purge_conversations)
+
+
+def _hide_conversations(account_id: uuid.UUID, now: datetime) -> int:
+    from ask.models import Conversation
+
+    return Conversation.objects.filter(account_id=account_id, deleted_at__isnull=True) \
+        .update(deleted_at=now)
+
+
+def _purge_conversations(account_id: uuid.UUID, cutoff: datetime, using: str) -> int:
+    from ask.models import Conversation
+
+    _, by_model = Conversation.objects.using(using).filter(
+        account_id=account_id, deleted_at__lt=cutoff).delete()
+    return by_model.get("ask.Conversation", 0)

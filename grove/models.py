@@ -48,6 +48,10 @@ class Account(AbstractUser):
                                            db_default=SecretAction.REDACT)
     # The owner's own credential patterns: [{"name", "pattern"}], RE2 syntax.
     secret_patterns = models.JSONField(default=list, db_default=[], blank=True)
+    # The tombstone (`grove.identity.deletion`): set once, never cleared. From then on the
+    # tenant context of this account opens nothing (grove 0014), so no late job, retried
+    # operation or OAuth callback can write to it; `grove purge` removes its content.
+    deleted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "grove_account"

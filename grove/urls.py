@@ -1,10 +1,11 @@
 from django.urls import include, path, re_path
 from oauth2_provider import views as oauth_views
 
-from grove.identity import archive_views, views
+from grove.identity import archive_views, deletion_views, views
 from grove.identity import oauth_views as oauth
 from grove.interfaces.health import healthz, readyz
 from grove.interfaces.mcp import mcp_endpoint
+from grove.interfaces.metrics import metrics_view
 from grove.interfaces.rest import api, not_found_view
 
 # Every REST router, named by module (feature apps' so core does not import them).
@@ -55,8 +56,11 @@ urlpatterns = [
     path("settings/archive", archive_views.account_archive_download, name="settings-archive"),
     path("settings/import-archive", archive_views.account_archive_upload,
          name="settings-import-archive"),
+    path("settings/delete-account/", deletion_views.account_delete_page,
+         name="settings-delete-account"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path(".well-known/openai-apps-challenge", views.openai_apps_challenge),
     path("", include("sharing.urls")),
     path("", include("ask.urls")),

@@ -23,6 +23,15 @@ class NotebooksConfig(AppConfig):
         from notebooks.archive import register_tables
 
         register_tables()
+        # Account deletion hides the library; `grove purge` removes what is past the window.
+        from grove.identity.deletion import register_hider
+        from grove.kernel import purge
+        from notebooks.purge import hide_notebooks, hide_notes, purge_notebooks, purge_notes
+
+        register_hider("notes", hide_notes)
+        register_hider("notebooks", hide_notebooks)
+        purge.register(30, "notes", purge_notes)
+        purge.register(40, "notebooks", purge_notebooks)
         # The note page's "ground truth" badge.
         register_page_extra(declared_extra)
         # The account's vision card on Settings is read with that page.

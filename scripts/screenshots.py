@@ -5,7 +5,8 @@ notes, search, a note's history, a share link, Ask, a notebook's vision, an app
 connecting by OAuth (consent, approval), Connections, an agent writing with its key, a
 notebook's ground truth with an agent's change held for review and a contradicting write
 held by the check of agents' writes,
-Settings (the account's vision), "What your agents read" and Activity in headless Chromium
+Settings (the account's vision), "What your agents read", Activity and the account
+deletion page in headless Chromium
 (Playwright), and writes desktop and phone-width PNGs to docs/screenshots/. Any console
 error (a Content-Security-Policy violation included) fails the run.
 
@@ -408,6 +409,8 @@ def main() -> None:
             shoot(phone_page, "library-phone-dark")
             phone_page.get_by_role("link", name="Release checklist").click()
             shoot(phone_page, "note-phone-dark")
+            page.goto(base + "/settings/delete-account/")  # last: it ends the account
+            shoot(page, "delete-account")
             browser.close()
     finally:
         server.send_signal(signal.SIGTERM)

@@ -1,3 +1,5 @@
+import uuid
+from datetime import datetime
 from typing import Any
 
 from django.apps import AppConfig
@@ -23,6 +25,35 @@ class SharingConfig(AppConfig):
         from grove.kernel.archive import Archived, register
 
         register(Archived("sharing.Share", imported=_shares_imported))
+        # Account deletion revokes every link first; `grove purge` removes the links of
+        # what it purges, before their notes and notebooks.
+        from grove.identity.deletion import register_revoker
+        from grove.kernel import purge
+
+        register_revoker("shareLinks", _revoke_shares)
+        purge.register(10, "shareLinks", _purge_shares)
+
+
+def _revoke_shares(account_id: uuid.UUID, now: datetime) -> int:
+    from sharing.models import Share
+
+    return Share.objects.filter(account_id=account_id, revoked_at__isnull=True) \
+        .update(revoked_at=now)
+
+
+def _purge_shares(account_id: uuid.UUID, cutoff: datetime, using: str) -> int:
+    from django.db.models import Q
+
+    from notebooks.models import Note, Notebook
+    from notebooks.purge import purgeable_notes
+    from sharing.models import Share
+
+    notes = Note.objects.using(using).filter(purgeable_notes(account_id, cutoff))
+    notebooks = Notebook.objects.using(using).filter(account_id=account_id,
+                                                     deleted_at__lt=cutoff)
+    _, by_model = Share.objects.using(using).filter(account_id=account_id).filter(
+        Q(note__in=notes) | Q(notebook__in=notebooks)).delete()
+    return by_model.get("sharing.Share", 0)
 
 
 def _shares_imported(rows: list[Any], options: dict[str, Any]) -> None:

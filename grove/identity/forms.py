@@ -70,6 +70,12 @@ class OwnerSetupForm(forms.Form):
         return data
 
 
+class DeleteAccountForm(forms.Form):
+    password = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        label="Your password", strip=False)
+
+
 class PasswordForm(forms.Form):
     current = forms.CharField(widget=forms.PasswordInput, label="Current password",
                               strip=False)

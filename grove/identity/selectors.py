@@ -18,8 +18,9 @@ from grove.models import Account, Connection
 
 
 def account_exists() -> bool:
-    """Whether the one-time owner setup has happened."""
-    return Account.objects.exists()
+    """Whether the owner setup has happened: a live account exists (after the owner
+    deleted theirs, the instance can be set up again)."""
+    return Account.objects.filter(deleted_at__isnull=True).exists()
 
 
 def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:

@@ -43,8 +43,11 @@ def account_setup_owner(*, username: str, password: str, email: str = "") -> Acc
 
         with connection.cursor() as cursor:
             cursor.execute("LOCK TABLE grove_account IN SHARE ROW EXCLUSIVE MODE")
-        if Account.objects.exists():
+        if selectors.account_exists():
             raise Conflict("Grove already has an owner; sign in instead.", code="already_set_up")
+        if Account.objects.filter(username__iexact=username).exists():  # a deleted one's
+            raise Conflict("That user name belonged to a deleted account; choose another.",
+                           code="username_taken")
         return Account.objects.create_user(
             username=username, password=password, email=email, is_staff=True, is_superuser=True
         )

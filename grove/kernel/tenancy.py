@@ -29,13 +29,18 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 from django.utils.crypto import salted_hmac
+
+from grove.kernel.errors import Gone
 
 if TYPE_CHECKING:
     from grove.kernel.actor import Actor
 
 SETTING = "grove.account_id"
+# What PostgreSQL says when a policy refuses a row ("new row violates row-level security
+# policy"): for a tenant context, only a deleted account's (grove 0014).
+INSUFFICIENT_PRIVILEGE = "42501"
 MAC_SETTING = "grove.account_mac"
 # The key of the context MAC is derived from SECRET_KEY with this label (as Django's
 # `salted_hmac` derives its keys); `grove_secret` row 'tenant' holds it.
@@ -100,15 +105,34 @@ def tenant(actor: Actor | uuid.UUID, *, using: str = "default",
     """
     account_id = actor if isinstance(actor, uuid.UUID) else actor.account_id
     outermost = not connections[using].in_atomic_block
-    with transaction.atomic(using=using):
-        with connections[using].cursor() as cursor:
-            previous = enter(cursor, account_id, local)
-        yield
-        # On an exception the rollback (of the savepoint or transaction) undoes the
-        # setting by itself; on success put back what the surrounding code had.
-        if previous is not None and not outermost:
+    try:
+        with transaction.atomic(using=using):
             with connections[using].cursor() as cursor:
-                restore(cursor, previous)
+                previous = enter(cursor, account_id, local)
+            yield
+            # On an exception the rollback (of the savepoint or transaction) undoes the
+            # setting by itself; on success put back what the surrounding code had.
+            if previous is not None and not outermost:
+                with connections[using].cursor() as cursor:
+                    restore(cursor, previous)
+    except DatabaseError as exc:
+        # A write refused by a policy in the outermost transaction (rolled back now, so
+        # the connection can ask why): the account was deleted while this work ran.
+        if outermost and _refused_by_policy(exc) and account_closed(account_id, using):
+            raise Gone("This account was deleted.", code="account_deleted") from exc
+        raise
+
+
+def _refused_by_policy(exc: DatabaseError) -> bool:
+    return getattr(exc.__cause__, "sqlstate", None) == INSUFFICIENT_PRIVILEGE
+
+
+def account_closed(account_id: uuid.UUID | str, using: str = "default") -> bool:
+    """Whether the account carries the tombstone (`grove.identity.deletion`): its
+    tenant context opens nothing any more (grove 0014)."""
+    from grove.models import Account
+
+    return Account.objects.using(using).filter(id=account_id, deleted_at__isnull=False).exists()
 
 
 def hmac_pads(salt: str, secret: str | bytes | None = None) -> tuple[bytes, bytes]:

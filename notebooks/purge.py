@@ -1,0 +1,63 @@
+"""What `grove purge` (grove.kernel.purge) removes of the library, and what account
+deletion (grove.identity.deletion) hides. Both run in the account's tenant transaction."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import ProtectedError, Q
+
+from notebooks.models import NegativeClaim, Note, Notebook, Status, TruthDeclaration, Vision
+
+
+def hide_notes(account_id: uuid.UUID, now: datetime) -> int:
+    return Note.objects.filter(account_id=account_id).exclude(status=Status.DELETED).update(
+        status=Status.DELETED, deleted_at=now)
+
+
+def hide_notebooks(account_id: uuid.UUID, now: datetime) -> int:
+    return Notebook.objects.filter(account_id=account_id, deleted_at__isnull=True).update(
+        deleted_at=now)
+
+
+def purgeable_notes(account_id: uuid.UUID, cutoff: datetime) -> Q:
+    """Notes deleted before the cutoff (for a link to one, `sharing` purges first)."""
+    return Q(account_id=account_id, status=Status.DELETED, deleted_at__lt=cutoff)
+
+
+def purge_notes(account_id: uuid.UUID, cutoff: datetime, using: str) -> int:
+    """Deleted notes past the window, with their revisions, vectors, ingest ledger rows,
+    ground-truth entries and waiting revisions (their foreign keys cascade)."""
+    _, by_model = Note.objects.using(using).filter(purgeable_notes(account_id, cutoff)).delete()
+    return by_model.get("notebooks.Note", 0)
+
+
+def purge_notebooks(account_id: uuid.UUID, cutoff: datetime, using: str) -> int:
+    """Deleted notebooks past the window that hold nothing any more (no notebook, no
+    note in any state), deepest first, with their vision, ground truth and negative
+    claims. One still named by something kept (a conversation asked there) stays."""
+    purged = 0
+    kept: set[uuid.UUID] = set()
+    while True:
+        empty = list(
+            Notebook.objects.using(using)
+            .filter(account_id=account_id, deleted_at__lt=cutoff)
+            .exclude(id__in=kept)
+            .exclude(id__in=Notebook.objects.using(using).filter(
+                account_id=account_id, parent__isnull=False).values("parent_id"))
+            .exclude(id__in=Note.objects.using(using).filter(
+                account_id=account_id, notebook__isnull=False).values("notebook_id"))
+            .values_list("id", flat=True))
+        if not empty:
+            return purged
+        for notebook_id in empty:
+            try:
+                with transaction.atomic(using=using):
+                    for model in (Vision, TruthDeclaration, NegativeClaim):
+                        model.objects.using(using).filter(notebook_id=notebook_id).delete()
+                    Notebook.objects.using(using).filter(id=notebook_id).delete()
+                purged += 1
+            except ProtectedError:
+                kept.add(notebook_id)
