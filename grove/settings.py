@@ -50,6 +50,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so a request's time in Django is all of it (grove_http_request_duration_seconds).
+    "grove.interfaces.metrics.RequestMetricsMiddleware",
     "grove.interfaces.middleware.RequestIdMiddleware",
     "grove.interfaces.middleware.ApiMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -86,6 +88,9 @@ DATA_UPLOAD_MAX_NUMBER_FILES = 20_000
 # how many requests run inside Django at once in this process.
 GROVE_ADDRESS_RATE_LIMIT = CONFIG.address_rate_limit
 GROVE_MAX_CONCURRENT_REQUESTS = CONFIG.max_concurrent_requests
+# The bearer token of Prometheus's scrapes of /metrics (grove/interfaces/metrics.py); unset,
+# /metrics answers 404.
+GROVE_METRICS_TOKEN = CONFIG.metrics_token
 ASGI_APPLICATION = "grove.asgi.application"
 AUTH_USER_MODEL = "grove.Account"
 LOGIN_URL = "login"
@@ -179,14 +184,14 @@ SECURE_CSP = {
 }
 # Behind HTTPS (GROVE_BASE_URL https://…) TLS ends at a reverse proxy that sets
 # X-Forwarded-Proto (see README, "Deploying"): cookies are Secure, plain HTTP redirects to
-# HTTPS, and browsers are told to stay on HTTPS for a year. The health check is
-# exempt so a load balancer can probe the process over plain HTTP.
+# HTTPS, and browsers are told to stay on HTTPS for a year. The health checks and
+# /metrics are exempt so a load balancer or Prometheus can reach a process over plain HTTP.
 HTTPS = CONFIG.base_url.startswith("https://")
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
 if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SECURE_HSTS_SECONDS = 365 * 24 * 3600
 # includeSubDomains and preload would bind every sibling host of a self-hosted domain
 # to HTTPS; that is the domain owner's call, not Grove's.
@@ -299,6 +304,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # How often a worker says it is alive (grove.runtime.readiness: /readyz reports a worker
 # silent for three of these).
 GROVE_HEARTBEAT_SECONDS = 30
+# How long a worker holds a job before `recover` gives it to another (grove.kernel.jobs).
+GROVE_JOB_LEASE_SECONDS = CONFIG.job_lease_seconds
 CELERY_BEAT_SCHEDULE = {
     # Retention: expire notes past their expiry, soft-delete those expired > 60 days.
     "expire": {"task": "grove.expire", "schedule": 15 * 60},

@@ -18,6 +18,8 @@ from asgiref.sync import sync_to_async
 from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Query, Status
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from grove.interfaces.rest import (
     ERRORS,
@@ -264,15 +266,22 @@ def notebook_subtree(request: HttpRequest, notebook_id: uuid.UUID,
 # -- recall and typed ids --------------------------------------------------------------------
 
 
+class RecallApiMeta(RecallMeta):
+    # `timings: true` only (REST): the stages are named in docs/api.md.
+    timings: dict[str, float] | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="Milliseconds per stage of this recall (`timings: true` only).")
+
+
 class RecallEnvelope(Ok[list[RecallItem]]):
-    meta: RecallMeta
+    meta: RecallApiMeta
 
 
 @router.post("/recall", tags=["recall"], response={200: RecallEnvelope, **ERRORS},
              summary="Recall: the notes relevant to a query within a budget, or the profile")
 def recall(request: HttpRequest, payload: RecallIn) -> Any:
     result = recall_service.recall(actor=actor_of(request), **payload.service_kwargs())
-    return ok(result.data, meta=result.meta)
+    return ok(result.data, meta=RecallApiMeta.model_validate(result.meta, from_attributes=True))
 
 
 @router.get("/get/{typed_id}", tags=["recall"],

@@ -27,7 +27,8 @@ a database connection. So, before Django sees a request:
    server's limit and waits rather than fails.
 
 Answers are the caller's dialect: the `/v1` error envelope, a JSON-RPC error for `/mcp`,
-plain text elsewhere.
+plain text elsewhere. Each refusal is counted in `grove_http_request_duration_seconds`
+with the route `refused` (Django, which would name the route, never sees it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
@@ -42,7 +44,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from grove.kernel import throttle
+from grove.kernel import metrics, throttle
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -52,7 +54,7 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 UPLOAD_PATHS = ("/settings/import", "/settings/import-archive", "/ingest/")
 EXEMPT_PREFIXES = ("/static/",)
-EXEMPT_PATHS = ("/healthz", "/readyz", "/favicon.ico")
+EXEMPT_PATHS = ("/healthz", "/readyz", "/metrics", "/favicon.ico")
 WINDOW = 60
 REFUSAL_DELAY = 1.0  # seconds an over-the-limit address waits for its 429
 
@@ -149,6 +151,7 @@ class Limits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = time.perf_counter()
         path: str = scope.get("path", "")
         headers = _headers(scope)
         client = scope.get("client") or ("", 0)
@@ -164,15 +167,18 @@ class Limits:
                               f"{settings.GROVE_ADDRESS_RATE_LIMIT} per minute); retry after "
                               "the number of seconds in Retry-After.",
                               {"retry-after": str(wait)})
+                _observe_refusal(scope, 429, started)
                 return
         limit = await self.body_limit(path, headers)
         length = headers.get("content-length", "")
         if length.strip().isdigit() and int(length) > limit:
             await _answer(send, path, 413, "payload_too_large",
                           f"Request bodies are limited to {limit:,} bytes here.")
+            _observe_refusal(scope, 413, started)
             return
-        guarded = _Guarded(send)
-        if path.startswith(EXEMPT_PREFIXES) or path in EXEMPT_PATHS:  # no database work
+        guarded = _Guarded(send, scope, started)
+        # Outside the gate: probes and scrapes must answer when every slot is taken.
+        if path.startswith(EXEMPT_PREFIXES) or path in EXEMPT_PATHS:
             await self.app(scope, _Counted(receive, guarded, path, limit), guarded)
             return
         async with self.gate().enter(address):
@@ -200,11 +206,16 @@ class Limits:
         return small
 
 
+def _observe_refusal(scope: Scope, status: int, started: float) -> None:
+    metrics.observe_request(scope.get("method", ""), "refused", status,
+                            time.perf_counter() - started)
+
+
 class _Guarded:
     """Django's `send`, silenced once this layer has answered for it."""
 
-    def __init__(self, send: Send):
-        self.send = send
+    def __init__(self, send: Send, scope: Scope, started: float):
+        self.send, self.scope, self.started = send, scope, started
         self.answered = False
 
     async def __call__(self, message: Message) -> None:
@@ -214,6 +225,7 @@ class _Guarded:
     async def refuse(self, path: str, status: int, code: str, message: str) -> None:
         self.answered = True
         await _answer(self.send, path, status, code, message)
+        _observe_refusal(self.scope, status, self.started)
 
 
 class _Counted:

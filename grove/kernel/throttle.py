@@ -13,6 +13,9 @@ runs one web process). Keys hold hashes, never names or addresses in the clear.
   delay that grows with the failures, capped), so nobody can lock the owner out by
   failing on purpose from elsewhere — the right password from another address is
   slower for a while, never refused.
+
+Every refusal these decide (each one a 429 for its caller) is counted in
+`grove_rate_limit_refusals_total{scope}` (`grove.kernel.metrics`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+
+from grove.kernel import metrics
 
 WINDOW = 60  # the per-connection and per-address limits count per minute
 
@@ -94,7 +99,8 @@ def fixed_window(name: str, *, limit: int, window: int, now: float | None = None
     window of `window` seconds; when that puts it over `limit`, the seconds until the
     window ends (Retry-After), else None."""
     now = clock() if now is None else now
-    return _over(count(_window_key(name, window, now), window), limit, window, now)
+    return _refused(name, _over(count(_window_key(name, window, now), window), limit,
+                                window, now))
 
 
 async def fixed_window_async(name: str, *, limit: int, window: int) -> int | None:
@@ -110,7 +116,14 @@ async def fixed_window_async(name: str, *, limit: int, window: int) -> int | Non
         seen = count(key, window)
     else:
         seen = await sync_to_async(count, thread_sensitive=False)(key, window)
-    return _over(seen, limit, window, now)
+    return _refused(name, _over(seen, limit, window, now))
+
+
+def _refused(name: str, wait: int | None) -> int | None:
+    """`wait`, counted as a refusal of the limit `name` when there is one."""
+    if wait is not None:
+        metrics.refused(name)
+    return wait
 
 
 def connection_wait(connection_id: object, *, now: float | None = None) -> int | None:
@@ -133,7 +146,7 @@ def login_blocked_for(username: str, address: str, *, now: float | None = None) 
     counts = cache.get_many([keys["pair"], keys["address"]])
     if counts.get(keys["pair"], 0) >= limits["pair"] \
             or counts.get(keys["address"], 0) >= limits["address"]:
-        return until_window_ends(window, now)
+        return _refused("login", until_window_ends(window, now))
     return None
 
 

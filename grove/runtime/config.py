@@ -40,11 +40,14 @@ SETTINGS: dict[str, str] = {
     "GROVE_ADDRESS_RATE_LIMIT": "address_rate_limit",
     "GROVE_MAX_CONCURRENT_REQUESTS": "max_concurrent_requests",
     "GROVE_DB_POOL_SIZE": "db_pool_size",
+    "GROVE_METRICS_TOKEN": "metrics_token",
+    "GROVE_JOB_LEASE_SECONDS": "job_lease_seconds",
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 CHALLENGE_MAX_CHARS = 512
+METRICS_TOKEN_MIN_CHARS = 16
 ROOT_DEFAULT_HOME = Path("/var/lib/grove")
 
 
@@ -82,6 +85,11 @@ class Config:
     max_concurrent_requests: int = 16
     # Database connections per process (0 = no pool: a connection per request).
     db_pool_size: int = 16
+    # The bearer token Prometheus sends to /metrics (unset: /metrics answers 404).
+    metrics_token: str | None = None
+    # How long a worker may hold a job before `recover` hands it to another (a worker
+    # killed mid-job holds its jobs this long); a handler may set its own.
+    job_lease_seconds: int = 120
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -293,12 +301,21 @@ def load(*, create_home: bool = True) -> Config:
         rates[name] = int(raw_rate)
     sizes = {}
     for name, default, low, high in (("GROVE_MAX_CONCURRENT_REQUESTS", "16", 1, 1000),
-                                     ("GROVE_DB_POOL_SIZE", "16", 0, 500)):
+                                     ("GROVE_DB_POOL_SIZE", "16", 0, 500),
+                                     ("GROVE_JOB_LEASE_SECONDS", "120", 5, 86400)):
         raw_size = values.get(name, default)
         if not raw_size.isdigit() or not low <= int(raw_size) <= high:
             raise ConfigError(f"{name}: {raw_size!r} is not a whole number from {low} to "
                               f"{high}")
         sizes[name] = int(raw_size)
+
+    metrics_token = values.get("GROVE_METRICS_TOKEN") or None
+    if metrics_token is not None and (
+            len(metrics_token) < METRICS_TOKEN_MIN_CHARS
+            or not all("!" <= ch <= "~" for ch in metrics_token)):
+        raise ConfigError(f"GROVE_METRICS_TOKEN: must be at least {METRICS_TOKEN_MIN_CHARS} "
+                          "characters of printable ASCII without spaces (it travels in an "
+                          "Authorization header)")
 
     if values.get("DATABASE_URL"):
         embedded = False
@@ -348,5 +365,7 @@ def load(*, create_home: bool = True) -> Config:
         address_rate_limit=rates["GROVE_ADDRESS_RATE_LIMIT"],
         max_concurrent_requests=sizes["GROVE_MAX_CONCURRENT_REQUESTS"],
         db_pool_size=sizes["GROVE_DB_POOL_SIZE"],
+        job_lease_seconds=sizes["GROVE_JOB_LEASE_SECONDS"],
+        metrics_token=metrics_token,
         sources=sources,
     )

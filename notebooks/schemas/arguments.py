@@ -442,9 +442,9 @@ class RecallFields(In):
 
 
 class RecallIn(RecallFields):
-    """`POST /v1/recall`: also the zone the query's time words are read in. The MCP tool
-    reads them in the account's zone (Settings), and spends no bytes of every client's
-    context on the argument."""
+    """`POST /v1/recall`: also the zone the query's time words are read in, and
+    `timings`. The MCP tool reads time words in the account's zone (Settings), and
+    spends no bytes of every client's context on either argument."""
 
     # The OpenAPI document names every zone the service accepts, as the brief's does.
     time_zone: str | None = Field(default=None, max_length=TIME_ZONE_MAX_CHARS,
@@ -452,12 +452,16 @@ class RecallIn(RecallFields):
                                   "(\"last week\"); default: the account's (Settings).",
                                   json_schema_extra={"enum": [
                                       *sorted(zone_names()), None]})
+    # An operator's diagnostic, so REST only as well.
+    timings: bool = Field(default=False, description="true: `meta.timings`, the "
+                          "milliseconds each stage of this recall took.")
 
     # Read from the class itself by the REST document (grove.interfaces.rest).
     openapi_rules: ClassVar[JsonDict] = RecallFields.openapi_rules
 
     def service_kwargs(self) -> dict[str, Any]:
-        return {**super().service_kwargs(), "time_zone": self.time_zone}
+        return {**super().service_kwargs(), "time_zone": self.time_zone,
+                "timings": self.timings}
 
 
 class NoteFilters(In):

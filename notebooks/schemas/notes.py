@@ -255,11 +255,19 @@ class RecallMeta(Out):
     # Left out when the query had no time words (REST and MCP alike).
     time_window: TimeWindowOut | SkipJsonSchema[None] = Field(
         default=None, exclude_if=lambda v: v is None)
+    # Milliseconds per stage of this recall, only when asked (`timings`: REST only, so in
+    # no schema MCP clients read; `notebooks.api` documents it for REST).
+    timings: SkipJsonSchema[dict[str, float] | None] = Field(
+        default=None, exclude_if=lambda v: v is None)
 
 
 class RecallOut(Out):
     data: list[RecallItem]
     meta: RecallMeta
+
+    def with_timings(self, timings: dict[str, float]) -> RecallOut:
+        return self.model_copy(update={"meta": self.meta.model_copy(
+            update={"timings": timings})})
 
 
 class Matches(Out):

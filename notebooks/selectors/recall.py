@@ -39,6 +39,7 @@ from grove.embeddings import get_embedder
 from grove.embeddings.profile import active_profile_name
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
+from grove.kernel.metrics import RECALL_STAGE_SECONDS, stage, timed
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
@@ -228,6 +229,7 @@ def item_chars(note: NoteOut) -> int:
         note.notebook_id or "", note.updated_at.isoformat()))
 
 
+@timed(RECALL_STAGE_SECONDS, report=RecallOut.with_timings)
 def recall(
     *,
     actor: Actor,
@@ -239,6 +241,7 @@ def recall(
     limit: int | None = None,
     max_chars: int | None = None,
     max_distance: float = DEFAULT_MAX_DISTANCE, time_zone: str | None = None,
+    timings: bool = False,
 ) -> RecallOut:
     """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
 
@@ -248,7 +251,9 @@ def recall(
     pinned and important preferences, facts and decisions, plus the handoff of
     `task_id` when given. `tag`: only notes with that tag (declared ground truth
     included). Time words ("last week") window the notes' dates (`tw.time_window`).
-    """
+    Stages (`grove_recall_arm_duration_seconds`; `meta.timings` with `timings`): embed,
+    terms, search (both arms and their fusion: one statement), declared, items, profile,
+    window, total."""
     limit, max_chars = clean_budget(limit, max_chars)
     if query is not None:
         query = clean_text(query, what="query", max_chars=RECALL_QUERY_MAX_CHARS,
@@ -267,7 +272,8 @@ def recall(
     profile = active_profile_name() if embedder is not None else None
     vector: list[float] | None = None
     if query and embedder is not None and profile is not None:
-        vector = embedder.embed([query])[0].tolist()
+        with stage("embed"):
+            vector = embedder.embed([query])[0].tolist()
     semantic = (None if vector is None or embedder is None or profile is None
                 else (vector, int(embedder.dimension), profile, max_distance))
     with tenant(actor, local=SEMANTIC_SETTINGS if semantic is not None else ()):
@@ -287,21 +293,23 @@ def recall(
             truth = replace(truth, notes=[(note, version) for note, version in truth.notes
                                           if tag in note.tags])
         if query is None:
-            pending = _pending(scope) if counting else 0
-            return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
+            with stage("profile"):
+                pending = _pending(scope) if counting else 0
+                return _profile(scope, task_id, limit, max_chars, pending, truth, profile)
         if window is not None and not query:  # only time words: the window's notes
-            pending = _pending(scope) if counting else 0
-            return tw.window_list(scope.notes(), window, limit, max_chars, pending, truth,
-                                  profile)
+            with stage("window"):
+                pending = _pending(scope) if counting else 0
+                return tw.window_list(scope.notes(), window, limit, max_chars, pending,
+                                      truth, profile)
 
-        weights = term_weights(query)
+        with stage("terms"):
+            weights = term_weights(query)
         head_size = limit * 3 + 10
-        gathered = gather(scope=scope, weights=weights, candidates=CANDIDATES,
-                          rescore=RESCORE, cap=weights.read_cap(MATCH_BUDGET),
-                          k1=BM25_K1, b=BM25_B,
-                          alpha=FUSION_ALPHA,
-                          head=head_size,
-                          semantic=semantic, count_pending=counting)
+        with stage("search"):
+            gathered = gather(scope=scope, weights=weights, candidates=CANDIDATES,
+                              rescore=RESCORE, cap=weights.read_cap(MATCH_BUDGET),
+                              k1=BM25_K1, b=BM25_B, alpha=FUSION_ALPHA, head=head_size,
+                              semantic=semantic, count_pending=counting)
         fused: dict[uuid.UUID, float] = {}
         matched: dict[uuid.UUID, list[str]] = {}
         distances: dict[uuid.UUID, float] = {}
@@ -322,7 +330,9 @@ def recall(
         ranked_ids = [found.id for found in gathered.candidates]
         coverage: Coverage | None = None
         if truth.notes:
-            declared = _declared_hits(truth, weights, vector, embedder, profile, max_distance)
+            with stage("declared"):
+                declared = _declared_hits(truth, weights, vector, embedder, profile,
+                                          max_distance)
             coverage = "covered" if declared else "not_covered"
             for note_id, (score, arms, distance) in declared.items():
                 fused[note_id], matched[note_id] = score, [*arms, "declared"]
@@ -341,9 +351,10 @@ def recall(
         missing = [i for i in head if i not in notes]  # declared notes, found apart
         if missing:
             notes.update((n.id, n) for n in Note.objects.filter(id__in=missing))
-        items = _within_budget(
-            [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
-            limit, max_chars, truth=truth, profile=profile)
+        with stage("items"):
+            items = _within_budget([(notes[i], fused[i], matched[i], distances.get(i))
+                                    for i in head if i in notes], limit, max_chars,
+                                   truth=truth, profile=profile)
         available = max(available, len(items))
         # A lower bound when the arm read only some of a clause's matches: then there
         # is more than this answer, whatever the count says.

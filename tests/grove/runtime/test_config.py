@@ -76,6 +76,8 @@ BAD = [
     ({"GROVE_LLM_BASE_URL": "localhost:8080"}, "GROVE_LLM_BASE_URL"),
     ({"GROVE_SECRET_KEY": "short"}, "GROVE_SECRET_KEY: must be at least 32"),
     ({"GROVE_DEBUG": "perhaps"}, "GROVE_DEBUG"),
+    ({"GROVE_JOB_LEASE_SECONDS": "2"}, "GROVE_JOB_LEASE_SECONDS: '2' is not a whole number"),
+    ({"GROVE_JOB_LEASE_SECONDS": "soon"}, "GROVE_JOB_LEASE_SECONDS"),
 ]
 
 
