@@ -4,9 +4,9 @@
   wake-up on commit — one per transaction and kind, however many jobs it wrote. A
   queued job for the same target and kind is superseded.
 * `run()` (the Celery task) claims ready jobs with `FOR UPDATE SKIP LOCKED` under a
-  lease (120 seconds unless the handler says otherwise), loads their input in a tenant
-  transaction, executes them outside any transaction (CPU/network), then completes
-  each in one transaction that rechecks the lease, the account and — through the
+  lease (GROVE_JOB_LEASE_SECONDS, 120 unless set, or the handler's own), loads their
+  input in a tenant transaction, executes them outside any transaction (CPU/network),
+  then completes each in one transaction that rechecks the lease, the account and — through the
   handler — that the target is still what the job was made for. Stale work is
   discarded, never written.
 * Failures of a handler's declared transient errors are retried with exponential
@@ -58,7 +58,6 @@ from grove.models import Account, Job
 
 logger = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=120)
 RESEND_AFTER = timedelta(seconds=60)
 BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_MAX_SECONDS = 300.0
@@ -87,7 +86,9 @@ class Handler:
     transient: tuple[type[BaseException], ...] = ()
     batch_size: int = 1
     max_attempts: int = 5
-    lease: timedelta = LEASE  # how long one attempt may run before recover takes it back
+    # How long one attempt may run before recover takes it back (None: the configured
+    # GROVE_JOB_LEASE_SECONDS, 120 unless set).
+    lease: timedelta | None = None
 
 
 _HANDLERS: dict[str, Handler] = {}
@@ -103,6 +104,12 @@ def is_registered(kind: str) -> bool:
 
 def handler_for(kind: str) -> Handler:
     return _HANDLERS[kind]
+
+
+def lease_of(handler: Handler) -> timedelta:
+    from django.conf import settings
+
+    return handler.lease or timedelta(seconds=settings.GROVE_JOB_LEASE_SECONDS)
 
 
 def backoff(attempts: int) -> timedelta:
@@ -255,7 +262,7 @@ def claim(
         now = timezone.now()
         for job in picked:
             job.status, job.attempts = Job.Status.RUNNING, job.attempts + 1
-            job.lease_token, job.lease_expires_at = token, now + _HANDLERS[kind].lease
+            job.lease_token, job.lease_expires_at = token, now + lease_of(_HANDLERS[kind])
         Job.objects.bulk_update(picked, ["status", "attempts", "lease_token", "lease_expires_at"])
     return _Claim(token=token, jobs=picked, more=more)
 

@@ -389,3 +389,13 @@ def test_recover_sends_nothing_while_a_wake_up_waits_in_the_queue(
             later = timezone.now() + timedelta(minutes=minutes)
             assert jobs.recover(now=later)["resent"] == 0
     assert callbacks == []
+
+
+def test_a_claim_holds_jobs_for_the_configured_lease(actor, settings):
+    """GROVE_JOB_LEASE_SECONDS: how long a killed worker's jobs wait for `recover`."""
+    factories.note(actor, "lease me")
+    settings.GROVE_JOB_LEASE_SECONDS = 20
+    before = timezone.now()
+    [job] = jobs.claim(account_id=actor.account_id, kind=EMBED, limit=1).jobs
+    assert before + timedelta(seconds=20) <= job.lease_expires_at \
+        <= timezone.now() + timedelta(seconds=20)

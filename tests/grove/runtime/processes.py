@@ -69,12 +69,13 @@ class Serve:
     """`grove serve` in the background, with its output collected."""
 
     def __init__(self, home: Path, port: int | None = None, env: dict[str, str] | None = None,
-                 cwd: Path | None = None):
+                 cwd: Path | None = None, args: tuple[str, ...] = ()):
         self.home = home
         self.port = port or free_port()
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
-            [*GROVE, "serve", "--port", str(self.port)], env=grove_env(home, **(env or {})),
+            [*GROVE, "serve", "--port", str(self.port), *args],
+            env=grove_env(home, **(env or {})),
             stdout=self.log, stderr=subprocess.STDOUT, text=True, cwd=cwd,
         )
         self.url = f"http://127.0.0.1:{self.port}"

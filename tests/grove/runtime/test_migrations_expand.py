@@ -1,0 +1,78 @@
+"""Migrations after the previous release only expand the schema (README, "Upgrading"):
+an older web process or worker still running during a rolling upgrade must find every
+table and column it uses, and be able to insert rows without naming new columns."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from django.db import migrations, models
+from django.db.migrations.loader import MigrationLoader
+from django.db.models.fields import NOT_PROVIDED
+
+ROOT = Path(__file__).resolve().parents[3]
+PREVIOUS_RELEASE = (Path(__file__).with_name("previous_release")).read_text().split()[0]
+APPS = ("grove", "notebooks", "ask", "sharing")
+
+# Operations an older release's code cannot notice.
+EXPANDING = (migrations.CreateModel, migrations.AddIndex, migrations.RunSQL,
+             migrations.RunPython, migrations.AlterModelOptions, migrations.RemoveIndex,
+             migrations.RemoveConstraint)
+
+
+def contracting(operation: migrations.operations.base.Operation) -> str | None:
+    """Why an operation would break a process of the previous release, or None."""
+    if isinstance(operation, migrations.AddField):
+        field = operation.field
+        if field.null or field.db_default is not NOT_PROVIDED or field.many_to_many:
+            return None
+        return (f"AddField {operation.model_name}.{operation.name} is NOT NULL without "
+                "db_default: the old release's inserts fail")
+    if isinstance(operation, migrations.AddConstraint):
+        constraint = operation.constraint
+        if isinstance(constraint, models.UniqueConstraint | models.CheckConstraint):
+            return None  # only rows that were already invalid are refused
+    if isinstance(operation, EXPANDING):
+        return None
+    return f"{type(operation).__name__} removes or changes what the old release uses"
+
+
+def released_migrations() -> set[tuple[str, str]]:
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", PREVIOUS_RELEASE, "--",
+         *(f"{app}/migrations" for app in APPS)], capture_output=True, text=True, check=False)
+    assert listed.returncode == 0, (
+        f"the previous release {PREVIOUS_RELEASE} is not in this clone's history: "
+        f"{listed.stderr}")
+    found = set()
+    for path in listed.stdout.split():
+        app, _, name = path.split("/")
+        if name.endswith(".py") and name[0].isdigit():
+            found.add((app, name[:-3]))
+    assert found, "the previous release has no migrations?"
+    return found
+
+
+def test_migrations_since_the_previous_release_only_expand():
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    released = released_migrations()
+    new = sorted(key for key in loader.disk_migrations
+                 if key[0] in APPS and key not in released)
+    problems = [f"{app}.{name}: {why}"
+                for app, name in new
+                for operation in loader.disk_migrations[(app, name)].operations
+                if (why := contracting(operation))]
+    assert problems == []
+    assert released <= set(loader.disk_migrations), "a released migration was removed"
+
+
+def test_the_check_refuses_contracting_operations():
+    assert contracting(migrations.RemoveField("note", "content"))
+    assert contracting(migrations.RenameField("note", "content", "body"))
+    assert contracting(migrations.DeleteModel("Note"))
+    assert contracting(migrations.AlterField("note", "content", models.TextField()))
+    assert contracting(migrations.AddField("note", "x", models.IntegerField(default=0)))
+    assert contracting(migrations.AddField("note", "x", models.IntegerField(null=True))) is None
+    assert contracting(migrations.AddField(
+        "note", "x", models.IntegerField(default=0, db_default=0))) is None
