@@ -99,6 +99,13 @@ def cpu_seconds(home: Path, serve_pid: int) -> dict[str, float]:
     return {part: round(value, 2) for part, value in parts.items()}
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy (all cores), from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def drained(home: Path, timeout: float = 600) -> float:
     import psycopg
 
@@ -152,6 +159,7 @@ def run(*, seconds: float, clients: int, rates: list[float]) -> dict[str, Any]:
         for rate in rates:
             cpu_before = cpu_seconds(home, serve.pid)
             own_before = resource.getrusage(resource.RUSAGE_SELF)
+            busy_before = machine_busy_seconds()
             result = Load(url, keys, clients=clients, seconds=seconds,
                           rate=rate or None).run()
             cpu_after = cpu_seconds(home, serve.pid)
@@ -159,6 +167,9 @@ def run(*, seconds: float, clients: int, rates: list[float]) -> dict[str, Any]:
             cpu = {part: round(cpu_after[part] - cpu_before[part], 1) for part in cpu_after}
             cpu["load_clients"] = round(own_after.ru_utime + own_after.ru_stime
                                         - own_before.ru_utime - own_before.ru_stime, 1)
+            # Whatever else ran on the machine meanwhile (other sessions' tests, say).
+            cpu["everything_else"] = round(machine_busy_seconds() - busy_before
+                                           - sum(cpu.values()), 1)
             rounds.append({"rate_per_client": rate, "load": result.summary(),
                            "cpu_seconds": cpu,
                            "cpu_share_of_2_cores": {part: round(value / (2 * result.seconds), 3)

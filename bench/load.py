@@ -134,22 +134,29 @@ class Load:
         due = time.monotonic() + rng.random() * interval
         try:
             while time.monotonic() < deadline:
+                scheduled = None
                 if interval:
+                    # Latency counts from when the request was due, not when it could be
+                    # sent: a slow answer delays the next request, and that wait is the
+                    # server's too (no coordinated omission). Requests are never dropped.
                     await asyncio.sleep(max(0.0, due - time.monotonic()))
-                    due = max(due + interval, time.monotonic() - interval)
+                    scheduled, due = due, due + interval
                 kind = rng.choice(kinds)
                 if kind == "get" and not self.saved_ids:
                     kind = "recall"
                 if kind == "remember":
-                    http = await self._remember(http, index, rng)
+                    http = await self._remember(http, index, rng, scheduled)
                 else:
-                    http = await self._once(http, index, kind, rng)
+                    http = await self._once(http, index, kind, rng, scheduled)
         finally:
             await http.aclose()
 
     async def _request(self, http: httpx.AsyncClient, kind: str, method: str, path: str,
+                       scheduled: float | None = None,
                        **kwargs: Any) -> tuple[httpx.AsyncClient, httpx.Response | None]:
         started = time.monotonic()
+        if scheduled is not None:  # a paced request counts from when it was due
+            started = min(started, scheduled)
         try:
             response = await http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
@@ -161,29 +168,31 @@ class Load:
         return http, response
 
     async def _once(self, http: httpx.AsyncClient, index: int, kind: str,
-                    rng: random.Random) -> httpx.AsyncClient:
+                    rng: random.Random, scheduled: float | None) -> httpx.AsyncClient:
         if kind == "recall":
             http, answer = await self._request(
-                http, kind, "POST", "/v1/recall",
+                http, kind, "POST", "/v1/recall", scheduled,
                 json={"query": f"{rng.choice(TOPICS)} {rng.choice(WORDS)}", "limit": 5})
         elif kind == "get":
-            http, answer = await self._request(http, kind, "GET",
-                                               f"/v1/notes/{rng.choice(self.saved_ids)}")
+            http, answer = await self._request(
+                http, kind, "GET", f"/v1/notes/{rng.choice(self.saved_ids)}", scheduled)
         else:
-            http, answer = await self._request(http, kind, "GET", "/v1/notes",
-                                               params={"query": rng.choice(TOPICS).split()[0]})
+            http, answer = await self._request(
+                http, kind, "GET", "/v1/notes", scheduled,
+                params={"query": rng.choice(TOPICS).split()[0]})
         if answer is None:  # the connection is gone: a new one (another backend)
             await http.aclose()
             return self._http(index)
         return http
 
-    async def _remember(self, http: httpx.AsyncClient, index: int,
-                        rng: random.Random) -> httpx.AsyncClient:
+    async def _remember(self, http: httpx.AsyncClient, index: int, rng: random.Random,
+                        scheduled: float | None) -> httpx.AsyncClient:
         save = Save(operation_id=str(uuid.uuid4()), content=sentence(rng))
         self.saves.append(save)
         body = {"content": save.content, "kind": "fact", "operationId": save.operation_id}
         for attempt in range(RETRIES):
-            http, answer = await self._request(http, "remember", "POST", "/v1/notes", json=body)
+            http, answer = await self._request(http, "remember", "POST", "/v1/notes",
+                                               scheduled if attempt == 0 else None, json=body)
             save.attempts.append(0 if answer is None else answer.status_code)
             if answer is not None and answer.status_code in (200, 201):
                 save.note_id = answer.json()["data"]["id"]

@@ -388,6 +388,8 @@ def check(cluster: Cluster, result: LoadResult) -> dict[str, Any]:
         "SELECT count(DISTINCT operation_id) FROM notebooks_revision "
         "WHERE operation_id = ANY(%s::uuid[])", [unanswered])[0][0]
     jobs = dict(pg.query("SELECT status, count(*) FROM grove_job GROUP BY status"))
+    # Jobs a worker took more than once: the killed worker's, given back by `recover`.
+    taken_again = pg.query("SELECT count(*) FROM grove_job WHERE attempts > 1")[0][0]
     not_ready = pg.query("SELECT count(*) FROM notebooks_note WHERE status = 'active' "
                          "AND indexing <> 'ready'")[0][0]
     # Exactly once in effect: each live note holds one vector (a unique key per note and
@@ -405,7 +407,8 @@ def check(cluster: Cluster, result: LoadResult) -> dict[str, Any]:
         "content_differs": len(wrong), "notes_without_current_revision": without_revision,
         "operation_ids_with_duplicates": duplicates,
         "unanswered_saves": len(unanswered), "unanswered_but_stored_once": unanswered_stored,
-        "jobs_by_status": jobs, "active_notes_not_ready": not_ready,
+        "jobs_by_status": jobs, "jobs_taken_again": taken_again,
+        "active_notes_not_ready": not_ready,
         "active_notes_without_current_vector": stale_vectors,
         "contents_embedded_by_two_jobs": embedded_twice,
     }

@@ -52,6 +52,9 @@ class Account(AbstractUser):
     # tenant context of this account opens nothing (grove 0014), so no late job, retried
     # operation or OAuth callback can write to it; `grove purge` removes its content.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # Set with the revoke, the first step of a deletion: a deletion cut short after it
+    # is finished by `finish_deletions` (beat), never left half done.
+    deletion_requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "grove_account"

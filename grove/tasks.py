@@ -34,6 +34,15 @@ def jobs_recover_task() -> dict[str, int]:
     return jobs.recover()
 
 
+@shared_task(name="grove.finish_deletions", ignore_result=True)
+def finish_deletions_task() -> int:
+    """Account deletions cut short after their revoke: hidden and tombstoned now
+    (grove.identity.deletion.finish_deletions)."""
+    from grove.identity.deletion import finish_deletions
+
+    return finish_deletions()
+
+
 @shared_task(name="grove.clear_tokens", ignore_result=True)
 def oauth_tokens_clear_task() -> None:
     """Delete expired OAuth tokens and grants (django-oauth-toolkit's `cleartokens`);

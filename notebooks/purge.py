@@ -3,12 +3,14 @@ deletion (grove.identity.deletion) hides. Both run in the account's tenant trans
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import ProtectedError, Q
 
+from grove.kernel.operations import PURGED
 from notebooks.models import NegativeClaim, Note, Notebook, Status, TruthDeclaration, Vision
 
 
@@ -29,8 +31,22 @@ def purgeable_notes(account_id: uuid.UUID, cutoff: datetime) -> Q:
 
 def purge_notes(account_id: uuid.UUID, cutoff: datetime, using: str) -> int:
     """Deleted notes past the window, with their revisions, vectors, ingest ledger rows,
-    ground-truth entries and waiting revisions (their foreign keys cascade)."""
-    _, by_model = Note.objects.using(using).filter(purgeable_notes(account_id, cutoff)).delete()
+    ground-truth entries and waiting revisions (their foreign keys cascade). Locked
+    first: a note restored from the trash meanwhile is no longer deleted, and stays.
+    What operations recorded about them (a save's result holds the text, another
+    save's `similar` a snippet) is replaced by the `purged` marker: replaying such an
+    operation answers `gone`."""
+    ids = list(Note.objects.using(using).select_for_update()
+               .filter(purgeable_notes(account_id, cutoff)).values_list("id", flat=True))
+    if not ids:
+        return 0
+    _, by_model = Note.objects.using(using).filter(
+        purgeable_notes(account_id, cutoff), id__in=ids).delete()
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "UPDATE grove_operation SET result = %s::jsonb WHERE account_id = %s "
+            "AND (target_note_id = ANY(%s) OR result::text LIKE ANY(%s))",
+            [json.dumps(PURGED), account_id, ids, [f"%{note_id}%" for note_id in ids]])
     return by_model.get("notebooks.Note", 0)
 
 

@@ -27,7 +27,6 @@ def test_nothing_is_lost_when_a_web_process_and_a_worker_are_killed():
     # Only requests in flight on the killed web process may fail; clients retry saves.
     assert load["error_rate"] < 0.05, load
     assert load["client_errors_4xx"] == 0, load
-    assert checks["saves_answered_2xx"] == load["saves_stored"]
     assert checks["missing"] == 0 and checks["content_differs"] == 0
     assert checks["notes_without_current_revision"] == 0
     assert checks["operation_ids_with_duplicates"] == 0

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.hashers import make_password
+from django.db import transaction
 from django.utils import timezone
 
+from grove.identity.oauth import end_account_tokens
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Gone, Invalid
 from grove.kernel.tenancy import tenant
@@ -67,8 +69,12 @@ class AccountDeleted:
 def account_delete(*, actor: Actor, password: str) -> AccountDeleted:
     """Delete the owner's account (website session only), given its password again
     (`wrong_password` changes nothing). Revokes every way in first, in its own
-    transaction, then hides the content and sets the tombstone."""
+    transaction, then hides the content and sets the tombstone in a second one. Runs
+    outside any transaction (each step must commit on its own)."""
     actor.require_session()
+    if transaction.get_connection().in_atomic_block:
+        raise RuntimeError("account_delete commits its steps itself: call it outside a "
+                           "transaction")
     account = Account.objects.filter(id=actor.account_id).first()
     if account is None or account.deleted_at is not None:
         raise Gone("This account was deleted.", code="account_deleted")
@@ -81,32 +87,33 @@ def account_delete(*, actor: Actor, password: str) -> AccountDeleted:
                           hidden=hidden)
 
 
+def finish_deletions() -> int:
+    """Finish every deletion cut short after its revoke (beat, `grove purge`): hide and
+    set the tombstone. Returns how many were finished."""
+    pending = list(Account.objects.filter(deletion_requested_at__isnull=False,
+                                          deleted_at__isnull=True).values_list("id", flat=True))
+    for account_id in pending:
+        _hide(account_id)
+    return len(pending)
+
+
 def _revoke(account_id: uuid.UUID) -> tuple[datetime, dict[str, int]]:
     with tenant(account_id):
         now = timezone.now()
-        # First (the row stays locked to the commit: one deletion at a time).
-        Account.objects.filter(id=account_id).update(is_active=False)
+        # The account row locked to the commit: a second deletion waits, then finds the
+        # request made and only revokes what is left (nothing).
+        account = Account.objects.select_for_update().get(id=account_id)
+        Account.objects.filter(id=account_id).update(
+            is_active=False, deletion_requested_at=account.deletion_requested_at or now)
         revoked = {
             "connections": Connection.objects.filter(account_id=account_id).exclude(
                 status=Connection.Status.REVOKED).update(
                 status=Connection.Status.REVOKED, revoked_at=now, pending_request=None),
-            "oauthTokens": _end_oauth(account_id),
+            "oauthTokens": end_account_tokens(account_id=account_id),
         }
         for name, step in _REVOKERS.items():
             revoked[name] = step(account_id, now)
     return now, revoked
-
-
-def _end_oauth(account_id: uuid.UUID) -> int:
-    """Every OAuth grant (an unredeemed code: a late callback has nothing to redeem),
-    refresh, access and ID token of the account."""
-    from oauth2_provider.models import AccessToken, Grant, IDToken, RefreshToken
-
-    ended = 0
-    for model in (RefreshToken, AccessToken, IDToken, Grant):
-        ended += model.objects.filter(user_id=account_id).delete()[1].get(
-            model._meta.label, 0)
-    return ended
 
 
 def _hide(account_id: uuid.UUID) -> tuple[datetime, dict[str, int]]:
@@ -118,6 +125,7 @@ def _hide(account_id: uuid.UUID) -> tuple[datetime, dict[str, int]]:
             status=Job.Status.DISCARDED, finished_at=now, lease_token=None,
             lease_expires_at=None, last_error="the account was deleted")
         # Last: from this row's commit the account's context opens nothing (grove 0014).
-        Account.objects.filter(id=account_id).update(deleted_at=now,
-                                                     password=make_password(None))
+        # A deletion that ran meanwhile set it already: the first time stays.
+        Account.objects.filter(id=account_id, deleted_at__isnull=True).update(
+            deleted_at=now, password=make_password(None))
     return now, hidden

@@ -7,37 +7,35 @@ from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from grove.identity.deletion import account_delete
 from grove.identity.forms import DeleteAccountForm
+from grove.identity.views import password_reentry_failed, password_reentry_refused
 from grove.interfaces.middleware import session_actor
-from grove.kernel import throttle
 from grove.kernel.errors import GroveError
 
 
 @login_required
+@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def account_delete_page(request: HttpRequest) -> HttpResponse:
     """Wrong passwords count against the sign-in budget, as on the password page."""
     form = DeleteAccountForm(request.POST if request.method == "POST" else None)
-    username, address = request.user.get_username(), throttle.client_address(request)
     context: dict[str, object] = {"form": form}
     if request.method == "POST":
-        wait = throttle.login_blocked_for(username, address)
-        if wait is not None:
-            context["throttled"] = (f"Too many wrong passwords. Try again in "
-                                    f"{max(1, round(wait / 60))} minute(s).")
-            response = render(request, "grove/delete_account.html", context, status=429)
-            response["Retry-After"] = str(wait)
-            return response
+        refused = password_reentry_refused(request, "grove/delete_account.html",
+                                           {"form": DeleteAccountForm()})
+        if refused is not None:
+            return refused
         if form.is_valid():
             try:
                 deleted = account_delete(actor=session_actor(request),
                                          password=form.cleaned_data["password"])
             except GroveError as exc:
                 if exc.code == "wrong_password":
-                    throttle.login_failed(username, address)
+                    password_reentry_failed(request)
                 form.add_error("password", exc.message)
             else:
                 logout(request)

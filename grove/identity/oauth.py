@@ -284,6 +284,19 @@ def token_caller(request: HttpRequest) -> tuple[Any, str | None]:
                          redirect_host=hosts_of(application.redirect_uris)), None
 
 
+def end_account_tokens(*, account_id: Any) -> int:
+    """Account deletion (grove.identity.deletion): every OAuth grant — an unredeemed
+    code, so a late callback has nothing to redeem —, refresh, access and ID token of
+    the account, of every client. Returns how many rows ended."""
+    from oauth2_provider.models import AccessToken, Grant, IDToken, RefreshToken
+
+    ended = 0
+    for model in (RefreshToken, AccessToken, IDToken, Grant):
+        ended += model.objects.filter(user_id=account_id).delete()[1].get(
+            model._meta.label, 0)
+    return ended
+
+
 def revoke_client_tokens(*, account_id: Any, client_id: str) -> None:
     """Revoking an OAuth connection also ends the client's tokens for this account, so it
     must sign in again (and be approved again) to come back."""

@@ -18,9 +18,10 @@ from grove.models import Account, Connection
 
 
 def account_exists() -> bool:
-    """Whether the owner setup has happened: a live account exists (after the owner
-    deleted theirs, the instance can be set up again)."""
-    return Account.objects.filter(deleted_at__isnull=True).exists()
+    """Whether the one-time owner setup has happened. A deleted account still counts:
+    setup never reopens to whoever reaches the site first (the operator makes a new
+    account with `grove createsuperuser`)."""
+    return Account.objects.exists()
 
 
 def connection_list(*, actor: Actor, connection_id: Any = None) -> list[ConnectionOut]:

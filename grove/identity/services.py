@@ -45,9 +45,6 @@ def account_setup_owner(*, username: str, password: str, email: str = "") -> Acc
             cursor.execute("LOCK TABLE grove_account IN SHARE ROW EXCLUSIVE MODE")
         if selectors.account_exists():
             raise Conflict("Grove already has an owner; sign in instead.", code="already_set_up")
-        if Account.objects.filter(username__iexact=username).exists():  # a deleted one's
-            raise Conflict("That user name belonged to a deleted account; choose another.",
-                           code="username_taken")
         return Account.objects.create_user(
             username=username, password=password, email=email, is_staff=True, is_superuser=True
         )

@@ -110,6 +110,27 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     return redirect("login")
 
 
+def password_reentry_refused(request: HttpRequest, template: str,
+                             context: dict[str, Any]) -> HttpResponse | None:
+    """The 429 page while the signed-in owner's wrong passwords (changing it, deleting
+    the account) are over the sign-in budget — a browser left signed in is no way to
+    guess the password faster; None when the attempt may go on."""
+    wait = throttle.login_blocked_for(request.user.get_username(),
+                                      throttle.client_address(request))
+    if wait is None:
+        return None
+    minutes = max(1, round(wait / 60))
+    response = render(request, template, {
+        **context, "throttled": f"Too many wrong passwords. Try again in {minutes} "
+                               f"minute{'s' if minutes > 1 else ''}."}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def password_reentry_failed(request: HttpRequest) -> None:
+    throttle.login_failed(request.user.get_username(), throttle.client_address(request))
+
+
 @login_required
 @never_cache
 @require_http_methods(["GET", "POST"])
@@ -118,17 +139,11 @@ def password_change(request: HttpRequest) -> HttpResponse:
     ends. Wrong current passwords count against the same budget as failed sign-ins: a
     browser left signed in is no way to guess the password faster."""
     form = PasswordForm(request.POST if request.method == "POST" else None)
-    username, address = request.user.get_username(), throttle.client_address(request)
     if request.method == "POST":
-        wait = throttle.login_blocked_for(username, address)
-        if wait is not None:
-            minutes = max(1, round(wait / 60))
-            response = render(request, "grove/password.html", {
-                "form": PasswordForm(),
-                "throttled": f"Too many wrong passwords. Try again in {minutes} "
-                             f"minute{'s' if minutes > 1 else ''}."}, status=429)
-            response["Retry-After"] = str(wait)
-            return response
+        refused = password_reentry_refused(request, "grove/password.html",
+                                           {"form": PasswordForm()})
+        if refused is not None:
+            return refused
     if request.method == "POST" and form.is_valid():
         try:
             account = services.account_change_password(
@@ -136,7 +151,7 @@ def password_change(request: HttpRequest) -> HttpResponse:
                 new=form.cleaned_data["new"])
         except GroveError as exc:
             if exc.code == "wrong_password":
-                throttle.login_failed(username, address)
+                password_reentry_failed(request)
             form.add_error("current" if exc.code == "wrong_password" else "new", exc.message)
         else:
             update_session_auth_hash(request, account)

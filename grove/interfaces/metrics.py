@@ -7,6 +7,14 @@ else the process's registry (`grove.kernel.metrics`, with the job families of
 `grove.runtime.metrics`) in the exposition format the scraper asks for. Like `/healthz`
 and `/readyz` it skips the per-address rate limit and the HTTPS redirect, so a
 Prometheus inside the network can scrape each web process directly.
+
+Wrong tokens have a limit of their own: `FAILED_ATTEMPTS` a minute per client address
+(`grove.kernel.throttle.fixed_window`, counted in `grove_rate_limit_refusals_total
+{scope="metrics"}`). Past it, every request from that address is answered 429 with
+`Retry-After` until the minute ends *without its token being compared* — the right one
+too: were it still checked, a 200 among the 429s would tell a guesser it had found it,
+and the limit would limit nothing. Scrapes with the right token are never counted, so
+an address that does not guess is never refused.
 """
 
 from __future__ import annotations
@@ -16,13 +24,17 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found
 from prometheus_client.exposition import choose_encoder
 
-from grove.kernel import metrics
+from grove.kernel import metrics, throttle
 from grove.runtime.metrics import JOBS  # noqa: F401 - registers the job families
+
+FAILED_ATTEMPTS = 30  # wrong tokens a minute from one address before it is refused
+WINDOW = 60
 
 
 @csrf_exempt  # a POST must get the same 404 as at an unknown address, not a CSRF 403
@@ -32,15 +44,34 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         return page_not_found(request, Http404())
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
+    address = throttle.address_key(request)
+    refused = f"metrics-refused:{address}"  # holds the window in which it is refused
+    now = throttle.clock()
+    window = int(now // WINDOW)  # (`fixed_window`'s windows)
+    if cache.get(refused) == window:
+        metrics.refused("metrics")
+        return _too_many(throttle.until_window_ends(WINDOW, now))
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secrets.compare_digest(
             given.strip().encode(), token.encode()):
+        wait = throttle.fixed_window(f"metrics:{address}", limit=FAILED_ATTEMPTS,
+                                     window=WINDOW, now=now)
+        if wait is not None:
+            cache.set(refused, window, timeout=wait + 5)
+            return _too_many(wait)
         return HttpResponse("Send the metrics token: Authorization: Bearer <token>\n",
                             status=401, content_type="text/plain; charset=utf-8",
                             headers={"WWW-Authenticate": "Bearer", "Cache-Control": "no-store"})
     encode, content_type = choose_encoder(request.headers.get("Accept", ""))
     return HttpResponse(encode(metrics.REGISTRY), content_type=content_type,
                         headers={"Cache-Control": "no-store"})
+
+
+def _too_many(wait: int) -> HttpResponse:
+    return HttpResponse(f"Too many wrong metrics tokens from this address (limit "
+                        f"{FAILED_ATTEMPTS} a minute); retry after {wait} seconds.\n",
+                        status=429, content_type="text/plain; charset=utf-8",
+                        headers={"Retry-After": str(wait), "Cache-Control": "no-store"})
 
 
 class RequestMetricsMiddleware:

@@ -12,7 +12,8 @@ them, and `grove.interfaces.metrics` exposes the registry.
 * `grove_recall_arm_duration_seconds{arm}` — each stage of a recall (`timed`, `stage`;
   the stages are named in `notebooks.selectors.recall`).
 * `grove_rate_limit_refusals_total{scope}` — every refusal of a rate limit
-  (`grove.kernel.throttle`, which every 429 of a limit goes through).
+  (`grove.kernel.throttle`, which every 429 of a limit goes through; `metrics`: wrong
+  `/metrics` tokens, `grove.interfaces.metrics`).
 
 The job families are read from the database at scrape time (`grove.runtime.metrics`).
 """
@@ -53,7 +54,8 @@ RATE_LIMIT_REFUSALS = Counter(
 # The rate limits, by the prefix of their counter's name (`grove.kernel.throttle`) — a
 # fixed set, so a label value can never come from a request.
 REFUSAL_SCOPES = {"addr": "address", "rate": "connection", "register": "registration",
-                  "preview": "preview", "public": "public", "login": "login"}
+                  "preview": "preview", "public": "public", "login": "login",
+                  "metrics": "metrics"}
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 

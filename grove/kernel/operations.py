@@ -24,6 +24,9 @@ from grove.kernel.actor import Actor
 from grove.kernel.errors import Conflict, Invalid
 from grove.models import Operation
 
+# What `grove purge` leaves of an operation's result that named purged content.
+PURGED = {"purged": True}
+
 
 def coerce_operation_id(value: uuid.UUID | str | None) -> uuid.UUID:
     if isinstance(value, uuid.UUID):

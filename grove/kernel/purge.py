@@ -64,10 +64,11 @@ def purge(*, older_than: timedelta, using: str = OWNER) -> Purged:
     done = Purged(cutoff=cutoff)
     from grove.models import Account
 
-    accounts = list(Account.objects.using(using).order_by("id").values_list("id", "deleted_at"))
+    accounts = list(Account.objects.using(using).order_by("id").values_list(
+        "id", "deleted_at", "is_active"))
     references = account_references(using)
-    for account_id, deleted_at in accounts:
-        if deleted_at is not None and deleted_at < cutoff:
+    for account_id, deleted_at, active in accounts:
+        if deleted_at is not None and deleted_at < cutoff and not active:
             if _empty_account(account_id, references, using, done):
                 done.accounts += 1
         elif deleted_at is None:
@@ -78,16 +79,22 @@ def purge(*, older_than: timedelta, using: str = OWNER) -> Purged:
 
 
 def account_references(using: str = OWNER) -> list[tuple[str, str]]:
-    """(table, column) of every foreign key to the account table, children first: a
-    table comes before any table it points at with a key checked at once (the deferred
-    keys Django makes are checked at commit, when every row of the account is gone)."""
+    """(table, column) of every model's foreign key to the account — Django's models,
+    so keys made without a database constraint (term deltas, note counts) count too —
+    children first: a table comes before any table it points at with a database key
+    checked at once (Django's own keys are deferred to the commit, when every row of the
+    account is gone)."""
+    from django.apps import apps
+    from django.conf import settings
+
+    account_model = apps.get_model(settings.AUTH_USER_MODEL)
+    refs: list[tuple[str, str]] = sorted({
+        (model._meta.db_table, str(field.column))
+        for model in apps.get_models(include_auto_created=True)
+        for field in model._meta.concrete_fields
+        if field.is_relation and field.related_model is account_model
+        and model is not account_model and model._meta.managed})
     with connections[using].cursor() as cursor:
-        cursor.execute(
-            "SELECT c.conrelid::regclass::text, a.attname FROM pg_constraint c "
-            "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] "
-            "WHERE c.contype = 'f' AND c.confrelid = %s::regclass "
-            "AND array_length(c.conkey, 1) = 1", [ACCOUNT_TABLE])
-        refs = sorted(set(cursor.fetchall()))
         cursor.execute(
             "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint "
             "WHERE contype = 'f' AND NOT condeferrable AND conrelid <> confrelid")
@@ -103,11 +110,15 @@ def account_references(using: str = OWNER) -> list[tuple[str, str]]:
     while left:
         free = sorted(t for t in left if not any(t in parents[other] for other in left))
         if not free:  # a cycle of keys checked at once: cannot happen with Grove's schema
-            raise RuntimeError(f"foreign keys form a cycle among {sorted(left)}")
+            raise PurgeError(f"foreign keys form a cycle among {sorted(left)}")
         ordered.extend(free)
         left.difference_update(free)
     rank = {table: i for i, table in enumerate(ordered)}
     return sorted(refs, key=lambda ref: rank[ref[0]])
+
+
+class PurgeError(Exception):
+    """Why the purge cannot go on, in one line."""
 
 
 def _empty_account(account_id: uuid.UUID, references: list[tuple[str, str]], using: str,
@@ -127,8 +138,10 @@ def _empty_account(account_id: uuid.UUID, references: list[tuple[str, str]], usi
         name = tombstone_name(account_id)
         cursor.execute(
             "UPDATE grove_account SET username = %s, email = '', first_name = '', "
-            "last_name = '', password = %s, is_active = false "
-            "WHERE id = %s AND username <> %s", [name, make_password(None), account_id, name])
+            "last_name = '', password = %s, is_active = false, is_staff = false, "
+            "is_superuser = false, last_login = NULL, secret_patterns = '[]'::jsonb, "
+            "capture_paused_at = NULL WHERE id = %s AND username <> %s",
+            [name, make_password(None), account_id, name])
         return bool(removed or cursor.rowcount)
 
 

@@ -33,6 +33,24 @@ AS $$
 $$;
 """
 
+# Once set, a tombstone stays: a role other than the schema owner (the runtime role, for
+# instance through an injection) cannot clear or move it — `grove purge` would empty a
+# live account that carried one.
+PERMANENT_TOMBSTONE = """
+CREATE FUNCTION grove_tombstone_stays() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.deleted_at IS NOT NULL AND NEW.deleted_at IS DISTINCT FROM OLD.deleted_at
+       AND NOT pg_has_role(current_user, (SELECT relowner FROM pg_class
+                                          WHERE oid = TG_RELID), 'MEMBER') THEN
+        RAISE EXCEPTION 'an account''s tombstone cannot be changed'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER grove_tombstone_stays BEFORE UPDATE OF deleted_at ON grove_account
+    FOR EACH ROW EXECUTE FUNCTION grove_tombstone_stays();
+"""
+
 
 class Migration(migrations.Migration):
 
@@ -46,5 +64,13 @@ class Migration(migrations.Migration):
             name='deleted_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
+        migrations.AddField(
+            model_name='account',
+            name='deletion_requested_at',
+            field=models.DateTimeField(blank=True, null=True),
+        ),
         migrations.RunSQL(CLOSED_ACCOUNT_FUNCTION, previous.VERIFIED_ACCOUNT_FUNCTION),
+        migrations.RunSQL(PERMANENT_TOMBSTONE,
+                          "DROP TRIGGER grove_tombstone_stays ON grove_account; "
+                          "DROP FUNCTION grove_tombstone_stays()"),
     ]

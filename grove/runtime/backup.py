@@ -259,8 +259,16 @@ def _secret_key() -> tuple[str, bytes | None]:
 
 
 def take_backup(*, path: str | None = None, database_url: str | None = None) -> BackupResult:
-    """Write a backup (see the module's docstring). Raises `BackupError`; a failed backup
+    """Write a backup (see the module's docstring). Raises `BackupError`, whatever went
+    wrong (a full disk, a folder it may not write to, the database); a failed backup
     leaves no file behind."""
+    try:
+        return _take_backup(path, database_url)
+    except OSError as exc:  # before the backup file was opened: nothing to remove
+        raise BackupError(f"{exc.filename or 'backup'}: {exc.strerror or exc}") from None
+
+
+def _take_backup(path: str | None, database_url: str | None) -> BackupResult:
     import psycopg
 
     started = time.monotonic()
@@ -301,10 +309,15 @@ def take_backup(*, path: str | None = None, database_url: str | None = None) -> 
                                   if source == name),
         }
         writer.finish(manifest)
-    except BaseException:
+        size = chosen.stat().st_size
+    except BaseException as exc:
         writer.discard()
+        if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: one line
+            where = (f"{exc.filename}: {exc.strerror}" if exc.filename else
+                     f"{chosen}: cannot be written ({exc.strerror or exc})")
+            raise BackupError(f"{where}; no backup was written") from None
         raise
-    return BackupResult(path=chosen, sidecar=sidecar_of(chosen), size=chosen.stat().st_size,
+    return BackupResult(path=chosen, sidecar=sidecar_of(chosen), size=size,
                         seconds=time.monotonic() - started, manifest=manifest)
 
 

@@ -8,7 +8,15 @@ the whole file's checksum in `sha256sum -c` format.
 
 A backup is written to `<name>.partial` (mode 0600: it holds the secret key) and linked
 to its name only when complete, so an existing file is never overwritten and a name never
-points at half a backup. Reading checks everything before anything is restored.
+points at half a backup; a backup that fails leaves nothing behind.
+
+Reading checks everything before anything is restored, and everything is read from the
+one file descriptor opened for that check: the dump is streamed to pg_restore from it
+again, hashed on the way, its last chunk held back until the whole matches the checksum
+that was checked (`Backup.copy_dump`). A file replaced or rewritten after the check is
+therefore never loaded. The checksums are plain sha256, not keyed: they find damage and
+truncation, not tampering — whoever can write a backup can write matching checksums,
+and a restore runs the dump's SQL. A backup is as trusted as the data folder.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import tarfile
 import time
 from collections.abc import Callable
@@ -70,6 +79,8 @@ class BackupWriter:
             raise BackupError(f"{self.partial}: cannot be written ({exc.strerror})") from None
         self.fh: IO[bytes] = os.fdopen(fd, "wb")
         self.members: dict[str, dict[str, Any]] = {}
+        self.made: list[Path] = []  # files this writer created under their final names
+        self.staged: Path | None = None
 
     def add_stream(self, name: str, source: IO[bytes]) -> None:
         """Copy `source` to its end as member `name`, hashing it on the way."""
@@ -93,7 +104,8 @@ class BackupWriter:
     def finish(self, manifest: dict[str, Any]) -> str:
         """Write the manifest and the end of the archive, make it durable, give it its
         name (never over an existing file) and write the checksum file beside it.
-        Returns the whole file's sha256."""
+        Returns the whole file's sha256. On failure the caller `discard()`s: nothing of
+        this backup stays, the file already named included."""
         self.add_bytes(MANIFEST, json.dumps({**manifest, "members": self.members},
                                             indent=2, sort_keys=True).encode() + b"\n")
         self.fh.write(b"\0" * (2 * BLOCK))
@@ -106,23 +118,33 @@ class BackupWriter:
         with self.partial.open("rb") as fh:
             while chunk := fh.read(CHUNK):
                 whole.update(chunk)
-        _publish(self.partial, self.path)
         sidecar = sidecar_of(self.path)
-        staged = sidecar.with_name(sidecar.name + ".partial")
-        staged.unlink(missing_ok=True)
-        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        self.staged = sidecar.with_name(sidecar.name + ".partial")
+        self.staged.unlink(missing_ok=True)
+        fd = os.open(self.staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(f"{whole.hexdigest()}  {self.path.name}\n")
             fh.flush()
             os.fsync(fh.fileno())
-        _publish(staged, sidecar)
+        _publish(self.partial, self.path)
+        self.made.append(self.path)
+        _publish(self.staged, sidecar)
+        self.made.append(sidecar)
         _sync_folder(self.path.parent)
         return whole.hexdigest()
 
     def discard(self) -> None:
-        if not self.fh.closed:
-            self.fh.close()
-        self.partial.unlink(missing_ok=True)
+        """Remove everything this writer made (it may fail half-way: never raises)."""
+        try:
+            self.fh.close()  # flushes what is buffered: may fail again on a full disk
+        except OSError:
+            pass
+        for path in (self.partial, self.staged, *self.made):
+            if path is not None:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
 
 
 def _publish(staged: Path, final: Path) -> None:
@@ -167,52 +189,104 @@ class _Hashing(io.RawIOBase):
 
 @dataclass
 class Backup:
-    """A verified backup file: its manifest and its small members' bytes."""
+    """A verified backup file: its manifest, its small members' bytes, and the file it
+    was read from, still open (`close()` it), from which its dump is loaded."""
 
     path: Path
     manifest: dict[str, Any]
+    file: IO[bytes]
+    size: int
+    dump: tuple[int, int, str]  # where the dump's bytes start, their size and sha256
     files: dict[str, bytes] = field(default_factory=dict)
     sidecar_checked: bool = False
 
-    @property
-    def size(self) -> int:
-        return self.path.stat().st_size
+    def close(self) -> None:
+        self.file.close()
+
+    def copy_dump(self, sink: Callable[[bytes], object]) -> None:
+        """Stream the dump to `sink` from the file descriptor it was checked through,
+        hashing it again on the way; the last chunk goes only once the whole matches
+        the checksum checked, so a file rewritten since is refused before pg_restore
+        has it all (it commits only after the last byte). When `sink` stops taking
+        (BrokenPipeError: `pg_restore --list` has its table of contents, or pg_restore
+        failed), the rest is still read and checked: what it took was checked bytes."""
+        start, size, expected = self.dump
+        fd, digest, position, held, taking = self.file.fileno(), hashlib.sha256(), 0, b"", True
+        while position < size:
+            chunk = os.pread(fd, min(CHUNK, size - position), start + position)
+            if not chunk:
+                break
+            position += len(chunk)
+            digest.update(chunk)
+            if held and taking:
+                taking = _feed(sink, held)
+            held = chunk
+        if position != size or digest.hexdigest() != expected:
+            raise BackupError(f"{self.path}: changed since it was checked ({DUMP} no longer "
+                              "matches its checksum); nothing was loaded from it")
+        if held and taking:
+            _feed(sink, held)
+
+
+def _feed(sink: Callable[[bytes], object], chunk: bytes) -> bool:
+    try:
+        sink(chunk)
+    except BrokenPipeError:
+        return False
+    return True
 
 
 def read_backup(path: Path) -> Backup:
-    """Read the whole file once and check it: every member against the manifest's sha256
-    and size, no member missing or unknown, and the whole file against `<name>.sha256`
-    when that file is there. Raises `BackupError` on the first problem."""
-    if not path.is_file():
-        raise BackupError(f"{path}: no such backup file")
+    """Open the file and read it whole once, checking it: every member against the
+    manifest's sha256 and size, no member missing or unknown, and the whole file against
+    `<name>.sha256` when that file is there. Raises `BackupError` on the first problem;
+    else the file stays open in the `Backup` returned (see `Backup.copy_dump`)."""
+    try:
+        raw = path.open("rb")
+    except FileNotFoundError:
+        raise BackupError(f"{path}: no such backup file") from None
+    except OSError as exc:
+        raise BackupError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+            raise BackupError(f"{path}: no such backup file (not a file)")
+        return _check(path, raw)
+    except BaseException:
+        raw.close()
+        raise
+
+
+def _check(path: Path, raw: IO[bytes]) -> Backup:
     whole = hashlib.sha256()
     found: dict[str, dict[str, Any]] = {}
     files: dict[str, bytes] = {}
+    dump_start = 0
     try:
-        with path.open("rb") as raw:
-            stream = io.BufferedReader(_Hashing(raw, whole), CHUNK)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
-                for info in tar:
-                    if info.name not in MEMBERS or not info.isfile() or info.name in found:
-                        raise BackupError(f"{path}: not a Grove backup (unexpected member "
-                                          f"{info.name!r})")
-                    if info.name != DUMP and info.size > SMALL_MEMBER_MAX:
-                        raise BackupError(f"{path}: damaged ({info.name} is too large)")
-                    member = tar.extractfile(info)
-                    assert member is not None
-                    digest, size, kept = hashlib.sha256(), 0, []
-                    while chunk := member.read(CHUNK):
-                        digest.update(chunk)
-                        size += len(chunk)
-                        if info.name != DUMP:
-                            kept.append(chunk)
-                    if size != info.size:
-                        raise BackupError(f"{path}: damaged ({info.name} is cut short)")
-                    found[info.name] = {"sha256": digest.hexdigest(), "size": size}
+        stream = io.BufferedReader(_Hashing(raw, whole), CHUNK)
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
+            for info in tar:
+                if info.name not in MEMBERS or not info.isfile() or info.name in found:
+                    raise BackupError(f"{path}: not a Grove backup (unexpected member "
+                                      f"{info.name!r})")
+                if info.name != DUMP and info.size > SMALL_MEMBER_MAX:
+                    raise BackupError(f"{path}: damaged ({info.name} is too large)")
+                if info.name == DUMP:
+                    dump_start = info.offset_data
+                member = tar.extractfile(info)
+                assert member is not None
+                digest, size, kept = hashlib.sha256(), 0, []
+                while chunk := member.read(CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
                     if info.name != DUMP:
-                        files[info.name] = b"".join(kept)
-            while stream.read(CHUNK):  # whatever follows the end of the archive
-                pass
+                        kept.append(chunk)
+                if size != info.size:
+                    raise BackupError(f"{path}: damaged ({info.name} is cut short)")
+                found[info.name] = {"sha256": digest.hexdigest(), "size": size}
+                if info.name != DUMP:
+                    files[info.name] = b"".join(kept)
+        while stream.read(CHUNK):  # whatever follows the end of the archive
+            pass
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise BackupError(f"{path}: damaged or not a Grove backup ({exc})") from None
     if MANIFEST not in files:
@@ -235,7 +309,9 @@ def read_backup(path: Path) -> Backup:
             raise BackupError(f"{path}: damaged ({name} is missing)")
         if found[name] != expected.get(name):
             raise BackupError(f"{path}: damaged ({name} does not match its checksum)")
-    backup = Backup(path=path, manifest=manifest, files=files)
+    backup = Backup(path=path, manifest=manifest, file=raw, files=files,
+                    size=os.fstat(raw.fileno()).st_size,
+                    dump=(dump_start, found[DUMP]["size"], found[DUMP]["sha256"]))
     sidecar = sidecar_of(path)
     if sidecar.is_file():
         recorded = sidecar.read_text(errors="replace").split()
@@ -243,19 +319,6 @@ def read_backup(path: Path) -> Backup:
             raise BackupError(f"{path}: does not match its checksum in {sidecar}")
         backup.sidecar_checked = True
     return backup
-
-
-def copy_member(path: Path, name: str, sink: Callable[[bytes], object]) -> None:
-    """Stream one member of an already verified backup to `sink`, chunk by chunk."""
-    with path.open("rb") as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
-        for info in tar:
-            if info.name == name:
-                member = tar.extractfile(info)
-                assert member is not None
-                while chunk := member.read(CHUNK):
-                    sink(chunk)
-                return
-    raise BackupError(f"{path}: {name} is missing")
 
 
 def secret_key_check(key: str) -> str:

@@ -47,7 +47,7 @@ SETTINGS: dict[str, str] = {
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 CHALLENGE_MAX_CHARS = 512
-METRICS_TOKEN_MIN_CHARS = 16
+METRICS_TOKEN_MIN_CHARS = 32  # a guessable token would open /metrics to anyone
 ROOT_DEFAULT_HOME = Path("/var/lib/grove")
 
 

@@ -45,12 +45,13 @@ SECRET_TABLES = ("grove_secret",)
 # (`last_login`, and `password` when Django re-hashes with stronger parameters), the
 # capture pause, the time zone the website shows times in, and deactivation
 # (`is_active`, the operator's `grove shell`) and deletion by the owner (`deleted_at`,
-# `grove.identity.deletion`). Name, e-mail, staff and superuser flags,
+# `deletion_requested_at`, `grove.identity.deletion`). Name, e-mail, staff and superuser flags,
 # join date and id are the owner role's to change.
 ACCOUNT_TABLE = "grove_account"
 ACCOUNT_UPDATABLE_COLUMNS = ("last_login", "password", "capture_paused_at", "time_zone",
                              "is_active", "secrets_on_ingest", "secrets_on_automatic",
-                             "secrets_on_explicit", "secret_patterns", "deleted_at")
+                             "secrets_on_explicit", "secret_patterns", "deleted_at",
+                             "deletion_requested_at")
 
 
 def grant_runtime_role(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:

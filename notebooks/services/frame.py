@@ -87,6 +87,9 @@ def replay(
         )
         if status is None or status == Status.DELETED:
             raise Gone("The note this operation saved has since been deleted.", code="gone")
+    if existing.result == operations.PURGED:
+        raise Gone("What this operation saved was deleted and has since been purged.",
+                   code="gone")
     if existing.result is None:
         # Claimed by a transaction that committed without recording: cannot happen while
         # services record before commit; refuse rather than guess.

@@ -46,9 +46,13 @@ def test_the_owner_deletes_the_account(browser_site: str, page: Page):
     account = Account.objects.get(username="leaving")
     assert account.deleted_at is not None and not account.is_active
 
-    # Signed out; with no live account left, this Grove can be set up again.
+    # Signed out, and the password no longer signs in.
     page.goto(browser_site + "/settings/")
-    expect(page).to_have_url(f"{browser_site}/setup/")
+    expect(page).to_have_url(f"{browser_site}/login/?next=/settings/")
+    page.get_by_label("Username").fill("leaving")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator(".errorlist")).to_be_visible()
     assert httpx.get(share.url).status_code == 404
     # Only the wrong password's answer (400) — no CSP violation, no script error.
     assert [e for e in errors if "status of 400" not in e] == []

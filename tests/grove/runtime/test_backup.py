@@ -2,13 +2,17 @@
 while clients write restores to a consistent state that agrees row by row with the
 source; a backup of a quiet Grove restores identical, and the restored Grove serves the
 same notes to the same API key and the same share link; a restore refuses a folder that
-holds anything and a damaged backup, and a backup never overwrites a file."""
+holds anything, a damaged backup and one from a newer Grove, loads only the bytes it
+checked, and a restore that fails removes what it loaded; a backup never overwrites a
+file, and one that fails says so in one line and leaves nothing."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import os
+import resource
 import shutil
 import signal
 import stat
@@ -27,11 +31,16 @@ import pytest
 from psycopg import sql
 
 from grove.runtime import embedded
+from grove.runtime import restore as restore_module
+from grove.runtime.backup import PgTarget
+from grove.runtime.backup_file import CHUNK, BackupError, BackupWriter, read_backup
 from grove.runtime.embedded import EmbeddedPostgres
 from tests.grove.runtime.processes import (
     CSRF,
+    GROVE,
     OWNER_PASSWORD,
     Serve,
+    grove_env,
     make_home,
     owner_and_key,
     remove_home,
@@ -352,8 +361,14 @@ def test_restore_refuses_a_damaged_backup_and_creates_nothing(small_backup, tmp_
     assert not target.exists()
 
 
-def test_restore_refuses_a_backup_from_a_newer_grove(small_backup, tmp_path):
-    """Its schema has a migration this Grove does not know: upgrade first."""
+@pytest.mark.parametrize(("migration", "unknown"), [
+    (["grove", "9999_from_the_future"], "migration grove.9999_from_the_future is unknown here"),
+    (["insights", "0001_initial"], "app 'insights' is unknown here"),
+])
+def test_restore_refuses_a_backup_from_a_newer_grove(small_backup, tmp_path, migration,
+                                                     unknown):
+    """Its schema has a migration, or a whole app, this Grove does not know: upgrade
+    first."""
     _, backup = small_backup
     newer = tmp_path / "newer.tar"
     with tarfile.open(backup) as source, tarfile.open(newer, "w") as target:
@@ -361,16 +376,109 @@ def test_restore_refuses_a_backup_from_a_newer_grove(small_backup, tmp_path):
             data = source.extractfile(member).read()
             if member.name == "manifest.json":
                 manifest = json.loads(data)
-                manifest["migrations"].append(["grove", "9999_from_the_future"])
+                manifest["migrations"].append(migration)
                 data = json.dumps(manifest).encode()
                 member.size = len(data)
             target.addfile(member, io.BytesIO(data))
     target_home = tmp_path / "new-home"
     refused = run_grove("restore", str(newer), home=target_home)
     assert refused.returncode == 1
-    assert "made by a newer Grove" in refused.stderr
-    assert "migration grove.9999_from_the_future is unknown here" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
+    assert "made by a newer Grove" in refused.stderr and unknown in refused.stderr
     assert not target_home.exists()
+
+
+def test_the_apps_a_restore_knows_are_the_apps_with_migrations():
+    from django.apps import apps
+    from django.db.migrations.loader import MigrationLoader
+
+    migrated = MigrationLoader(None, ignore_no_migrations=True).migrated_apps
+    assert restore_module.MIGRATING_APPS == {
+        label: apps.get_app_config(label).name for label in migrated}
+
+
+def a_backup_file(path: Path, dump: bytes) -> Path:
+    """A backup file as `grove backup` writes it, around any bytes as its dump."""
+    writer = BackupWriter(path)
+    writer.add_bytes("database.dump", dump)
+    writer.finish({"format": 1})
+    return path
+
+
+def test_a_restore_loads_only_the_bytes_it_checked(tmp_path):
+    """The dump is streamed from the file descriptor that was checked: a file swapped
+    for another after the check is not read, one rewritten in place is refused before
+    its last chunk is handed over (pg_restore commits only after it), and so is one
+    rewritten while `pg_restore --list` read its beginning."""
+    dump = os.urandom(2 * CHUNK + CHUNK // 2)
+    path = a_backup_file(tmp_path / "checked.tar", dump)
+    backup = read_backup(path)
+    try:
+        swapped = a_backup_file(tmp_path / "other.tar", os.urandom(len(dump)))
+        swapped.replace(path)  # the name now points at another, equally valid file
+        loaded = bytearray()
+        backup.copy_dump(loaded.extend)
+        assert bytes(loaded) == dump
+    finally:
+        backup.close()
+
+    path = a_backup_file(tmp_path / "rewritten.tar", dump)
+    backup = read_backup(path)
+    try:
+        with tarfile.open(path) as tar:
+            start = tar.getmember("database.dump").offset_data
+        with path.open("r+b") as fh:  # one byte of the dump, after the check
+            fh.seek(start + 10)
+            fh.write(bytes([dump[10] ^ 1]))
+        loaded = bytearray()
+        with pytest.raises(BackupError, match="changed since it was checked"):
+            backup.copy_dump(loaded.extend)
+        assert len(loaded) == 2 * CHUNK  # the last chunk was held back
+
+        def table_of_contents(chunk: bytes) -> None:
+            raise BrokenPipeError  # pg_restore --list has read what it needs
+        with pytest.raises(BackupError, match="changed since it was checked"):
+            backup.copy_dump(table_of_contents)
+    finally:
+        backup.close()
+
+
+def test_a_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(small_backup,
+                                                                        tmp_path):
+    home, _ = small_backup
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder\n")
+    under = run_grove("backup", str(a_file / "grove.tar"), home=home)
+    assert under.returncode == 1 and "Traceback" not in under.stderr
+    assert under.stderr.splitlines() == [f"CommandError: {a_file}: no such folder"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+    if os.geteuid() != 0:  # root writes into any folder
+        read_only = tmp_path / "read-only"
+        read_only.mkdir(mode=0o500)
+        refused = run_grove("backup", str(read_only), home=home)
+        assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1
+        assert "cannot be written (Permission denied)" in refused.stderr
+        assert list(read_only.iterdir()) == []
+
+    # A full disk: the backup's process may write files of 2 KB at most (the database's
+    # server, started here, is not held to that), so writing the backup fails half-way.
+    full = tmp_path / "full"
+    full.mkdir()
+    server = EmbeddedPostgres(home)
+    server.ensure_running()
+    try:
+        failed = subprocess.run(
+            [*GROVE, "backup", str(full / "grove.tar")], env=grove_env(home),
+            capture_output=True, text=True, timeout=180, check=False,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048)))
+    finally:
+        server.release()
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert failed.stderr.splitlines() == [
+        f"CommandError: {full / 'grove.tar'}: cannot be written (File too large); no backup "
+        "was written"]
+    assert list(full.iterdir()) == []
 
 
 def test_backup_never_overwrites_a_file(small_backup, tmp_path):
@@ -393,16 +501,37 @@ def test_backup_never_overwrites_a_file(small_backup, tmp_path):
     assert name.startswith("grove-") and f"{name}.sha256" in written
 
 
+def public_schema(conn: psycopg.Connection) -> tuple[list[Any], list[str], list[Any]]:
+    """What a database's public schema holds that belongs to no extension, its
+    extensions, and who may do what in the schema."""
+    own = conn.execute(
+        "SELECT 'relation', relname::text FROM pg_class c WHERE relnamespace = 'public'::"
+        "regnamespace AND NOT EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_class'::"
+        "regclass AND objid = c.oid AND deptype = 'e') UNION ALL SELECT 'function', "
+        "proname::text FROM pg_proc p WHERE pronamespace = 'public'::regnamespace AND NOT "
+        "EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_proc'::regclass AND objid = p.oid "
+        "AND deptype = 'e') UNION ALL SELECT 'type', typname::text FROM pg_type t WHERE "
+        "typnamespace = 'public'::regnamespace AND NOT EXISTS (SELECT FROM pg_depend WHERE "
+        "classid = 'pg_type'::regclass AND objid = t.oid AND deptype = 'e')").fetchall()
+    extensions = [name for (name,) in conn.execute(
+        "SELECT extname::text FROM pg_extension ORDER BY 1")]
+    rights = conn.execute("SELECT a.grantee::text, a.privilege_type FROM pg_namespace n, "
+                          "aclexplode(n.nspacl) a WHERE n.nspname = 'public'").fetchall()
+    return sorted(own), extensions, sorted(rights)
+
+
 def test_an_external_database_is_dumped_by_a_role_that_sees_every_row(tmp_path):
     """DATABASE_URL: the schema owner (no BYPASSRLS, as deploy/postgres-init.sh makes it)
     may not dump; a superuser's --database-url may; the owner restores into an empty
-    database and nothing else. An embedded server stands in for the external one."""
+    database and nothing else, and a restore that fails after loading (in its migrate)
+    leaves the database as it found it. An embedded server stands in for the external
+    one."""
     server_home = make_home()
     server = EmbeddedPostgres(server_home)
     server.ensure_running()
     try:
         with superuser(server_home) as admin:
-            for name in ("source", "target"):  # as postgres-init.sh makes them
+            for name in ("source", "target", "fresh"):  # as postgres-init.sh makes them
                 admin.execute(sql.SQL("CREATE DATABASE {} OWNER grove_owner").format(
                     sql.Identifier(name)))
         socket = embedded.socket_dir(server_home)
@@ -440,11 +569,15 @@ def test_an_external_database_is_dumped_by_a_role_that_sees_every_row(tmp_path):
         restore_external = run_grove("restore", str(backup), home=target_home,
                                      **urls("target"), **key)
         assert restore_external.returncode == 0, restore_external.stderr
+
+        def connect(name: str) -> psycopg.Connection:
+            db = embedded.database_settings(server_home, role=embedded.SUPERUSER, name=name)
+            return psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"],
+                                   dbname=name, autocommit=True)
+
         same = {}
         for name in ("source", "target"):
-            db = embedded.database_settings(server_home, role=embedded.SUPERUSER, name=name)
-            with psycopg.connect(host=db["HOST"], port=db["PORT"], user=db["USER"],
-                                 dbname=name, autocommit=True) as conn:
+            with connect(name) as conn:
                 same[name] = everything(conn)
         assert same["source"] == same["target"] and same["target"]["grove_account"]
 
@@ -454,6 +587,46 @@ def test_an_external_database_is_dumped_by_a_role_that_sees_every_row(tmp_path):
         assert "tables in its public schema; a backup is restored only into an empty" \
             in again.stderr
         assert not (tmp_path / "third-home").exists()
+
+        # A backup whose migration history lacks a step: it loads, then migrate fails.
+        with connect("source") as conn:
+            conn.execute("DELETE FROM django_migrations WHERE app = 'grove' "
+                         "AND name = '0001_initial'")
+        inconsistent = tmp_path / "inconsistent.tar"
+        taken = run_grove("backup", str(inconsistent), "--database-url",
+                          f"postgresql://postgres@/source?host={socket}",
+                          home=source_home, **urls("source"), **key)
+        assert taken.returncode == 0, taken.stderr
+        with connect("fresh") as conn:
+            before = public_schema(conn)
+        failed = run_grove("restore", str(inconsistent), home=tmp_path / "fourth-home",
+                           **urls("fresh"), **key)
+        assert failed.returncode == 1
+        assert len(failed.stderr.splitlines()) == 1, failed.stderr
+        assert failed.stderr.startswith("grove: error: InconsistentMigrationHistory: ")
+        with connect("fresh") as conn:
+            after = public_schema(conn)
+        # Tables, functions, the extensions it made (pg_trgm, fuzzystrmatch) and the
+        # runtime role's USAGE on the schema: all gone again.
+        assert after == before
+        assert not (tmp_path / "fourth-home").exists()
+        # So the same database takes a restore again at once.
+        again = run_grove("restore", str(backup), home=tmp_path / "fifth-home",
+                          **urls("fresh"), **key)
+        assert again.returncode == 0, again.stderr
     finally:
         server.release()
         remove_home(server_home)
+
+
+def test_a_load_that_cannot_be_removed_is_named_with_the_statement_that_removes_it():
+    plan = restore_module._Plan(env={}, installed={"plpgsql", "vector"}, added=["pg_trgm"],
+                                undo=restore_module.undo_statement(["plpgsql", "vector"], []))
+    gone = PgTarget.from_url("postgresql://grove_owner@/grove?host=/nonexistent-grove-socket")
+    left = restore_module._undo_load(gone, plan)
+    assert left is not None and "\n" not in left
+    assert left.startswith("what it loaded could not be removed from database 'grove' as "
+                           "'grove_owner' at /nonexistent-grove-socket (")
+    assert "everything in its public schema that belongs to no extension and the extensions " \
+        "pg_trgm if it made them — remove it as 'grove_owner'" in left
+    assert left.endswith(f"with: {plan.undo}") and plan.undo.startswith("DO $grove_undo$")

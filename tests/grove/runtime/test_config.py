@@ -53,6 +53,15 @@ def test_toml_file_and_environment_precedence(home, monkeypatch):
     assert config.load().sources["GROVE_LLM_MODEL"] == "GROVE_LLM_MODEL"
 
 
+def test_the_metrics_token_has_at_least_32_characters(home, monkeypatch):
+    assert config.METRICS_TOKEN_MIN_CHARS == 32
+    monkeypatch.setenv("GROVE_METRICS_TOKEN", "t" * 31)
+    with pytest.raises(ConfigError, match=r"^GROVE_METRICS_TOKEN: must be at least 32 "):
+        config.load()
+    monkeypatch.setenv("GROVE_METRICS_TOKEN", "t" * 32)
+    assert config.load().metrics_token == "t" * 32
+
+
 def test_database_url_switches_off_the_embedded_server(home, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://app:pw@db.internal:6543/grove")
     monkeypatch.setenv("GROVE_MIGRATE_DATABASE_URL", "postgresql://owner:pw@db.internal/grove")

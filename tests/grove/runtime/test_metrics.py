@@ -1,6 +1,7 @@
 """`/metrics` (issue 23 item 4; grove/interfaces/metrics.py, grove/kernel/metrics.py,
-grove/runtime/metrics.py): hidden without a token, 401 without the right one, and what
-it reports moves with real requests, real jobs and real refusals."""
+grove/runtime/metrics.py): hidden without a token, 401 without the right one, 429 for an
+address that keeps guessing, and what it reports moves with real requests, real jobs
+and real refusals."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from notebooks.services.indexing import EMBED
 from tests import factories
 from tests.api.conftest import Caller, new_key
 
-TOKEN = "scrape-token-0123456789abcdef"
+TOKEN = "scrape-token-0123456789abcdef0123456789"
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
@@ -117,14 +118,45 @@ def test_the_token_setting_is_checked_at_start(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GROVE_HOME", str(tmp_path / "home"))
     assert config.load().metrics_token is None
-    for bad in ("short-token", "a token with spaces in it", "tøken-0123456789abcdef"):
+    for bad in ("short-token", "t" * 31, "a token with spaces in it, 32 characters",
+                "tøken-0123456789abcdef0123456789abcdef"):
         monkeypatch.setenv("GROVE_METRICS_TOKEN", bad)
         with pytest.raises(config.ConfigError, match=r"^GROVE_METRICS_TOKEN: must be at "
-                                                     r"least 16 characters"):
+                                                     r"least 32 characters"):
             config.load()
     monkeypatch.delenv("GROVE_METRICS_TOKEN")
     (tmp_path / "home" / "grove.toml").write_text(f'metrics_token = "{TOKEN}"\n')
     assert config.load().metrics_token == TOKEN
+
+
+@pytest.mark.django_db
+def test_an_address_that_keeps_guessing_is_refused_and_scrapes_never_are(token, monkeypatch):
+    from grove.interfaces.metrics import FAILED_ATTEMPTS
+    from grove.kernel import throttle
+
+    now = [7_000_010.0]  # 50 s into a minute: the window ends in 10 s
+    monkeypatch.setattr(throttle, "clock", lambda: now[0])
+    right = {"Authorization": f"Bearer {TOKEN}"}
+    wrong = {"Authorization": f"Bearer {'x' * len(TOKEN)}"}
+    prometheus, guesser = Client(REMOTE_ADDR="10.0.0.2"), Client(REMOTE_ADDR="203.0.113.9")
+
+    def refusals() -> float:
+        return value(scrape(prometheus), "grove_rate_limit_refusals_total", scope="metrics")
+
+    before = refusals()
+    for _ in range(FAILED_ATTEMPTS + 10):  # scrapes are never counted, however many
+        assert prometheus.get("/metrics", headers=right).status_code == 200
+    answers = [guesser.get("/metrics", headers=wrong) for _ in range(FAILED_ATTEMPTS + 2)]
+    assert [a.status_code for a in answers] == [401] * FAILED_ATTEMPTS + [429, 429]
+    assert answers[-1]["Retry-After"] == "10"
+    # Refused without the token being compared: a 200 here would confirm a guess.
+    found = guesser.get("/metrics", headers=right)
+    assert found.status_code == 429 and b"grove_" not in found.content
+    assert prometheus.get("/metrics", headers=right).status_code == 200  # another address
+    assert refusals() - before == 3
+    now[0] += 10  # the next minute
+    assert guesser.get("/metrics", headers=right).status_code == 200
+    assert guesser.get("/metrics", headers=wrong).status_code == 401
 
 
 # -- request latency by route ---------------------------------------------------------------

@@ -40,14 +40,21 @@ def previous_release(tmp_path_factory) -> Path:
 
 
 def old_code(tree: Path) -> dict[str, str]:
-    """The previous release's package first on the path (before the installed one)."""
-    return {"PYTHONPATH": str(tree)}
+    """The previous release's package first on the path (before the installed one). The
+    process also starts in that tree: `python -m` puts the working folder first."""
+    return {"PYTHONPATH": str(tree), "GROVE_METRICS_TOKEN": METRICS_TOKEN}
 
 
-def runs_old_code(serve: Serve, tree: Path) -> bool:
-    probe = subprocess.run(["cat", f"/proc/{serve.proc.pid}/environ"], capture_output=True,
-                           check=False)
-    return f"PYTHONPATH={tree}".encode() in probe.stdout
+METRICS_TOKEN = "t" * 40  # /metrics came after the previous release
+
+
+def runs_code_of(serve: Serve, tree: Path) -> bool:
+    """Which code the process imported: the package's folder, from /proc, and what the
+    release answers (only the new one has /metrics)."""
+    cwd = Path(f"/proc/{serve.proc.pid}/cwd").resolve()
+    metrics = httpx.get(serve.url + "/metrics", timeout=10,
+                        headers={"Authorization": f"Bearer {METRICS_TOKEN}"}).status_code
+    return cwd == tree.resolve() and metrics == 404
 
 
 def wait_indexed(api: httpx.Client, note_id: str, timeout: float = 90) -> dict:
@@ -82,10 +89,11 @@ def test_the_previous_release_serves_the_new_schema(previous_release: Path):
         finally:
             new.stop(signal.SIGTERM)
 
-        old = Serve(home, env=old_code(previous_release), args=("--no-migrate",))
+        old = Serve(home, env=old_code(previous_release), args=("--no-migrate",),
+                    cwd=previous_release)
         try:
             old.wait_ready()
-            assert runs_old_code(old, previous_release)
+            assert runs_code_of(old, previous_release)
             with httpx.Client(base_url=old.url, headers=headers, timeout=30) as api:
                 assert api.get("/login/").status_code == 200
                 notebook = api.post("/v1/notebooks", json={"name": "Garden"})
@@ -116,9 +124,11 @@ def test_the_previous_release_serves_the_new_schema(previous_release: Path):
         assert "Traceback" not in old.output(), old.output()
 
         # The new release carries on with what the old one wrote.
-        new = Serve(home)
+        new = Serve(home, env={"GROVE_METRICS_TOKEN": METRICS_TOKEN})
         try:
             new.wait_ready()
+            assert new.get("/metrics", headers={
+                "Authorization": f"Bearer {METRICS_TOKEN}"}).status_code == 200
             with httpx.Client(base_url=new.url, headers=headers, timeout=30) as api:
                 note = api.get(f"/v1/notes/{old_id}").json()["data"]
                 assert note["content"] == "Tomatoes want eight hours of sun."
