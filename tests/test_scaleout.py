@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 def test_nothing_is_lost_when_a_web_process_and_a_worker_are_killed():
     require_program("redis-server")
-    figures = scaleout.run(seconds=40, clients=20)
+    figures = scaleout.run(seconds=30, clients=20)
 
     assert [event["event"] for event in figures["events"]] == [
         "SIGKILL web1", "restarted web1", "SIGKILL worker1", "restarted worker1"]
