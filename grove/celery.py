@@ -34,6 +34,9 @@ def _report_alive(**kwargs: object) -> None:
 
     try:
         heartbeat("worker")
-    except Exception:  # noqa: BLE001 - readiness reporting must never stop a worker
-        logging.getLogger(__name__).warning("could not record the worker's heartbeat",
-                                            exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - readiness reporting must never stop a worker
+        # One line: the database may be restarting as the worker starts (beat's next
+        # heartbeat records it), and a traceback would read like a crash.
+        logging.getLogger(__name__).warning(
+            "could not record the worker's heartbeat yet: %s: %s", type(exc).__name__,
+            " ".join(str(exc).split())[:200])
