@@ -178,7 +178,7 @@ def _selected(actor: Actor, question: str,
     searched = sum(len(m) for m in members.values()) > room
     if searched and notebooks and room:
         found = recall.recall(actor=actor, query=question,
-                              notebook_ids=[nb.id for nb in notebooks],
+                              place=[nb.id for nb in notebooks],
                               include_personal=False, limit=room,
                               max_chars=RECALL_MAX_MAX_CHARS)
         extra = [hit.note for hit in found.data if hit.note.id not in notes]

@@ -90,6 +90,13 @@ def clean_context(value: Any) -> dict[str, Any] | None:
             "only": only}
 
 
+def personal_in(place: Any, include_personal: bool) -> bool:
+    """Ask's `includePersonal` (its one reading): Personal beside everything granted; a
+    question about a notebook reads that notebook alone (and one about Personal reads
+    Personal, whatever the flag). `resolve_scope` checks the grant."""
+    return bool(include_personal) and place is EVERYWHERE
+
+
 def scope_of(conversation: Conversation) -> Any:
     """The conversation's notebook argument for retrieval (see services.retrieve)."""
     if conversation.scope == Conversation.Scope.EVERYWHERE:

@@ -265,13 +265,14 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
     from django.db import connection
 
     from grove.kernel.tenancy import tenant
+    from notebooks.selectors.access import Scope
     from notebooks.selectors.recall import (
         BM25_B,
         BM25_K1,
         CANDIDATES,
         MATCH_BUDGET,
         RESCORE,
-        Scope,
+        Searched,
         term_weights,
     )
     from notebooks.selectors.recall_query import lexical_arm, semantic_arm
@@ -282,7 +283,7 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
     vector = embedder.embed([query])[0]
     with tenant(env.actor):
         weights = term_weights(query)
-        scope = Scope(actor=env.actor, notebook_ids=None, personal=True, window=window)
+        scope = Searched(Scope(actor=env.actor, notebook_ids=None, personal=True), window=window)
         arms: dict[str, list[str]] = {"lexical": [], "semantic": []}
         if weights.selecting():
             sql, params = lexical_arm(scope, weights, candidates=CANDIDATES, rescore=RESCORE,

@@ -56,6 +56,7 @@ def gather(env: Env, queries: dict[str, str]) -> dict[str, Any]:
     from grove.embeddings import get_embedder
     from grove.embeddings.profile import active_profile_name
     from grove.kernel.tenancy import tenant
+    from notebooks.selectors import access
     from notebooks.selectors.recall_query import SEMANTIC_SETTINGS, semantic_arm
 
     embedder = get_embedder()
@@ -68,7 +69,7 @@ def gather(env: Env, queries: dict[str, str]) -> dict[str, Any]:
                        "WHERE status = 'active'")
         docs = {str(i): (parse_tsvector(full), parse_tsvector(title))
                 for i, full, title in cursor.fetchall()}
-        scope = r.Scope(actor=env.actor, notebook_ids=None, personal=True)
+        scope = r.Searched(access.Scope(actor=env.actor, notebook_ids=None, personal=True))
         for qid, text in queries.items():
             weights = r.term_weights(text)
             sql, params = semantic_arm(scope, vectors[qid].tolist(), 384, profile,

@@ -62,6 +62,14 @@ EVERYWHERE: Final = _Everywhere()
 """A scope argument meaning every granted notebook and Personal (as opposed to None,
 which means Personal alone): lists, search, recall and Ask take it."""
 
+
+def place_key(place: Any) -> str | None:
+    """A scope argument as text, for cursors and fingerprints: "*" for `EVERYWHERE`, None
+    for Personal, else the notebook's id (checked as a UUID; `invalid_notebook_id`)."""
+    if isinstance(place, _Everywhere):
+        return "*"
+    return None if place is None else str(parse_uuid(place, what="notebook id"))
+
 # Limits of the two reads, which their argument shapes state too.
 SEARCH_SORTS = ("relevance", "updated_desc", "updated_asc", "created_desc")
 SEARCH_LIFETIMES = ("permanent", "ephemeral")

@@ -39,6 +39,7 @@ from ask.rules import (
     PAGE,
     SEARCH_MAX_CHARS,
     context_unavailable,
+    personal_in,
 )
 from ask.schemas import (
     ConversationDetail,
@@ -50,7 +51,7 @@ from ask.schemas import (
 )
 from ask.selectors.proposal_state import proposals_of
 from grove.kernel.actor import READ, Actor
-from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.errors import Forbidden, Invalid, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
@@ -58,7 +59,7 @@ from notebooks.models import NegativeClaim
 from notebooks.rules import EVERYWHERE, parse_uuid
 from notebooks.schemas.notes import NoteOut
 from notebooks.selectors import recall, search
-from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
+from notebooks.selectors.access import notebooks_visible_to, notes_visible_to, resolve_scope
 from notebooks.selectors.truth import known_false
 
 HISTORY_SALT = "grove.ask.history"
@@ -84,11 +85,11 @@ def check_tidy(actor: Actor, tidy: dict[str, Any] | None) -> None:
     transaction); otherwise 409 context_unavailable."""
     if not tidy:
         return
-    notebook = tidy["notebookId"]
-    reachable = actor.grant.personal if notebook is None else \
-        notebooks_visible_to(actor).filter(id=notebook).exists()
-    if not reachable:
-        raise context_unavailable("The notebook to tidy does not exist or is not reachable.")
+    try:
+        resolve_scope(actor, tidy["notebookId"])
+    except (NotFound, Forbidden):
+        raise context_unavailable("The notebook to tidy does not exist or is not "
+                                  "reachable.") from None
 
 
 # -- access ------------------------------------------------------------------------------------
@@ -216,34 +217,27 @@ class Retrieved:
     known_false: list[NegativeClaim] = field(default_factory=list)
 
 
-def _scope(notebook_id: Any, include_personal: bool) -> dict[str, Any]:
-    """Recall's scope arguments: `notebook_id` EVERYWHERE = every granted notebook (and
-    Personal with `include_personal`), None = Personal only, else that one notebook."""
-    if notebook_id is EVERYWHERE:
-        return {"notebook_ids": None, "include_personal": include_personal}
-    if notebook_id is None:
-        return {"notebook_ids": [], "include_personal": True}
-    return {"notebook_ids": [uuid.UUID(str(notebook_id))], "include_personal": False}
-
-
 def known_false_in(*, actor: Actor, notebook_id: Any = EVERYWHERE,
                    include_personal: bool = True) -> list[NegativeClaim]:
     """The claims known to be false in a scope, for a turn that does not recall (a
     strict selection, a tidy): its answer is held to them all the same."""
-    return known_false(actor, _scope(notebook_id, include_personal)["notebook_ids"])
+    return known_false(actor, notebook_id,
+                       include_personal=personal_in(notebook_id, include_personal))
 
 
 def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
              include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> Retrieved:
-    """Recall's evidence for a question in a scope (`_scope`)."""
-    scope = _scope(notebook_id, include_personal)
+    """Recall's evidence for a question in a scope (`notebook_id`: everything granted,
+    Personal (None) or a notebook; `include_personal` as Ask reads it, `personal_in`)."""
+    personal = personal_in(notebook_id, include_personal)
     found = recall.recall(actor=actor, query=question, limit=limit,
-                          max_chars=EVIDENCE_MAX_CHARS, **scope)
+                          max_chars=EVIDENCE_MAX_CHARS, place=notebook_id,
+                          include_personal=personal)
     return Retrieved(
         sources=[Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
                  for hit in found.data],
         uncovered=found.meta.policy == "restrict" and found.meta.coverage == "not_covered",
-        known_false=known_false(actor, scope["notebook_ids"]))
+        known_false=known_false(actor, notebook_id, include_personal=personal))
 
 
 # -- the Ask pages -----------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from notebooks.selectors.access import (
     notebooks_visible_to,
     notes_visible_to,
     require_parent_granted,
+    resolve_scope,
     subtree_ids,
 )
 
@@ -87,17 +88,15 @@ def places_for(actor: Actor, scope: Any = EVERYWHERE, *,
                only: Iterable[uuid.UUID] | None = None) -> list[providers.Place]:
     """The live notebooks to list to the model as places it may organise into (at most
     NOTEBOOKS_SHOWN_MAX, by path) — within the question's scope: every granted notebook
-    (EVERYWHERE), none (None: Personal only), or one notebook's subtree; `only`: just
-    these (a strict source selection names its notebooks)."""
-    if scope is None:
-        return []
+    (EVERYWHERE), none (None: Personal only), or one notebook's subtree as far as the
+    caller is granted; `only`: just these (a strict source selection names its
+    notebooks)."""
     with tenant(actor):
-        rows = live_notebooks(actor)
-        paths = notebook_paths(rows)
-        inside = None if scope is EVERYWHERE else set(subtree_ids(uuid.UUID(str(scope))))
-    wanted = set(only) if only is not None else inside
-    if only is not None and inside is not None:
-        wanted = set(only) & inside
+        within = resolve_scope(actor, scope, subtree=True)
+        paths = notebook_paths(live_notebooks(actor))
+    wanted = None if within.everywhere else set(within.notebook_ids or ())
+    if only is not None:
+        wanted = set(only) if wanted is None else set(only) & wanted
     listed = sorted((p, i) for i, p in paths.items() if wanted is None or i in wanted)
     return [providers.Place(cite_as=f"notebook:{i}", path=p)
             for p, i in listed[:NOTEBOOKS_SHOWN_MAX]]

@@ -55,7 +55,7 @@ from grove.kernel.tenancy import tenant
 from notebooks.models import NegativeClaim
 from notebooks.rules import EVERYWHERE, parse_uuid
 from notebooks.selectors import negatives
-from notebooks.selectors.access import access_notebook
+from notebooks.selectors.access import resolve_scope
 
 
 def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
@@ -171,11 +171,13 @@ async def aask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
 
 
 def _scope_of(actor: Actor, notebook_id: Any) -> tuple[str, uuid.UUID | None]:
-    if notebook_id is EVERYWHERE:
+    """A new conversation's scope as it is stored, checked against the grant."""
+    scope = resolve_scope(actor, notebook_id)
+    if scope.everywhere:
         return Conversation.Scope.EVERYWHERE, None
-    if notebook_id is None:
+    if scope.notebook is None:
         return Conversation.Scope.PERSONAL, None
-    return Conversation.Scope.NOTEBOOK, access_notebook(actor, notebook_id).id
+    return Conversation.Scope.NOTEBOOK, scope.notebook.id
 
 
 @dataclass(frozen=True)

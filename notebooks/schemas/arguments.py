@@ -426,18 +426,13 @@ class RecallFields(In):
 
     def service_kwargs(self) -> dict[str, Any]:
         """`recall` keywords: notebookId (one, or Personal only) or notebookIds."""
-        notebook_ids: list[uuid.UUID] | None = self.notebook_ids
-        include_personal = self.include_personal
+        place: Any = rules.EVERYWHERE if self.notebook_ids is None else self.notebook_ids
         if "notebook_id" in self.model_fields_set:
             if self.notebook_ids is not None:
                 raise Invalid("Send notebookId or notebookIds, not both.", code="invalid_scope")
-            place = place_of(self.notebook_id)
-            if place is None:  # Personal only
-                notebook_ids, include_personal = [], True
-            else:
-                notebook_ids = [place]
-        return {"query": self.query, "notebook_ids": notebook_ids,
-                "include_personal": include_personal, "task_id": self.task_id,
+            place = place_of(self.notebook_id)  # None: Personal only
+        return {"query": self.query, "place": place,
+                "include_personal": self.include_personal, "task_id": self.task_id,
                 "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
 
 

@@ -8,7 +8,10 @@ Missing, deleted, foreign and not-granted all raise the same `NotFound`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -17,7 +20,7 @@ from django.utils import timezone
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Forbidden, NotFound
 from notebooks.models import Note, Notebook, Status
-from notebooks.rules import parse_uuid, unexpired_filter
+from notebooks.rules import EVERYWHERE, parse_uuid, unexpired_filter
 
 
 def grant_filter(actor: Actor, field: str = "notebook_id") -> Q:
@@ -123,6 +126,88 @@ def require_personal(actor: Actor) -> None:
         raise Forbidden("Personal notes are not granted to this connection; name a "
                         "notebook it may use (list_notebooks), or ask the owner to add "
                         "Personal on the Connections page.", code="personal_not_granted")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a read covers, resolved once against the caller's grant (STYLE §13):
+    every granted notebook (`notebook_ids` None), or exactly these notebooks (each
+    granted and live-or-archived, never deleted), with or without Personal (`personal`
+    is only ever true when the grant holds Personal). Made by `resolve_scope` and taken
+    by every read that is scoped — recall, the brief, library search and lists,
+    activity, ground truth, Ask — so none of them derives it again."""
+
+    actor: Actor
+    notebook_ids: tuple[uuid.UUID, ...] | None
+    personal: bool
+    notebook: Notebook | None = None  # the one notebook named, when one was
+
+    @property
+    def everywhere(self) -> bool:
+        return self.notebook_ids is None
+
+    @property
+    def personal_only(self) -> bool:
+        return self.notebook_ids == () and self.personal
+
+    def place_q(self, prefix: str = "") -> Q:
+        """The scope's places as a condition on a note's notebook."""
+        if self.notebook_ids is None:
+            return Q() if self.personal else Q(**{f"{prefix}notebook_id__isnull": False})
+        place = Q(**{f"{prefix}notebook_id__in": list(self.notebook_ids)})
+        if self.personal:
+            place |= Q(**{f"{prefix}notebook_id__isnull": True})
+        return place
+
+    def q(self, prefix: str = "", *, now: datetime | None = None) -> Q:
+        """The live notes of the scope (`live_filter` holds the grant)."""
+        return live_filter(self.actor, now=now, prefix=prefix) & self.place_q(prefix)
+
+    def notes(self) -> QuerySet[Note]:
+        return Note.objects.filter(self.q())
+
+    def places(self) -> list[Scope]:
+        """Each place of a named scope on its own: every notebook, then Personal."""
+        if self.notebook_ids is None:
+            return [self]
+        alone = [Scope(actor=self.actor, notebook_ids=(nb,), personal=False)
+                 for nb in self.notebook_ids]
+        if self.personal:
+            alone.append(Scope(actor=self.actor, notebook_ids=(), personal=True))
+        return alone
+
+
+def resolve_scope(actor: Actor, place: Any = EVERYWHERE, *,
+                  include_personal: bool | None = None, subtree: bool = False) -> Scope:
+    """The one reading of a scope argument, checked against the grant.
+
+    `place`: `EVERYWHERE` (every granted notebook), None (Personal alone:
+    `personal_not_granted` when the grant leaves it out), a notebook id, or a list of
+    them (each must be granted: `notebook_not_found` otherwise, as for a missing one).
+    `include_personal`: Personal beside the place, when the grant holds it; None (the
+    default) is the place's own answer — with everything granted, yes; with notebooks
+    named, no. An empty list with `include_personal` is Personal alone, asked for by
+    name. `subtree`: a notebook with the notebooks inside it that the caller is granted
+    (`granted_subtree_ids`). Caller holds a tenant transaction."""
+    actor.require(READ)
+    if include_personal is None:
+        include_personal = place is EVERYWHERE
+    with_personal = include_personal and actor.grant.personal
+    if place is EVERYWHERE:
+        return Scope(actor=actor, notebook_ids=None, personal=with_personal)
+    if place is None:
+        require_personal(actor)
+        return Scope(actor=actor, notebook_ids=(), personal=True)
+    if isinstance(place, Sequence) and not isinstance(place, str):
+        if not place and include_personal:
+            require_personal(actor)
+        notebooks = [access_notebook(actor, nb) for nb in place]
+        return Scope(actor=actor, notebook_ids=tuple(dict.fromkeys(nb.id for nb in notebooks)),
+                     personal=with_personal,
+                     notebook=notebooks[0] if len(notebooks) == 1 else None)
+    notebook = access_notebook(actor, place)
+    ids = (tuple(granted_subtree_ids(actor, notebook.id)) if subtree else (notebook.id,))
+    return Scope(actor=actor, notebook_ids=ids, personal=with_personal, notebook=notebook)
 
 
 def require_parent_granted(actor: Actor, notebook: Notebook) -> None:

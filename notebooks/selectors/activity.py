@@ -29,14 +29,9 @@ from grove.kernel.schemas import ListMeta
 from grove.kernel.tenancy import tenant
 from notebooks import rules
 from notebooks.models import Revision, Status
-from notebooks.rules import EVERYWHERE, notebook_paths, parse_uuid, since_instant
+from notebooks.rules import EVERYWHERE, notebook_paths, parse_uuid, place_key, since_instant
 from notebooks.schemas.briefs import BYLINE_SYSTEM, ActivityItem, ActivityPage
-from notebooks.selectors.access import (
-    access_notebook,
-    grant_filter,
-    notebooks_visible_to,
-    require_personal,
-)
+from notebooks.selectors.access import grant_filter, notebooks_visible_to, resolve_scope
 from notebooks.selectors.vision import byline, connection_names
 
 ACTIVITY_CURSOR_SALT = "grove.activity.cursor"
@@ -74,8 +69,7 @@ def activity_list(
     if since is not None and not isinstance(since, date):
         raise Invalid("since must be an ISO 8601 date or time.", code="invalid_since")
     by = _connection_filter(connection_id)
-    place = ("*" if notebook_id is EVERYWHERE else None if notebook_id is None
-             else str(parse_uuid(notebook_id, what="notebook id")))
+    place = place_key(notebook_id)
     fingerprint = hashlib.sha256(json.dumps(
         {"since": None if since is None else since.isoformat(), "place": place,
          "by": str(by)},
@@ -90,15 +84,11 @@ def activity_list(
         ceiling = opened.ceiling or timezone.now()
         since_at = since_instant(since, ZoneInfo("UTC"), ceiling,
                                  rules.ACTIVITY_DEFAULT_DAYS)
+        scope = resolve_scope(actor, notebook_id)
         revisions = Revision.objects.filter(
-            grant_filter(actor, "note__notebook_id"), created_at__gte=since_at,
-            created_at__lte=ceiling)
-        if place is None:
-            require_personal(actor)
-            revisions = revisions.filter(note__notebook__isnull=True)
-        elif place != "*":
-            revisions = revisions.filter(note__notebook_id=access_notebook(actor, place).id)
-        else:
+            grant_filter(actor, "note__notebook_id"), scope.place_q("note__"),
+            created_at__gte=since_at, created_at__lte=ceiling)
+        if scope.everywhere:
             # Not a note in a deleted notebook (what a connection could never reach).
             revisions = revisions.filter(Q(note__notebook__isnull=True)
                                          | Q(note__notebook__deleted_at__isnull=True))

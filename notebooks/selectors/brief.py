@@ -78,7 +78,7 @@ from notebooks.schemas.briefs import (
     Section,
     WhoamiOut,
 )
-from notebooks.selectors.access import access_notebook, live_notebooks, require_personal
+from notebooks.selectors.access import Scope, live_notebooks, resolve_scope
 from notebooks.selectors.brief_budget import (
     Candidate,
     Counted,
@@ -87,26 +87,10 @@ from notebooks.selectors.brief_budget import (
     ranked,
     share,
 )
-from notebooks.selectors.recall import Scope, recall
+from notebooks.selectors.recall import recall
 from notebooks.selectors.truth import Truth, manifest_of, scoped_truth
 from notebooks.selectors.vision import byline, connection_names
 from notebooks.selectors.whoami import whoami_in
-
-
-def scope_of(actor: Actor, notebook_id: Any, include_personal: bool
-             ) -> tuple[Scope, Notebook | None]:
-    """The notes a brief (or activity) covers, and the notebook named if any: everything
-    granted (`EVERYWHERE`), Personal alone (None), or a notebook (with Personal when
-    `include_personal` and granted). Caller holds a tenant transaction."""
-    if notebook_id is EVERYWHERE:
-        return Scope(actor=actor, notebook_ids=None, personal=actor.grant.personal), None
-    if notebook_id is None:
-        require_personal(actor)
-        return Scope(actor=actor, notebook_ids=[], personal=True), None
-    notebook = access_notebook(actor, parse_uuid(notebook_id, what="notebook id"))
-    return Scope(actor=actor, notebook_ids=[notebook.id],
-                 personal=bool(include_personal) and actor.grant.personal), notebook
-
 
 # -- gathering -------------------------------------------------------------------------------
 
@@ -166,13 +150,7 @@ def _facts(scope: Scope, truth: Truth) -> list[Note]:
     # at 3,000 notes): everything granted walks `note_ranked`; a notebook (and Personal)
     # walks `note_ranked_place` once per place and the places are merged here — one
     # walk filtering a 5 % notebook out of an account-wide order read 40,000 rows.
-    if scope.notebook_ids is None:
-        places = [scope]
-    else:
-        places = [Scope(actor=scope.actor, notebook_ids=[nb], personal=False)
-                  for nb in scope.notebook_ids]
-        if scope.personal:
-            places.append(Scope(actor=scope.actor, notebook_ids=[], personal=True))
+    places = scope.places()
     queues: dict[str, list[Note]] = {}
     for kind in rules.BRIEF_KINDS:
         found = [note for place in places for note in _bound(place.notes(), truth).filter(
@@ -214,11 +192,11 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
     focus (`related_ids`, best first) read again here, live and in scope."""
     with tenant(actor):
         actor.require(READ)
-        scope, notebook = scope_of(actor, notebook_id, include_personal)
+        scope = resolve_scope(actor, notebook_id, include_personal=include_personal)
         who = whoami_in(actor)
         connections = connection_names()
         names = notebook_paths(live_notebooks(actor))
-        truth = scoped_truth(actor, scope.notebook_ids)
+        truth = scoped_truth(scope)
         live = _bound(scope.notes(), truth)
         pinned = list(live.filter(pinned=True)
                       .order_by("-importance", "-updated_at", "id")[:rules.BRIEF_PINNED_MAX])
@@ -232,7 +210,7 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
         related = [Candidate(hits[i], "related") for i in related_ids if i in hits]
         return Gathered(
-            who=who, visions=_visions(notebook, zone, connections),
+            who=who, visions=_visions(scope.notebook, zone, connections),
             pinned=[Candidate(n, _section(n), pinned=i < rules.BRIEF_PINNED_GUARANTEED)
                     for i, n in enumerate(pinned)],
             handoffs=[Candidate(n, "handoffs") for n in handoffs],
@@ -321,8 +299,8 @@ def brief_get(
     focus_mode = None
     if focus is not None:
         hits = recall(actor=actor, query=focus, limit=rules.BRIEF_RELATED_MAX,
-                      max_chars=rules.RECALL_MAX_MAX_CHARS,
-                      **_recall_scope(notebook_id, include_personal))
+                      max_chars=rules.RECALL_MAX_MAX_CHARS, place=notebook_id,
+                      include_personal=include_personal)
         related_ids, focus_mode = [hit.note.id for hit in hits.data], hits.meta.mode
     gathered, related = _gather(actor, notebook_id, include_personal, since_at, zone,
                                 related_ids)
@@ -424,14 +402,6 @@ def _meta_template(budget: int) -> BriefMeta:
         index_budget=0, tokenizer=TOKENIZER_NAME, time_zone="UTC",
         today=date(2000, 1, 1), since=date(2000, 1, 1),
         recent=BriefRecentMeta(returned=0, available=0, tokens=0))
-
-
-def _recall_scope(notebook_id: Any, include_personal: bool) -> dict[str, Any]:
-    if notebook_id is EVERYWHERE:
-        return {"notebook_ids": None, "include_personal": True}
-    if notebook_id is None:
-        return {"notebook_ids": [], "include_personal": True}
-    return {"notebook_ids": [notebook_id], "include_personal": include_personal}
 
 
 def brief_for_connection(*, actor: Actor, connection_id: uuid.UUID | str,

@@ -51,10 +51,9 @@ from notebooks.schemas.notes import (
 )
 from notebooks.selectors.access import (
     access_note,
-    access_notebook,
     live_filter,
     notes_live,
-    require_personal,
+    resolve_scope,
 )
 
 log = logging.getLogger(__name__)
@@ -258,15 +257,9 @@ def duplicate_groups(
     if max_group_size < 2:
         raise Invalid("maxGroupSize must be at least 2.", code="invalid_limit")
     max_distance = _clean_distance(max_distance)
-    place = None if notebook_id is None else parse_uuid(notebook_id, what="notebook id")
     configured = configured_profile()
     with tenant(actor):
-        actor.require(READ)
-        if place is None:
-            require_personal(actor)
-        else:
-            place = access_notebook(actor, place).id
-        notes = notes_live(actor).filter(_place(place))
+        notes = resolve_scope(actor, notebook_id).notes()
         if configured is not None:
             current = NoteEmbedding.objects.filter(
                 note_id=OuterRef("id"), profile=configured[0],

@@ -19,14 +19,13 @@ from notebooks.rules import (
     EVERYWHERE,
     NOTEBOOK_PAGE_MAX,
     _Everywhere,
-    parse_uuid,
 )
 from notebooks.schemas.notes import NotebookOut, SubtreeCounts
 from notebooks.selectors.access import (
     access_note,
     access_notebook,
     notebooks_visible_to,
-    notes_live,
+    resolve_scope,
     subtree_ids,
 )
 from notebooks.selectors.note_counts import notebook_live_counts
@@ -130,11 +129,7 @@ def note_list(
     """Live notes, newest first; `notebook_id=None` means Personal."""
     with tenant(actor):
         actor.require(READ)
-        notes = notes_live(actor)
-        if notebook_id is None:
-            notes = notes.filter(notebook__isnull=True)
-        elif not isinstance(notebook_id, _Everywhere):
-            notes = notes.filter(notebook_id=parse_uuid(notebook_id, what="notebook id"))
+        notes = resolve_scope(actor, notebook_id).notes()
         return list(notes.order_by("-updated_at", "-id")[: max(1, min(limit, 500))])
 
 

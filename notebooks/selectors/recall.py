@@ -44,6 +44,7 @@ from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
 from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
 from notebooks.rules import (
+    EVERYWHERE,
     LENGTH_LEXEME,
     RECALL_DEFAULT_LIMIT,
     RECALL_DEFAULT_MAX_CHARS,
@@ -54,17 +55,12 @@ from notebooks.rules import (
     UNRESTRICTED_KINDS,
     clean_tag,
     clean_task_id,
-    parse_uuid,
 )
 from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
 from notebooks.schemas.truth import Coverage
 from notebooks.selectors import negatives
 from notebooks.selectors import time_window as tw
-from notebooks.selectors.access import (
-    access_notebook,
-    live_filter,
-    require_personal,
-)
+from notebooks.selectors.access import Scope, resolve_scope
 from notebooks.selectors.recall_query import (
     SEMANTIC_SETTINGS,
     gather,
@@ -157,36 +153,26 @@ def term_weights(query: str) -> Weights:
 
 
 @dataclass(frozen=True)
-class Scope:
-    """Which notes recall may return: the caller's live, granted notes, optionally
-    narrowed to some notebooks. One rule (`selectors.live_filter`), applied through
-    whichever table a query starts from."""
+class Searched:
+    """Which notes recall may return: the scope's live notes (`access.Scope`), narrowed
+    to a tag and the query's time window, applied through whichever table a query
+    starts from."""
 
-    actor: Actor
-    notebook_ids: list[uuid.UUID] | None
-    personal: bool
+    scope: Scope
     tag: str | None = None
     window: tw.TimeWindow | None = None  # the query's time window
 
     def q(self, prefix: str = "") -> Q:
-        condition = live_filter(self.actor, prefix=prefix)
+        condition = self.scope.q(prefix)
         if self.tag is not None:
             condition &= Q(**{f"{prefix}tags__contains": [self.tag]})
-        condition &= tw.filtering(self.window, prefix)
-        place = Q()
-        if self.notebook_ids is not None:
-            place = Q(**{f"{prefix}notebook_id__in": self.notebook_ids})
-            if self.personal:
-                place |= Q(**{f"{prefix}notebook__isnull": True})
-        elif not self.personal:
-            place = Q(**{f"{prefix}notebook__isnull": False})
-        return condition & place
+        return condition & tw.filtering(self.window, prefix)
 
     def notes(self) -> QuerySet[Note]:
         return Note.objects.filter(self.q())
 
 
-def _lexical(weights: Weights, scope: Scope) -> tuple[list[tuple[uuid.UUID, float]], int]:
+def _lexical(weights: Weights, scope: Searched) -> tuple[list[tuple[uuid.UUID, float]], int]:
     """The lexical arm alone (`recall_query.lexical_arm`, which `gather` folds into
     recall's one statement): top notes by the idf sum of the informative query terms
     they contain, among the notes containing a distinctive one, and how many notes that
@@ -234,7 +220,7 @@ def recall(
     *,
     actor: Actor,
     query: str | None = None,
-    notebook_ids: Sequence[uuid.UUID | str] | None = None,
+    place: Any = EVERYWHERE,
     include_personal: bool = True,
     task_id: str | None = None,
     tag: str | None = None,
@@ -245,12 +231,12 @@ def recall(
 ) -> RecallOut:
     """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
 
-    `notebook_ids=None` searches every granted notebook (and Personal when
-    `include_personal`); a list restricts to those notebooks, each of which must be
-    granted (NotFound otherwise). Without a query, returns the compact profile:
-    pinned and important preferences, facts and decisions, plus the handoff of
-    `task_id` when given. `tag`: only notes with that tag (declared ground truth
-    included). Time words ("last week") window the notes' dates (`tw.time_window`).
+    `place` and `include_personal` are read by `resolve_scope`: every granted notebook
+    (and Personal when `include_personal`), Personal alone (None), a notebook or a list
+    of them (each must be granted: NotFound otherwise). Without a query, returns the
+    compact profile: pinned and important preferences, facts and decisions, plus the
+    handoff of `task_id` when given. `tag`: only notes with that tag (declared ground
+    truth included). Time words ("last week") window the notes' dates (`tw.time_window`).
     Stages (`grove_recall_arm_duration_seconds`; `meta.timings` with `timings`): embed,
     terms, search (both arms and their fusion: one statement), declared, items, profile,
     window, total."""
@@ -277,18 +263,10 @@ def recall(
     semantic = (None if vector is None or embedder is None or profile is None
                 else (vector, int(embedder.dimension), profile, max_distance))
     with tenant(actor, local=SEMANTIC_SETTINGS if semantic is not None else ()):
-        actor.require(READ)
-        scope_ids = None
-        if notebook_ids is not None and not list(notebook_ids) and include_personal:
-            require_personal(actor)  # Personal only, asked for by name
-        if notebook_ids is not None:
-            scope_ids = [access_notebook(actor, parse_uuid(nb, what="notebook id")).id
-                         for nb in notebook_ids]
-        scope = Scope(actor=actor, notebook_ids=scope_ids,
-                      personal=include_personal and actor.grant.personal, tag=tag,
-                      window=window)
+        scope = Searched(resolve_scope(actor, place, include_personal=include_personal),
+                         tag=tag, window=window)
         counting = get_embedder() is not None
-        truth = scoped_truth(actor, scope_ids)
+        truth = scoped_truth(scope.scope)
         if tag is not None:  # the declared notes with the tag answer; the others are not asked
             truth = replace(truth, notes=[(note, version) for note, version in truth.notes
                                           if tag in note.tags])
@@ -368,12 +346,12 @@ def recall(
         return RecallOut(data=items, meta=meta)
 
 
-def _pending(scope: Scope) -> int:
+def _pending(scope: Searched) -> int:
     """In-scope notes whose current content has no vector yet."""
     return scope.notes().exclude(indexing=Indexing.READY).count()
 
 
-def _profile(scope: Scope, task_id: str | None, limit: int, max_chars: int,
+def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
              pending: int, truth: Truth, profile: str | None) -> RecallOut:
     """Query-free recall: the handoff of `task_id` when one is given, then the scope's
     declared ground truth (in declaration order), then pinned notes, then preferences,

@@ -3,7 +3,7 @@
 Both arms, their fusion, the rows of the notes that can be returned, how many notes
 matched and how many wait for a vector: one round trip, in `gather`. The arms' rules
 stay where they are written once — the lexical function (`grove_lexical_matches`), the
-scope (`Scope.q`, `live_notebooks`) compiled by the ORM into this statement's text —
+scope (`Searched.q`, `live_notebooks`) compiled by the ORM into this statement's text —
 so folding them changes how often recall talks to the server, not what it finds.
 
 Fusion is by score: each arm's scores min-max scaled to [0, 1] over its list (BM25;
@@ -99,9 +99,9 @@ def lexical_arm(scope: Any, weights: Any, *, candidates: int, rescore: int, cap:
     notes holding a clause (`weights.selecting()`; at most `cap` + 1 read per clause),
     the best `rescore` of them by their clauses' idf sum scored with BM25 (`k1`, `b`,
     `weights.avgdl`) over every kept term."""
-    notebooks = live_notebooks(scope.actor)
-    if scope.notebook_ids is not None:
-        notebooks = notebooks.filter(id__in=scope.notebook_ids)
+    notebooks = live_notebooks(scope.scope.actor)
+    if scope.scope.notebook_ids is not None:
+        notebooks = notebooks.filter(id__in=scope.scope.notebook_ids)
     notebooks_sql, notebooks_params = _compiled(notebooks.values("id"),
                                                  "SELECT NULL::uuid WHERE false")
     selecting = weights.selecting()
@@ -111,7 +111,7 @@ def lexical_arm(scope: Any, weights: Any, *, candidates: int, rescore: int, cap:
            "%s::tstzrange, %s, %s, %s, %s)")
     return sql, [[clause_query(c) for c in selecting], [weights.weight(c) for c in selecting],
                  list(weights.terms), list(weights.terms.values()),
-                 *notebooks_params, scope.personal, max(rescore, candidates), candidates,
+                 *notebooks_params, scope.scope.personal, max(rescore, candidates), candidates,
                  cap, scope.tag, *tw.lexical_arguments(scope.window), k1, b, weights.avgdl]
 
 

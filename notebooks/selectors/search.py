@@ -45,11 +45,11 @@ from notebooks.rules import (
     clean_bool,
     clean_source_agent,
     clean_tag,
-    parse_uuid,
     past_expiry_filter,
+    place_key,
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
-from notebooks.selectors.access import live_filter, notes_visible_to
+from notebooks.selectors.access import live_filter, notes_visible_to, resolve_scope
 from notebooks.selectors.note_counts import live_note_count
 from notebooks.selectors.search_terms import Matching, matching, plain_text
 
@@ -72,7 +72,7 @@ def _filters_fingerprint(spec: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-def _scope(actor: Actor, *, status: str, now: datetime) -> QuerySet[Note]:
+def _with_status(actor: Actor, *, status: str, now: datetime) -> QuerySet[Note]:
     if status == "active":
         return Note.objects.filter(live_filter(actor, now=now))
     visible = notes_visible_to(actor)
@@ -156,14 +156,7 @@ def note_search(
         source_agent = clean_source_agent(source_agent)
     if tag is not None:
         tag = clean_tag(tag)
-    place: str | None
-    if isinstance(notebook_id, _Everywhere):
-        place = "*"
-    elif notebook_id is None:
-        place = None
-    else:
-        place = str(parse_uuid(notebook_id, what="notebook id"))
-
+    place = place_key(notebook_id)
     spec = {"q": query, "typing": bool(typed and not typed[-1].isspace()), "place": place,
             "kinds": kinds, "agent": source_agent, "tag": tag,
             "after": updated_after, "lifetime": lifetime, "status": status, "sort": sort}
@@ -179,19 +172,10 @@ def note_search(
         actor.require(READ)
         now = timezone.now()
         ceiling = opened.ceiling or now
-        within = Q()  # the place, as a condition on notebook_id
-        if place is None:
-            from notebooks.selectors.access import require_personal
-
-            require_personal(actor)
-            within = Q(notebook_id__isnull=True)
-        elif place != "*":
-            from notebooks.selectors.access import access_notebook, granted_subtree_ids
-
-            shelf = access_notebook(actor, place).id
-            within = Q(notebook_id__in=granted_subtree_ids(actor, shelf)) \
-                if "sub" in spec else Q(notebook_id=shelf)
-        notes = _scope(actor, status=status, now=now).filter(within, created_at__lte=ceiling)
+        scope = resolve_scope(actor, notebook_id, subtree="sub" in spec)
+        within = scope.place_q()  # the place, as a condition on notebook_id
+        notes = _with_status(actor, status=status, now=now).filter(within,
+                                                                    created_at__lte=ceiling)
         if kinds:
             notes = notes.filter(kind__in=kinds)
         if source_agent is not None:

@@ -136,7 +136,7 @@ def account_zone(actor: Actor) -> ZoneInfo:
 
 
 def filtering(window: TimeWindow | None, prefix: str = "") -> Q:
-    """The window's condition when it filters (none otherwise), for `recall.Scope`."""
+    """The window's condition when it filters (none otherwise), for `recall.Searched`."""
     return window.q(prefix) if window is not None and window.filters else Q()
 
 

@@ -20,7 +20,7 @@ from typing import Any, cast
 from grove.kernel.actor import READ, Actor
 from grove.kernel.tenancy import tenant
 from notebooks.models import NegativeClaim, Note, Notebook, TruthDeclaration, TruthNote
-from notebooks.rules import clean_bool, parse_uuid
+from notebooks.rules import EVERYWHERE, clean_bool, parse_uuid
 from notebooks.schemas.truth import (
     NegativeOut,
     Policy,
@@ -29,7 +29,7 @@ from notebooks.schemas.truth import (
     TruthOut,
     TruthState,
 )
-from notebooks.selectors.access import access_notebook, notes_live
+from notebooks.selectors.access import Scope, access_notebook, notes_live, resolve_scope
 
 MANIFEST_LINE_CHARS = 160
 MANIFEST_HEADINGS = 12
@@ -88,39 +88,44 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
                  negatives=negatives)
 
 
-def truth_place(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> Notebook | None:
+def truth_place(scope: Scope) -> Notebook | None:
     """The one notebook a read is scoped to, whose truth applies to it — named alone
-    (`notebookIds: [id]`), or, with none named, the only notebook the caller's grant
-    holds. None when the read spans several notebooks (no one declaration applies).
-    Caller holds a tenant transaction; the ids were checked against the grant."""
-    if notebook_ids is not None:
-        ids = set(notebook_ids)
-    elif not actor.grant.all_notebooks:
-        ids = set(actor.grant.notebooks)
+    (`notebookIds: [id]`), or, with everything granted, the only notebook the caller's
+    grant holds. None when the read spans several notebooks (no one declaration
+    applies). Caller holds a tenant transaction."""
+    if scope.notebook_ids is not None:
+        ids = set(scope.notebook_ids)
+    elif not scope.actor.grant.all_notebooks:
+        ids = set(scope.actor.grant.notebooks)
     else:
         return None
     if len(ids) != 1:
         return None
+    if scope.notebook is not None:
+        return scope.notebook
     return Notebook.objects.filter(id=ids.pop(), deleted_at__isnull=True).first()
 
 
-def scoped_truth(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> Truth:
-    """The truth a read scoped to `notebook_ids` (None: everything granted) is held to:
-    its notebook's when it has one (`truth_place`); across several notebooks no
-    declaration applies, but the account's negatives still do."""
-    place = truth_place(actor, notebook_ids)
+def scoped_truth(scope: Scope) -> Truth:
+    """The truth a read over `scope` is held to: its notebook's when it has one
+    (`truth_place`); across several notebooks no declaration applies, but the account's
+    negatives still do."""
+    place = truth_place(scope)
     if place is not None:
-        return truth_for(actor, place)
+        return truth_for(scope.actor, place)
     return Truth(state="none", policy=None, notebook=None, declaration=None,
                  negatives=list(NegativeClaim.objects.filter(notebook__isnull=True)
                                 .order_by("created_at", "id")))
 
 
-def known_false(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> list[NegativeClaim]:
-    """The claims known to be false in a read's scope (`scoped_truth`), in their own
-    transaction — for Ask, which gives them to the model and checks its answer."""
+def known_false(actor: Actor, place: Any = EVERYWHERE, *,
+                include_personal: bool = True) -> list[NegativeClaim]:
+    """The claims known to be false in a read's scope (`resolve_scope`, `scoped_truth`),
+    in their own transaction — for Ask, which gives them to the model and checks its
+    answer."""
     with tenant(actor):
-        return scoped_truth(actor, notebook_ids).negatives
+        return scoped_truth(resolve_scope(actor, place,
+                                          include_personal=include_personal)).negatives
 
 
 def declared_extra(actor: Actor, target: Any) -> dict[str, Any]:

@@ -130,10 +130,10 @@ def test_recall_searches_only_the_grant(actor):
     assert [i.note.id for i in result.data] == [in_a.id]
     assert result.meta.available == 1
     with pytest.raises(NotFound):
-        recall(actor=key, query="postgres", notebook_ids=[b.id])
+        recall(actor=key, query="postgres", place=[b.id])
     stranger = factories.owner()
     assert recall(actor=stranger, query="postgres tuning").data == []
-    only_b = recall(actor=actor, query="postgres tuning", notebook_ids=[b.id],
+    only_b = recall(actor=actor, query="postgres tuning", place=[b.id],
                     include_personal=False)
     assert {i.note.notebook_id for i in only_b.data} == {b.id}
 

@@ -8,7 +8,8 @@ import pytest
 from django.db import connection
 
 from notebooks.selectors import recall as recall_module
-from notebooks.selectors.recall import Scope, _lexical, recall, term_weights
+from notebooks.selectors.access import Scope
+from notebooks.selectors.recall import Searched, _lexical, recall, term_weights
 from notebooks.selectors.recall_terms import Weights, choose_clauses
 from tests import factories
 
@@ -177,5 +178,6 @@ def test_the_lexical_arm_alone_agrees_with_recall_under_the_budget(owner, monkey
     moraines = {factories.note(owner, f"A glacier and its moraine {i}.").id for i in range(2)}
     with factories.tenant(owner):
         weights = term_weights("glacier moraine")
-        ranked, total = _lexical(weights, Scope(actor=owner, notebook_ids=None, personal=True))
+        everything = Searched(Scope(actor=owner, notebook_ids=None, personal=True))
+        ranked, total = _lexical(weights, everything)
     assert {i for i, _ in ranked} == moraines and total == 2

@@ -14,10 +14,11 @@ from pgvector.django import CosineDistance
 from grove.kernel.tenancy import tenant
 from notebooks import services
 from notebooks.models import NoteEmbedding
+from notebooks.selectors.access import Scope
 from notebooks.selectors.recall import (
     CANDIDATES,
     FUSION_ALPHA,
-    Scope,
+    Searched,
     _lexical,
     recall,
     term_weights,
@@ -69,7 +70,7 @@ def _reference(actor, query, vector, profile):
     """The ranking as the two arms alone give it, fused in Python: each arm's scores
     min-max scaled over its list, FUSION_ALPHA · lexical + (1 − FUSION_ALPHA) · semantic."""
     weights = term_weights(query)
-    scope = Scope(actor=actor, notebook_ids=None, personal=True)
+    scope = Searched(Scope(actor=actor, notebook_ids=None, personal=True))
     lexical, _ = _lexical(weights, scope)
     nearest = (NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile)
                .annotate(distance=CosineDistance("embedding", vector))

@@ -14,7 +14,15 @@ from django.utils import timezone
 from grove.runtime.dbroles import DEFINER_FUNCTIONS
 from notebooks import services
 from notebooks.models import Note
-from notebooks.selectors.recall import BM25_B, BM25_K1, Scope, Weights, _lexeme_counts, _lexical
+from notebooks.selectors.access import Scope
+from notebooks.selectors.recall import (
+    BM25_B,
+    BM25_K1,
+    Searched,
+    Weights,
+    _lexeme_counts,
+    _lexical,
+)
 from notebooks.selectors.recall_query import clause_query
 from tests import factories
 from tests.factories import op
@@ -24,7 +32,7 @@ pytestmark = pytest.mark.django_db
 WORDS = ("glacier", "morain")  # the english stems of "glacier moraine"
 
 
-def reference(scope: Scope, weights: Weights) -> dict:
+def reference(scope: Searched, weights: Weights) -> dict:
     """The same ranking computed through the ORM and `live_filter`: the notes containing
     a selecting clause, each scored with BM25 over every term it contains — the term's
     count and the note's distinct lexemes read from its `search` vector's text."""
@@ -84,15 +92,16 @@ def scopes(actor, books):
     key_live = factories.connection(actor, notebooks=[books["live"].id])
     key_personal = factories.connection(actor, personal=True, notebooks=[books["child"].id])
     key_all = factories.connection(actor, all_notebooks=True)
-    yield "owner, everything", Scope(actor=actor, notebook_ids=None, personal=True)
-    yield "owner, notebooks only", Scope(actor=actor, notebook_ids=None, personal=False)
-    yield "owner, one notebook", Scope(actor=actor, notebook_ids=[books["live"].id],
-                                       personal=False)
-    yield "owner, archived notebook", Scope(actor=actor, notebook_ids=[books["shelved"].id],
-                                            personal=False)
-    yield "key granted one notebook", Scope(actor=key_live, notebook_ids=None, personal=False)
-    yield "key with Personal", Scope(actor=key_personal, notebook_ids=None, personal=True)
-    yield "key with all notebooks", Scope(actor=key_all, notebook_ids=None, personal=False)
+    def scope(who, notebooks, personal):
+        return Searched(Scope(actor=who, notebook_ids=notebooks, personal=personal))
+
+    yield "owner, everything", scope(actor, None, True)
+    yield "owner, notebooks only", scope(actor, None, False)
+    yield "owner, one notebook", scope(actor, (books["live"].id,), False)
+    yield "owner, archived notebook", scope(actor, (books["shelved"].id,), False)
+    yield "key granted one notebook", scope(key_live, None, False)
+    yield "key with Personal", scope(key_personal, None, True)
+    yield "key with all notebooks", scope(key_all, None, False)
 
 
 def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
@@ -109,7 +118,7 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
                                                clauses=(("morain",),))),
         )
     ]:
-        with factories.tenant(scope.actor):
+        with factories.tenant(scope.scope.actor):
             expected = reference(scope, weights)
             ranked, total = _lexical(weights, scope)
         assert {i: s for i, s in ranked} == pytest.approx(expected), label
@@ -120,10 +129,11 @@ def test_lexical_arm_matches_the_selectors_for_every_state_and_scope(world):
     # The owner's full scope sees exactly the live notes that match.
     weights = Weights(terms={"glacier": 2.0, "morain": 0.5})
     with factories.tenant(actor):
-        everything, _ = _lexical(weights, Scope(actor=actor, notebook_ids=None, personal=True))
+        owner_scope = Searched(Scope(actor=actor, notebook_ids=None, personal=True))
+        everything, _ = _lexical(weights, owner_scope)
         rare_only, _ = _lexical(
             Weights(terms={"morain": 2.0, "glacier": 0.5}, clauses=(("morain",),)),
-            Scope(actor=actor, notebook_ids=None, personal=True))
+            owner_scope)
     names = {n.id: name for name, n in notes.items()}
     assert {names[i] for i, _ in everything} == {"personal", "live", "one word", "other",
                                                  "child"}

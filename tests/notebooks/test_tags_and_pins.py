@@ -194,7 +194,7 @@ def test_recall_by_tag_keeps_declared_truth_to_the_tag_and_the_grant():
     services.truth_declare(actor=owner, notebook_id=ops.id,
                            note_ids=[rule.id, untagged_rule.id], policy="prioritize")
     agent = factories.connection(owner, notebooks=[ops.id])
-    found = recall(actor=agent, query="deploy", tag="deploy", notebook_ids=[ops.id])
+    found = recall(actor=agent, query="deploy", tag="deploy", place=[ops.id])
     assert _contents(found) == ["Deploys need a second reviewer"]
     profile = recall(actor=agent, tag="deploy")
     assert _contents(profile) == ["Deploys need a second reviewer"]

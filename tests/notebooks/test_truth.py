@@ -137,11 +137,11 @@ def crafted(owner, ops, monkeypatch, vacuumed_vectors):
 
 def test_prioritize_ranks_declared_first_and_keeps_the_rest(owner, ops, crafted):
     wrong, right, _ = crafted
-    before = recall(actor=owner, query=QUERY, notebook_ids=[ops.id])
+    before = recall(actor=owner, query=QUERY, place=[ops.id])
     assert before.data[0].note.id == wrong.id and before.meta.coverage is None
     services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[right.id],
                            policy="prioritize")
-    after = recall(actor=owner, query=QUERY, notebook_ids=[ops.id])
+    after = recall(actor=owner, query=QUERY, place=[ops.id])
     ids = [item.note.id for item in after.data]
     assert ids[0] == right.id and wrong.id in ids
     assert after.data[0].authority and not after.data[1].authority
@@ -152,16 +152,16 @@ def test_restrict_answers_only_from_declared_notes_or_says_not_covered(owner, op
     wrong, right, preference = crafted
     services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[right.id],
                            policy="restrict")
-    bound = recall(actor=owner, query=QUERY, notebook_ids=[ops.id])
+    bound = recall(actor=owner, query=QUERY, place=[ops.id])
     ids = [item.note.id for item in bound.data]
     assert ids[0] == right.id and wrong.id not in ids
     assert preference.id in ids  # preferences are untouched by restrict
     assert bound.meta.coverage == "covered"
-    off_topic = recall(actor=owner, query="favourite pizza topping", notebook_ids=[ops.id])
+    off_topic = recall(actor=owner, query="favourite pizza topping", place=[ops.id])
     assert off_topic.meta.coverage == "not_covered"
     assert all(item.note.kind in ("preference", "handoff") for item in off_topic.data)
     # Query-free recall: the declared note, and no other fact.
-    profile = recall(actor=owner, notebook_ids=[ops.id])
+    profile = recall(actor=owner, place=[ops.id])
     assert [i.note.id for i in profile.data if i.note.kind == "fact"] == [right.id]
 
 
@@ -227,7 +227,7 @@ def test_negatives_union_and_warn_in_recall(owner, ops):
                            notebook_id=ops.id)
     fine = factories.note(owner, "The staging host is db-stage-2 now.", notebook_id=ops.id)
     found = {i.note.id: i for i in recall(actor=owner, query="staging host",
-                                          notebook_ids=[ops.id]).data}
+                                          place=[ops.id]).data}
     assert [k.claim for k in found[stale.id].known_false] == [local.claim]
     assert found[fine.id].known_false == []  # the right value is not the false claim
 
