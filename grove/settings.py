@@ -159,6 +159,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# Django's database sessions, the row keyed by a MAC of the cookie rather than the cookie
+# itself: the table is readable by the runtime database role (grove/identity/sessions.py).
+SESSION_ENGINE = "grove.identity.sessions"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
