@@ -89,3 +89,29 @@ def test_a_session_is_stored_under_its_mac_only():
     assert web.get("/settings/").status_code == 200
     web.post("/logout/")
     assert not Session.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_async_paths_use_the_mac_too():
+    """Async views (`POST /v1/ask`) read the session through the store's async methods."""
+    from asgiref.sync import async_to_sync
+    from django.contrib.auth import SESSION_KEY
+    from django.contrib.sessions.models import Session
+
+    from grove.identity.sessions import SessionStore
+
+    owner = Account.objects.create_user(username="owner", password=PASSWORD)
+    web = Client()
+    web.force_login(owner)
+    cookie = web.cookies["sessionid"].value
+    assert async_to_sync(SessionStore(cookie).aload)()[SESSION_KEY] == str(owner.id)
+    assert async_to_sync(SessionStore().aexists)(cookie)
+    assert not async_to_sync(SessionStore().aexists)(stored_key(cookie))
+
+    made = SessionStore()
+    made["note"] = "kept"
+    async_to_sync(made.asave)()
+    assert Session.objects.filter(session_key=stored_key(made.session_key)).exists()
+    assert async_to_sync(SessionStore(made.session_key).aload)() == {"note": "kept"}
+    async_to_sync(SessionStore(made.session_key).adelete)()
+    assert not Session.objects.filter(session_key=stored_key(made.session_key)).exists()
