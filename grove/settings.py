@@ -159,6 +159,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# Django's database sessions, the row keyed by a MAC of the cookie rather than the cookie
+# itself: the table is readable by the runtime database role (grove/identity/sessions.py).
+SESSION_ENGINE = "grove.identity.sessions"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
@@ -202,10 +205,12 @@ SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021", "oauth2_provider.W00
 
 # OAuth 2.1 for MCP clients (django-oauth-toolkit; grove/identity/oauth.py). Grove is both the
 # authorization server (issuer = the base URL) and the one protected resource, /mcp:
-# every token is bound to it (RFC 8707). Public clients with PKCE S256 only; no implicit
-# or password grants; refresh tokens rotate, and replaying an old one revokes the family;
-# tokens are stored hashed. Registration is open (it grants nothing: the owner approves
-# each client on the Connections page before it reaches any note).
+# every token is bound to it (RFC 8707). PKCE S256 for every client (a registration makes
+# a public client with token_endpoint_auth_method none, else a confidential one: RFC
+# 7591); no implicit or password grants; refresh tokens rotate, and replaying an old one
+# revokes the family; tokens and codes are stored hashed. Registration is open (it grants
+# nothing: the owner approves each client on the Connections page before it reaches any
+# note).
 GROVE_ISSUER = CONFIG.base_url.rstrip("/")
 GROVE_MCP_RESOURCE = GROVE_ISSUER + "/mcp"
 # The names of this server a client may be given: the base URL, and for a loopback base
@@ -247,8 +252,10 @@ OAUTH2_PROVIDER = {
     "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 24 * 3600,
     # Client ID metadata documents: a client may name itself by an https URL whose JSON
     # describes it (fetched with the toolkit's SSRF-safe fetcher: public addresses only,
-    # no redirects, size and time limits).
+    # no redirects, size and time limits; Grove checks the document and keeps why one
+    # failed, for the consent page: grove/identity/client_metadata.py).
     "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "grove.identity.client_metadata.ClientDocumentFetcher",
     "OAUTH2_VALIDATOR_CLASS": "grove.identity.oauth.GroveOAuth2Validator",
     "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "grove.identity.oauth.audience_is_mcp",
 }

@@ -15,6 +15,9 @@ What this module adds to the toolkit:
 * **The consent page** is Grove's own template: it names the client and the host it will
   send the user back to, and its CSP lets exactly that redirect target through
   `form-action` (browsers apply `form-action` to the redirect that answers the form).
+* **Codes are stored as their SHA-256** (`code_key`), as the toolkit stores tokens: the
+  grant table, readable by the runtime database role, holds nothing a client could
+  present; every lookup of a code goes through `code_key`.
 * **Open registration, bounded**: registrations are limited per client address
   (`GROVE_REGISTRATION_LIMIT`, 429 with Retry-After), only the grant types Grove offers
   may be registered, and a registered client that never obtained a token is deleted
@@ -54,11 +57,6 @@ class GroveOAuth2Validator(OAuth2Validator):
         super()._validate_resource_uris(request, resources)
         _only_mcp(request, resources)
 
-    def _check_and_set_request_resource(self, request: Any) -> None:
-        super()._check_and_set_request_resource(request)
-        if not request.resource:
-            request.resource = [settings.GROVE_MCP_RESOURCE]
-
     def save_bearer_token(self, token: dict, request: Any, *args: Any, **kwargs: Any) -> Any:
         """Store the tokens. A code exchange first takes the code's row under a lock and
         spends it in the same transaction, remembering what it bought: of requests racing
@@ -74,7 +72,7 @@ class GroveOAuth2Validator(OAuth2Validator):
         try:
             with transaction.atomic():
                 grant = (get_grant_model().objects.select_for_update()
-                         .filter(code=code, application=request.client).first())
+                         .filter(code=code_key(code), application=request.client).first())
                 if grant is None:  # spent by a request that won the race
                     raise _Spent()
                 saved = super().save_bearer_token(token, request, *args, **kwargs)
@@ -90,35 +88,61 @@ class GroveOAuth2Validator(OAuth2Validator):
             raise errors.InvalidGrantError(request=request) from None
         return saved
 
-    # The toolkit reads the code's row again after validate_code; a request that won a
-    # race may have spent it in between. Such a read is a second use of the code.
+    # Every hook that finds a code's row is handed the code's stored key (`code_key`).
+    # The toolkit reads the row again after validate_code; a request that won a race may
+    # have spent it in between. Such a read is a second use of the code.
     def confirm_redirect_uri(self, client_id: str, code: str, redirect_uri: str,
                              client: Any, *args: Any, **kwargs: Any) -> bool:
         with _spent_code(code, client):
-            return super().confirm_redirect_uri(client_id, code, redirect_uri, client,
-                                                *args, **kwargs)
+            return super().confirm_redirect_uri(client_id, code_key(code), redirect_uri,
+                                                client, *args, **kwargs)
 
     def get_code_challenge(self, code: str, request: Any) -> Any:
         with _spent_code(code, request.client):
-            return super().get_code_challenge(code, request)
+            return super().get_code_challenge(code_key(code), request)
 
     def get_code_challenge_method(self, code: str, request: Any) -> Any:
         with _spent_code(code, request.client):
-            return super().get_code_challenge_method(code, request)
+            return super().get_code_challenge_method(code_key(code), request)
+
+    def get_authorization_code_scopes(self, client_id: str, code: str, redirect_uri: str,
+                                      request: Any) -> Any:
+        return super().get_authorization_code_scopes(client_id, code_key(code),
+                                                     redirect_uri, request)
+
+    def get_authorization_code_nonce(self, client_id: str, code: str, redirect_uri: str,
+                                     request: Any) -> Any:
+        return super().get_authorization_code_nonce(client_id, code_key(code),
+                                                    redirect_uri, request)
 
     def invalidate_authorization_code(self, client_id: str, code: str, request: Any,
                                       *args: Any, **kwargs: Any) -> None:
         """The code was spent with its tokens (`save_bearer_token`); nothing is left."""
         from oauth2_provider.models import get_grant_model
 
-        get_grant_model().objects.filter(code=code, application=request.client).delete()
+        get_grant_model().objects.filter(code=code_key(code),
+                                         application=request.client).delete()
 
     def validate_code(self, client_id: str, code: str, client: Any, request: Any,
                       *args: Any, **kwargs: Any) -> bool:
-        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+        if super().validate_code(client_id, code_key(code), client, request, *args,
+                                 **kwargs):
             return True
         revoke_redeemed(code, client.client_id)
         return False
+
+    def _check_and_set_request_resource(self, request: Any) -> None:
+        # The toolkit reads the code's `resource` from its row by `request.code`.
+        code = getattr(request, "code", None)
+        if code:
+            request.code = code_key(code)
+        try:
+            super()._check_and_set_request_resource(request)
+        finally:
+            if code:
+                request.code = code
+        if not request.resource:
+            request.resource = [settings.GROVE_MCP_RESOURCE]
 
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         resources = getattr(request, "resource", None) or []
@@ -126,7 +150,9 @@ class GroveOAuth2Validator(OAuth2Validator):
             resources = resources.split()
         _only_mcp(request, resources)
         request.resource = resources or [settings.GROVE_MCP_RESOURCE]
-        return super()._create_authorization_code(request, code, expires)
+        # Only the code's key is stored; `code` itself goes back to the client unchanged.
+        return super()._create_authorization_code(
+            request, {**code, "code": code_key(code["code"])}, expires)
 
 
 class _Spent(Exception):
@@ -148,6 +174,14 @@ def _spent_code(code: str, client: Any) -> Iterator[None]:
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def code_key(code: str) -> str:
+    """What the grant table holds of an authorization code: its SHA-256 (hex), as the
+    toolkit keeps `token_checksum` of tokens. A code is 30 random characters (oauthlib),
+    so its digest cannot be turned back, and presented as a code it is hashed again.
+    Migration grove 0016 converted the codes stored before."""
+    return _digest(code)
 
 
 def revoke_redeemed(code: str, client_id: str) -> bool:

@@ -22,6 +22,7 @@ from oauth2_provider.views import (
 )
 from oauthlib.oauth2.rfc6749 import errors
 
+from grove.identity.client_metadata import document_failure, registration_problem
 from grove.identity.oauth import _only_mcp
 from grove.identity.redirects import (
     consent_policy,
@@ -77,6 +78,19 @@ class GroveAuthorizationView(AuthorizationView):
         context["redirect_host"] = redirect_host(redirect_uri) if redirect_uri else ""
         context["redirect_scheme"] = urlsplit(redirect_uri).scheme
         return context
+
+    def error_response(self, error: Any, application: Any, **kwargs: Any) -> HttpResponse:
+        """An app that names itself by a client ID metadata document Grove could not use
+        is told why (the toolkit itself says only that the client is unknown)."""
+        client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id")
+        reason = (document_failure(client_id or "")
+                  if isinstance(error.oauthlib_error, errors.InvalidClientIdError) else None)
+        if reason:
+            return self.render_to_response({"error": {
+                "error": "invalid_client",
+                "description": f"Grove could not use this app's client ID metadata "
+                               f"document ({client_id}): {reason.rstrip('.')}."}}, status=400)
+        return super().error_response(error, application, **kwargs)
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
         """Every answer sent back to the client names the issuer (RFC 9207), errors such
@@ -157,23 +171,10 @@ def _metadata_problem(body: bytes) -> tuple[str, str] | None:
         data = json.loads(body or b"{}")
     except ValueError:
         return None  # the toolkit answers malformed bodies itself
-    if not is_storable(data):
-        return ("invalid_client_metadata", "The metadata holds a character no text may carry.")
     if not isinstance(data, dict):
-        return None  # the toolkit answers this itself
-    uris = data.get("redirect_uris")
-    for uri in uris if isinstance(uris, list) else []:
-        problem = redirect_uri_problem(uri)
-        if problem:
-            return ("invalid_redirect_uri", problem)
-    grants = data.get("grant_types")
-    if isinstance(grants, list):
-        unoffered = [g for g in grants if g not in settings.GROVE_OAUTH_GRANT_TYPES]
-        if unoffered:
-            return ("invalid_client_metadata",
-                    f"Grove offers the grant types {', '.join(settings.GROVE_OAUTH_GRANT_TYPES)}"
-                    f" only, not {', '.join(map(str, unoffered))}.")
-    return None
+        return None if is_storable(data) else (
+            "invalid_client_metadata", "The metadata holds a character no text may carry.")
+    return registration_problem(data)
 
 
 class _CheckedMetadata:

@@ -13,6 +13,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from django.conf import settings
 from django.test import Client
 
+from grove.identity.client_metadata import ClientDocumentFetcher
+
 REDIRECT = "https://client.example/callback"
 
 
@@ -87,7 +89,7 @@ def refresh(client_id: str, token: str) -> tuple[int, dict]:
 CIMD_CLIENT = "https://agent.example/oauth/client.json"
 
 
-class FakeMetadataFetcher:
+class _KnownDocument:
     """Stands in for the network in CIMD tests: one known client document."""
 
     def fetch(self, client_id: str) -> tuple[dict, int]:
@@ -99,3 +101,9 @@ class FakeMetadataFetcher:
                  "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none",
                  "grant_types": ["authorization_code", "refresh_token"],
                  "response_types": ["code"]}, 300)
+
+
+class FakeMetadataFetcher(ClientDocumentFetcher):
+    """Grove's fetcher (its checks of the document) over `_KnownDocument`."""
+
+    transport = _KnownDocument

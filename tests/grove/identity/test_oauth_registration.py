@@ -55,6 +55,30 @@ def test_only_the_grant_types_grove_offers_can_be_registered(grants):
     assert not Application.objects.exists()
 
 
+@pytest.mark.parametrize("kind", ["desktop", "", "Native", 7, ["web"]])
+def test_application_type_is_web_or_native(kind):
+    refused = _register("203.0.113.10", application_type=kind)
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "error": "invalid_client_metadata",
+        "error_description": "application_type is web or native (OpenID Connect "
+                             f"Registration), not {kind!r}."}
+    assert not Application.objects.exists()
+
+
+def test_web_and_native_applications_register_and_cannot_change_to_another_type():
+    for kind in ("web", "native"):
+        assert _register("203.0.113.11", application_type=kind).status_code == 201
+    made = _register("203.0.113.11").json()
+    changed = Client().put(
+        f"/o/register/{made['client_id']}/", content_type="application/json",
+        data=json.dumps({"redirect_uris": [REDIRECT], "application_type": "browser",
+                         "token_endpoint_auth_method": "none"}),
+        headers={"Authorization": f"Bearer {made['registration_access_token']}"})
+    assert changed.status_code == 400
+    assert changed.json()["error"] == "invalid_client_metadata"
+
+
 def test_a_registered_client_cannot_switch_to_another_grant_type():
     made = _register("203.0.113.9").json()
     changed = Client().put(

@@ -24,6 +24,15 @@ REVIEWED = {
     ("grove", "0014_account_tombstone"):
         "grove_current_account() keeps its signature and only answers NULL for a deleted "
         "account; a trigger refuses changing a tombstone, which no release did",
+    ("grove", "0015_sessions_keyed_by_mac"):
+        "no schema change: existing session keys become the MAC the new store looks up; "
+        "an old process still reads and writes the same table (its sessions are not shared "
+        "with the new release's during the rollout: visitors sign in again)",
+    ("grove", "0016_oauth_codes_hashed"):
+        "no schema change: unredeemed codes become their SHA-256 and token columns that "
+        "still held a token are emptied (the toolkit looks tokens up by checksum); an old "
+        "process's codes and the new one's are not interchangeable for the minute a code "
+        "lives",
 }
 
 
