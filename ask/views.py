@@ -42,7 +42,7 @@ from ask.services import (
 )
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import first_line, render_markdown
-from grove.kernel.errors import GroveError, Invalid, NotFound
+from grove.kernel.errors import GroveError, Invalid, NotFound, RateLimited
 from notebooks.context import notebooks_for
 from notebooks.schemas.notes import NoteOut
 
@@ -198,8 +198,12 @@ def _refused(request: HttpRequest, form: AskForm, error: GroveError,
     form.is_valid()
     form.add_error(None, error.message)
     if page is None:
-        return _page(request, "ask/home.html", {"form": form}, status=error.status)
-    return _conversation(request, page, form=form, status=error.status)
+        response = _page(request, "ask/home.html", {"form": form}, status=error.status)
+    else:
+        response = _conversation(request, page, form=form, status=error.status)
+    if isinstance(error, RateLimited):  # over the model-call budget: when to ask again
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 @login_required
