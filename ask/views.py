@@ -56,11 +56,8 @@ class Chip:
     note_id: uuid.UUID
     version: int
     label: str
-    current: int | None  # the note's version now; None: deleted or out of reach
-
-    @property
-    def changed(self) -> bool:
-        return self.current is None or self.current != self.version
+    changed: bool  # the note no longer reads as cited (`ask.selectors.citations`)
+    current: int | None  # when changed: its version now; None: deleted or out of reach
 
     @property
     def href(self) -> str:
@@ -98,9 +95,9 @@ def _render_text(text: str, format: str) -> SafeString:
     return mark_safe(linebreaks(escape(text)))  # noqa: S308 - escaped just before
 
 
-def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView]:
-    """The turns as shown: chips numbered, blocks rendered; `current`: each cited
-    note's version now (absent: deleted or out of reach)."""
+def _views(turns: list[TurnOut]) -> list[TurnView]:
+    """The turns as shown: chips numbered (marked where the note's text changed since),
+    blocks rendered."""
     views = []
     for turn in turns:
         if turn.result is None:
@@ -110,8 +107,10 @@ def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView
         cited = list(dict.fromkeys(c for b in turn.result.blocks for c in b.citations))
         rank = {cite: i for i, cite in enumerate(cited)}
         ordered = sorted(turn.result.sources, key=lambda s: rank.get(s.cite_as, len(rank)))
+        changes = {(c.note_id, c.cited_version): c.version for c in turn.sources_changed}
         chips = [Chip(number=i + 1, cite_as=s.cite_as, note_id=s.note_id, version=s.version,
-                      label=s.label, current=current.get(s.note_id))
+                      label=s.label, changed=(s.note_id, s.version) in changes,
+                      current=changes.get((s.note_id, s.version)))
                  for i, s in enumerate(ordered)]
         by_cite = {c.cite_as: c for c in chips}
         blocks = [Block(html=_render_text(b.text, turn.format),
@@ -248,7 +247,7 @@ def _conversation(request: HttpRequest, page: ConversationPage, *,
              if detail.scope == "everywhere" else "Personal" if detail.scope == "personal"
              else notebooks.names.get(detail.notebook_id, "a notebook"))
     return _page(request, "ask/conversation.html", {
-        "conversation": detail, "turns": _views(detail.turns, page.versions), "form": form,
+        "conversation": detail, "turns": _views(detail.turns), "form": form,
         "scope_name": scope, "full": detail.turn_count >= TURN_LIMIT,
         "notebook_names": notebooks.names}, status=status)
 
@@ -292,7 +291,7 @@ def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
     if turn is None:
         raise Http404("No such turn.")
     return render(request, "ask/conversation.html#turn", {
-        "t": _views([turn], page.versions)[0], "conversation_id": conversation_id,
+        "t": _views([turn])[0], "conversation_id": conversation_id,
         "conversation": page.detail,
         # After Apply or Undo (HTMX follows the redirect here): the flash with it.
         "oob_flash": request.GET.get("acted") == "1"})
