@@ -10,15 +10,16 @@ a citation as it was. An edit of the text makes it stale (one edited back to the
 words reads as cited again); a note deleted since, or now out of the reader's reach, is
 stale with no version to show.
 
-Compared in the database, in one statement: the cited revision's content against the
-note's content now — nothing is hashed or copied, and no column was added for it.
+Compared in the database, in one statement: the cited revisions of the notes the reader
+still reaches, each with its content against the note's now — nothing is hashed or
+copied, and no column was added for it.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from django.db.models import F
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
 
 from ask.schemas import SourceChange, TurnOut
 from grove.kernel.actor import Actor
@@ -32,15 +33,16 @@ def with_changes(actor: Actor, turns: list[TurnOut]) -> list[TurnOut]:
     cited = {(s.note_id, s.version) for t in turns if t.result for s in t.result.sources}
     if not cited:
         return turns
-    ids = {note_id for note_id, _ in cited}
-    now = dict(notes_visible_to(actor).filter(id__in=ids).values_list("id", "version"))
-    same = set(Revision.objects.filter(
-        note_id__in=list(now), version__in={v for _, v in cited}, content=F("note__content"))
-        .values_list("note_id", "version")) if now else set()
+    reachable = notes_visible_to(actor).filter(id__in={n for n, _ in cited}).values("id")
+    found = {(note_id, version): (now, same) for note_id, version, now, same in
+             Revision.objects.filter(note_id__in=reachable, version__in={v for _, v in cited})
+             .annotate(now=F("note__version"), same=ExpressionWrapper(
+                 Q(content=F("note__content")), output_field=BooleanField()))
+             .values_list("note_id", "version", "now", "same")}
     changed: dict[tuple[uuid.UUID, int], SourceChange] = {
-        (note_id, version): SourceChange(note_id=note_id, cited_version=version,
-                                         version=now.get(note_id))
-        for note_id, version in cited if (note_id, version) not in same}
+        key: SourceChange(note_id=key[0], cited_version=key[1],
+                          version=found[key][0] if key in found else None)
+        for key in cited if not found.get(key, (None, False))[1]}
     return [turn.model_copy(update={"sources_changed": [
         changed[key] for key in dict.fromkeys((s.note_id, s.version) for s in turn.result.sources)
         if key in changed]}) if turn.result else turn for turn in turns]

@@ -154,8 +154,9 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
 
 # What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
 # read in one tenant transaction (conversation, turns, their proposals with the versions
-# of what they cover and which of it the reader still sees, cited notes' versions now,
-# the last turn's picked notes), the notebook tree (with its note counts, and the Pinned
+# of what they cover and which of it the reader still sees, the cited revisions the reader
+# still reaches with their notes' versions now and whether they still read the same, the
+# last turn's picked notes), the notebook tree (with its note counts, and the Pinned
 # and tag counts: one more statement) and the history
 # panel — each tenant transaction is a savepoint, the context set, the reads, the context
 # restored.
