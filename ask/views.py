@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -40,8 +41,9 @@ from ask.services import (
     turn_retry,
     turn_submit,
 )
+from grove.interfaces.links import host_of, leave_target
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import first_line, render_markdown
+from grove.interfaces.rendering import first_line, render_model_markdown
 from grove.kernel.errors import GroveError, Invalid, NotFound, RateLimited
 from notebooks.context import notebooks_for
 from notebooks.schemas.notes import NoteOut
@@ -90,8 +92,10 @@ class TurnView:
 
 
 def _render_text(text: str, format: str) -> SafeString:
+    """A model's answer text: markdown in the model-text mode (no link leaves the site
+    unseen), or plain text, escaped (no link at all)."""
     if format == "markdown":
-        return render_markdown(text)
+        return render_model_markdown(text)
     return mark_safe(linebreaks(escape(text)))  # noqa: S308 - escaped just before
 
 
@@ -369,6 +373,22 @@ def ask_proposal(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid
         return redirect(f"{reverse('ask-turn', args=[conversation_id, turn_id])}?acted=1")
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}"
                     f"#proposal-{proposal_id}")
+
+
+@login_required
+@require_GET
+def leave(request: HttpRequest) -> HttpResponse:
+    """The confirmation page an off-site link of a model-written answer opens
+    (`grove.interfaces.links`): the full destination, and the one real link to it. Only
+    a destination Grove signed is shown (400 otherwise), so nobody can use the page to
+    send people elsewhere."""
+    destination = leave_target(request.GET.get("to", ""), request.GET.get("sig", ""))
+    if destination is None:
+        return render(request, "ask/leave.html", {"section": "ask"}, status=400)
+    parts = urlsplit(destination)
+    return render(request, "ask/leave.html", {
+        "section": "ask", "destination": destination, "host": host_of(destination),
+        "carries_data": bool(parts.query or parts.fragment or parts.username)})
 
 
 @login_required
