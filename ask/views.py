@@ -29,7 +29,7 @@ from django.views.decorators.http import require_GET, require_POST
 from ask import providers
 from ask.forms import AskForm, HistoryForm, TidyForm
 from ask.rules import TURN_LIMIT
-from ask.schemas import ConversationPage, TurnOut
+from ask.schemas import ConversationDetail, ConversationPage, TurnOut
 from ask.selectors import conversation_page, conversation_search, notes_picked, source_choices
 from ask.services import (
     EVERYWHERE,
@@ -247,13 +247,33 @@ def _conversation(request: HttpRequest, page: ConversationPage, *,
                                only=last.context.only)
         form = _ask_form(request, initial=initial, picked=page.picked)
     notebooks = notebooks_for(request)
-    scope = ("All notebooks" + (" and Personal" if detail.include_personal else "")
-             if detail.scope == "everywhere" else "Personal" if detail.scope == "personal"
-             else notebooks.names.get(detail.notebook_id, "a notebook"))
+    scope = _searching(detail, last, page.picked, notebooks.names)
     return _page(request, "ask/conversation.html", {
         "conversation": detail, "turns": _views(detail.turns), "form": form,
         "scope_name": scope, "full": detail.turn_count >= TURN_LIMIT,
         "notebook_names": notebooks.names}, status=status)
+
+
+def _searching(detail: ConversationDetail, last: TurnOut | None, picked: list[NoteOut],
+               names: dict[Any, str]) -> str:
+    """What the conversation searches now, for its heading: with the last question's
+    selection kept for the next one, a strict selection (`only`) is all it searches —
+    those notes and notebooks, by name — and a preferred one comes first."""
+    scope = ("All notebooks" + (" and Personal" if detail.include_personal else "")
+             if detail.scope == "everywhere" else "Personal" if detail.scope == "personal"
+             else names.get(detail.notebook_id, "a notebook"))
+    context = last.context if last is not None else None
+    if context is None:
+        return scope
+    labels = {n.id: first_line(n.content, 40) or "(empty note)" for n in picked}
+    named = ([f"“{labels[i]}”" for i in context.notes if i in labels]
+             + [names.get(i, "a notebook") for i in context.notebooks])
+    gone = len(context.notes) - sum(1 for i in context.notes if i in labels)
+    if gone:
+        named.append(f"{gone} note{'s' if gone != 1 else ''} no longer there")
+    if context.only:
+        return "only the picked sources: " + ", ".join(named)
+    return f"{scope}, the picked sources first ({', '.join(named)})"
 
 
 @login_required
@@ -345,6 +365,14 @@ def ask_tidy(request: HttpRequest, notebook_id: uuid.UUID) -> HttpResponse:
     return redirect("ask-conversation", conversation_id=data["conversation_id"])
 
 
+def _nothing_changed(message: str) -> str:
+    """A refused apply or undo changed nothing (one transaction): said once — most of
+    the services' refusals say so themselves."""
+    if "nothing was changed" in message.lower():
+        return message
+    return f"Nothing was changed: {message}"
+
+
 PROPOSAL_NOT_FOUND = {"conversation_not_found", "turn_not_found", "proposal_not_found"}
 PROPOSAL_ACTS = {"apply": (proposal_apply, "Applied."),
                  "undo": (proposal_undo, "Undone: the earlier versions are back, as new "
@@ -364,9 +392,9 @@ def ask_proposal(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid
     except NotFound as missing:
         if missing.code in PROPOSAL_NOT_FOUND:  # no such page: the 404 page
             raise
-        messages.error(request, f"Nothing was changed: {missing.message}")
+        messages.error(request, _nothing_changed(missing.message))
     except GroveError as error:
-        messages.error(request, f"Nothing was changed: {error.message}")
+        messages.error(request, _nothing_changed(error.message))
     else:
         messages.success(request, done)
     if request.htmx:  # type: ignore[attr-defined]

@@ -213,3 +213,22 @@ def test_a_malformed_reask_version_is_no_server_error(web, owner, version):
     response = web.post(f"/ask/{conversation.id}/turns/{turn.id}/reask",
                         {"turn_id": str(uuid.uuid4()), "expected_version": version})
     assert response.status_code == 302
+
+
+def test_the_heading_says_what_a_conversation_really_searches(owner, web, provider):
+    manual = factories.note(owner, "The boiler manual is in the loft.")
+    archive = factories.notebook(owner, "Archive")
+    index_all(owner)
+    strict = web.post("/ask/new", ask_form("Where is the manual?", notes=[str(manual.id)],
+                                           notebooks=[str(archive.id)], only="on"))
+    page = web.get(strict["Location"]).content.decode()
+    assert ("Searching only the picked sources: “The boiler manual is in the loft.”, "
+            "Archive") in page
+    assert "Searching All notebooks and Personal" not in page
+    preferred = web.post("/ask/new", ask_form("Where is the manual?",
+                                              notes=[str(manual.id)]))
+    page = web.get(preferred["Location"]).content.decode()
+    assert ("Searching All notebooks and Personal, the picked sources first "
+            "(“The boiler manual is in the loft.”)") in page
+    plain = web.get(web.post("/ask/new", ask_form("Where?"))["Location"]).content.decode()
+    assert "Searching All notebooks and Personal ·" in plain
