@@ -78,6 +78,7 @@ def turn_model_calls(*, position: int, context: dict[str, Any] | None,
 
 def _refused(whose: str, limit: int, wait: int) -> RateLimited:
     return RateLimited(
-        f"The answer model's budget for {whose} ({limit} calls a minute) is spent; nothing "
-        f"was asked or saved. Try again in {wait} second{'s' if wait != 1 else ''}.",
+        f"The answer model's budget for {whose} ({limit} call{'s' if limit != 1 else ''} "
+        f"a minute) is spent; nothing was asked or saved. Try again in {wait} "
+        f"second{'s' if wait != 1 else ''}.",
         retry_after=wait, code=CODE, limit=limit)

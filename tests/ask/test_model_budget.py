@@ -97,7 +97,7 @@ def test_the_account_budget_holds_across_connections_and_the_website(owner, boil
     page = web.post("/ask/new", ask_form(QUESTION))
     assert page.status_code == 429 and 1 <= int(page["Retry-After"]) <= 60
     text = page.content.decode()
-    assert "calls a minute) is spent" in text and "Try again in" in text
+    assert "a minute) is spent" in text and "Try again in" in text
     assert QUESTION in text
     with tenant(owner):
         assert not Conversation.objects.exists()
@@ -155,7 +155,7 @@ def test_the_website_refuses_a_turn_before_queueing_it(owner, boiler, web, provi
     follow_up = ask_form("And who services it?", expected_version="1")
     page = web.post(f"/ask/{conversation_id}/turns", follow_up)
     assert page.status_code == 429 and int(page["Retry-After"]) >= 1
-    assert "calls a minute) is spent" in page.content.decode()
+    assert "a minute) is spent" in page.content.decode()
     with tenant(owner):
         assert Conversation.objects.get().version == 1
         assert Turn.objects.count() == 1
@@ -207,3 +207,17 @@ def test_settings_shows_the_timeout_and_the_budgets(web, provider):
     page = web.get("/settings/").content.decode()
     assert "a try times out after 2.5 s" in page and "GROVE_LLM_TIMEOUT" in page
     assert "no limit per connection, 40 per account" in page
+
+
+@override_settings(GROVE_MODEL_CALLS_PER_CONNECTION=10, GROVE_MODEL_CALLS_PER_ACCOUNT=1)
+def test_a_tidy_up_counts_and_is_refused_before_it_starts(owner, web, provider):
+    house = factories.notebook(owner, "House")
+    ids = {"conversation_id": str(uuid.uuid4()), "turn_id": str(uuid.uuid4())}
+    assert web.post(f"/ask/tidy/{house.id}", ids).status_code == 302
+    again = web.post(f"/ask/tidy/{house.id}", {"conversation_id": str(uuid.uuid4()),
+                                              "turn_id": str(uuid.uuid4())})
+    assert again.status_code == 429 and int(again["Retry-After"]) >= 1
+    assert "a minute) is spent" in again.content.decode()
+    with tenant(owner):
+        assert Conversation.objects.count() == 1  # the refused one left nothing behind
+    assert generation_jobs(owner) == 1
