@@ -134,7 +134,9 @@ def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID
     that does not check, nothing declared, a replay, or a write that will be refused
     anyway (outside the grant, archived, paused capture, a stale expected version, a
     note not active), which the write then says. `note_id` names the note a correction
-    changes (its notebook, kind and content come from it unless given)."""
+    changes (its notebook, kind and content come from it unless given). Raises what the
+    checker refuses with (RateLimited: the caller's model-call budget is spent), before
+    anything is written."""
     if actor.connection_id is None or WRITE not in actor.capabilities:
         return None
     with tenant(actor):
