@@ -1,6 +1,7 @@
 """Answer generation through any OpenAI-compatible chat endpoint (the `openai` package):
 OpenAI, Ollama, vLLM, llama.cpp server … configured by `GROVE_LLM_BASE_URL`,
-`GROVE_LLM_API_KEY`, `GROVE_LLM_MODEL`.
+`GROVE_LLM_API_KEY`, `GROVE_LLM_MODEL` and `GROVE_LLM_TIMEOUT` (seconds a try may take;
+`grove.runtime.config`).
 
 The model is asked for a structured answer (a JSON schema): blocks of text, each with the
 typed ids (`note:<uuid>@<version>`) of the evidence it relies on, and a status. Timeouts
@@ -23,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ask.rules import PROPOSAL_NOTES_MAX, PROPOSAL_SUMMARY_MAX_CHARS, QUERY_MAX_CHARS
 from grove.kernel.validation import storable
 
-TIMEOUT_SECONDS = 60.0
 MAX_RETRIES = 2
 
 
@@ -247,13 +247,31 @@ def _messages(question: str, evidence: list[Evidence], previous_questions: list[
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
+def _client_options() -> dict[str, Any]:
+    """What both clients are made with: the endpoint, the key, the configured timeout of
+    one try (`GROVE_LLM_TIMEOUT`) and the retries."""
+    return {"base_url": settings.GROVE_LLM_BASE_URL,
+            "api_key": settings.GROVE_LLM_API_KEY or "not-needed",
+            "timeout": float(settings.GROVE_LLM_TIMEOUT), "max_retries": MAX_RETRIES}
+
+
 def _client() -> object:
     import openai
 
-    return openai.OpenAI(base_url=settings.GROVE_LLM_BASE_URL,
-                         api_key=settings.GROVE_LLM_API_KEY or "not-needed",
-                         timeout=getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS),
-                         max_retries=MAX_RETRIES)
+    return openai.OpenAI(**_client_options())
+
+
+def _failed(exc: Exception, timeout: float, tries: int = MAX_RETRIES + 1) -> ProviderUnavailable:
+    """What a failed call says: a timeout names the setting that set it, so a slow local
+    model is seen to need a longer one."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderUnavailable(
+            f"The answer provider did not answer within {timeout:g} seconds "
+            f"({tries} {'try' if tries == 1 else 'tries'}; GROVE_LLM_TIMEOUT — a slow "
+            "local model may need more).")
+    return ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.")
 
 
 def _request(messages: list[dict[str, str]], name: str, schema: dict) -> dict:
@@ -280,7 +298,7 @@ def _parse[M: BaseModel](response: object, model: type[M]) -> M:
 def _within(deadline: float | None) -> dict:
     """Client options so that every try of one call ends by `deadline` (monotonic): the
     configured timeout and retries, fewer retries or a shorter timeout when time is short."""
-    timeout = float(getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS))
+    timeout = float(settings.GROVE_LLM_TIMEOUT)
     if deadline is None:
         return {}
     left = deadline - time.monotonic()
@@ -295,12 +313,13 @@ def _within(deadline: float | None) -> dict:
 def _call[M: BaseModel](request: dict, model: type[M], deadline: float | None = None) -> M:
     import openai
 
+    options = _within(deadline)
     try:
-        client = _client().with_options(**_within(deadline))  # type: ignore[attr-defined]
+        client = _client().with_options(**options)  # type: ignore[attr-defined]
         response = client.chat.completions.create(**request)
     except openai.OpenAIError as exc:
-        raise ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.") \
-            from None
+        raise _failed(exc, options.get("timeout", float(settings.GROVE_LLM_TIMEOUT)),
+                      options.get("max_retries", MAX_RETRIES) + 1) from None
     return _parse(response, model)
 
 
@@ -334,18 +353,14 @@ async def agenerate(question: str, evidence: list[Evidence],
     closes the HTTP request to the provider, which stops inference there."""
     import openai
 
-    client = openai.AsyncOpenAI(base_url=settings.GROVE_LLM_BASE_URL,
-                                api_key=settings.GROVE_LLM_API_KEY or "not-needed",
-                                timeout=getattr(settings, "GROVE_LLM_TIMEOUT", TIMEOUT_SECONDS),
-                                max_retries=MAX_RETRIES)
+    client = openai.AsyncOpenAI(**_client_options())
     request = _request(_messages(question, evidence, previous_questions or [], None, places,
                                  known_false=known_false), "grove_answer", ANSWER_SCHEMA)
     try:
         async with client:
             response = await client.chat.completions.create(**request)
     except openai.OpenAIError as exc:
-        raise ProviderUnavailable(f"The answer provider failed: {exc.__class__.__name__}.") \
-            from None
+        raise _failed(exc, float(settings.GROVE_LLM_TIMEOUT)) from None
     return _parse(response, Draft)
 
 

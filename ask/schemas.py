@@ -300,6 +300,15 @@ class TurnResult(Out):
     tidy_coverage: TidyCoverage | None = None
 
 
+class SourceChange(Out):
+    """A source whose cited text the note no longer has (`ask.selectors.citations`: an
+    edit of its words since — not a pin, a tag or a move); read live."""
+
+    note_id: uuid.UUID
+    cited_version: int  # the version the answer cited
+    version: int | None  # the note's version now; None: deleted or out of reach
+
+
 class TurnError(Out):
     code: str
     message: str
@@ -323,6 +332,9 @@ class TurnOut(Out):
     proposals: list[ProposalOut]
     created_at: datetime
     completed_at: datetime | None
+    # The sources whose cited text changed since the answer (read live; empty until
+    # there is a result).
+    sources_changed: list[SourceChange] = Field(default_factory=list)
 
     @classmethod
     def of(cls, turn: Turn, proposals: list[ProposalOut] | None = None) -> TurnOut:
@@ -371,8 +383,7 @@ class ConversationDetail(ConversationOut):
 class ConversationPage:
     """What a conversation's web page shows (`selectors.conversation_page`)."""
 
-    detail: ConversationDetail
-    versions: dict[uuid.UUID, int]  # each cited note's version now; absent: out of reach
+    detail: ConversationDetail  # its turns' `sources_changed` read with it
     picked: list[NoteOut]  # the last turn's picked notes, for the follow-up's form
 
 

@@ -18,4 +18,5 @@ urlpatterns = [
       for act in ("apply", "undo")],
     path("ask/<uuid:conversation_id>/delete", views.ask_delete, name="ask-delete"),
     path("ask/tidy/<uuid:notebook_id>", views.ask_tidy, name="ask-tidy"),
+    path("leave/", views.leave, name="leave"),  # an off-site link a model wrote
 ]

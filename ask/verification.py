@@ -10,6 +10,10 @@ never taken from the model as a word: any `contradicts` → contradicts; every c
 `supported` → supported; otherwise unverifiable. No model, a failed call, an answer that
 is not the requested JSON or one with no claims: **needs_review** (fail closed).
 
+Every model call here is counted first against the writing connection's model-call
+budget (`ask.services.budget`): over it, a held change's verdict is needs_review without
+a call, and a checked write is refused (429 `model_budget_exceeded`).
+
 The request puts the stable reference first and the revision after it, so providers with
 prompt caching reuse the prefix across the changes of one declared set. A checked write
 is sent the same way, with the declared set in effect in its notebook as the reference.
@@ -17,6 +21,7 @@ is sent the same way, with the declared set in effect in its notebook as the ref
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import uuid
 from collections.abc import Sequence
@@ -26,7 +31,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ask import providers
+from ask.services.budget import model_calls_charge
 from grove.kernel import jobs
+from grove.kernel.actor import Actor
+from grove.kernel.errors import RateLimited
 from grove.models import Job
 from notebooks.models import (
     Note,
@@ -100,6 +108,8 @@ def _data(text: str) -> str:
 @dataclass
 class Input:
     pending_id: uuid.UUID
+    account_id: uuid.UUID
+    connection_id: uuid.UUID  # the connection that wrote the change
     target: str  # note:<id>@<prior head version>
     reference: list[tuple[str, str]] = field(default_factory=list)
     revision: str = ""
@@ -133,7 +143,9 @@ def load(queued: Sequence[Job]) -> dict[uuid.UUID, Input]:
         reference = [(prior.versioned_id, prior.content)] + [
             (notes[i].versioned_id, notes[i].content) for i in ids
             if i in notes and i != pending.note_id]
-        inputs[job.id] = Input(pending_id=pending.id, target=prior.versioned_id,
+        inputs[job.id] = Input(pending_id=pending.id, account_id=pending.account_id,
+                               connection_id=pending.connection_id,
+                               target=prior.versioned_id,
                                reference=reference,
                                revision=str(pending.changes.get("content", prior.content)))
     return inputs
@@ -161,19 +173,37 @@ def _check(entry: Input) -> Output:
 
 
 class WriteChecker:
-    """The checker of agents' writes (`notebooks.services.write_check.provide`)."""
+    """The checker of agents' writes (`notebooks.services.write_check.provide`). Its
+    model call is the writing connection's: over its budget, the write is refused (429
+    `model_budget_exceeded`) before the model is asked — nothing lands unchecked."""
 
     def configured(self) -> bool:
         return providers.configured()
 
-    def __call__(self, reference: Sequence[tuple[str, str]], subject: str,
+    def __call__(self, actor: Actor, reference: Sequence[tuple[str, str]], subject: str,
                  text: str) -> tuple[str, list[dict[str, Any]]]:
+        if providers.configured():
+            model_calls_charge(actor=actor)
         output = check_text(reference, subject, text)
         return output.verdict, output.findings
 
 
 def execute(inputs: list[Input]) -> list[Output]:
-    return [_check(entry) for entry in inputs]
+    return [_budgeted(entry) for entry in inputs]
+
+
+def _budgeted(entry: Input) -> Output:
+    """The verdict, its model call counted first against the budget of the connection
+    that wrote the change (and its account); over it, needs_review without a call — the
+    owner reviews it as any change the model could not check."""
+    if providers.configured():
+        writer = dataclasses.replace(Actor.system(entry.account_id),
+                                     connection_id=entry.connection_id)
+        try:
+            model_calls_charge(actor=writer)
+        except RateLimited:
+            return Output(verdict=Verdict.NEEDS_REVIEW, findings=[])
+    return _check(entry)
 
 
 def complete(queued: list[Job], inputs: dict[uuid.UUID, Input],

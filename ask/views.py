@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -28,7 +29,7 @@ from django.views.decorators.http import require_GET, require_POST
 from ask import providers
 from ask.forms import AskForm, HistoryForm, TidyForm
 from ask.rules import TURN_LIMIT
-from ask.schemas import ConversationPage, TurnOut
+from ask.schemas import ConversationDetail, ConversationPage, TurnOut
 from ask.selectors import conversation_page, conversation_search, notes_picked, source_choices
 from ask.services import (
     EVERYWHERE,
@@ -40,9 +41,10 @@ from ask.services import (
     turn_retry,
     turn_submit,
 )
+from grove.interfaces.links import host_of, leave_target
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import first_line, render_markdown
-from grove.kernel.errors import GroveError, Invalid, NotFound
+from grove.interfaces.rendering import first_line, render_model_markdown
+from grove.kernel.errors import GroveError, Invalid, NotFound, RateLimited
 from notebooks.context import notebooks_for
 from notebooks.schemas.notes import NoteOut
 
@@ -56,11 +58,8 @@ class Chip:
     note_id: uuid.UUID
     version: int
     label: str
-    current: int | None  # the note's version now; None: deleted or out of reach
-
-    @property
-    def changed(self) -> bool:
-        return self.current is None or self.current != self.version
+    changed: bool  # the note no longer reads as cited (`ask.selectors.citations`)
+    current: int | None  # when changed: its version now; None: deleted or out of reach
 
     @property
     def href(self) -> str:
@@ -93,14 +92,16 @@ class TurnView:
 
 
 def _render_text(text: str, format: str) -> SafeString:
+    """A model's answer text: markdown in the model-text mode (no link leaves the site
+    unseen), or plain text, escaped (no link at all)."""
     if format == "markdown":
-        return render_markdown(text)
+        return render_model_markdown(text)
     return mark_safe(linebreaks(escape(text)))  # noqa: S308 - escaped just before
 
 
-def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView]:
-    """The turns as shown: chips numbered, blocks rendered; `current`: each cited
-    note's version now (absent: deleted or out of reach)."""
+def _views(turns: list[TurnOut]) -> list[TurnView]:
+    """The turns as shown: chips numbered (marked where the note's text changed since),
+    blocks rendered."""
     views = []
     for turn in turns:
         if turn.result is None:
@@ -110,8 +111,10 @@ def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView
         cited = list(dict.fromkeys(c for b in turn.result.blocks for c in b.citations))
         rank = {cite: i for i, cite in enumerate(cited)}
         ordered = sorted(turn.result.sources, key=lambda s: rank.get(s.cite_as, len(rank)))
+        changes = {(c.note_id, c.cited_version): c.version for c in turn.sources_changed}
         chips = [Chip(number=i + 1, cite_as=s.cite_as, note_id=s.note_id, version=s.version,
-                      label=s.label, current=current.get(s.note_id))
+                      label=s.label, changed=(s.note_id, s.version) in changes,
+                      current=changes.get((s.note_id, s.version)))
                  for i, s in enumerate(ordered)]
         by_cite = {c.cite_as: c for c in chips}
         blocks = [Block(html=_render_text(b.text, turn.format),
@@ -198,8 +201,12 @@ def _refused(request: HttpRequest, form: AskForm, error: GroveError,
     form.is_valid()
     form.add_error(None, error.message)
     if page is None:
-        return _page(request, "ask/home.html", {"form": form}, status=error.status)
-    return _conversation(request, page, form=form, status=error.status)
+        response = _page(request, "ask/home.html", {"form": form}, status=error.status)
+    else:
+        response = _conversation(request, page, form=form, status=error.status)
+    if isinstance(error, RateLimited):  # over the model-call budget: when to ask again
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 @login_required
@@ -240,13 +247,33 @@ def _conversation(request: HttpRequest, page: ConversationPage, *,
                                only=last.context.only)
         form = _ask_form(request, initial=initial, picked=page.picked)
     notebooks = notebooks_for(request)
-    scope = ("All notebooks" + (" and Personal" if detail.include_personal else "")
-             if detail.scope == "everywhere" else "Personal" if detail.scope == "personal"
-             else notebooks.names.get(detail.notebook_id, "a notebook"))
+    scope = _searching(detail, last, page.picked, notebooks.names)
     return _page(request, "ask/conversation.html", {
-        "conversation": detail, "turns": _views(detail.turns, page.versions), "form": form,
+        "conversation": detail, "turns": _views(detail.turns), "form": form,
         "scope_name": scope, "full": detail.turn_count >= TURN_LIMIT,
         "notebook_names": notebooks.names}, status=status)
+
+
+def _searching(detail: ConversationDetail, last: TurnOut | None, picked: list[NoteOut],
+               names: dict[Any, str]) -> str:
+    """What the conversation searches now, for its heading: with the last question's
+    selection kept for the next one, a strict selection (`only`) is all it searches —
+    those notes and notebooks, by name — and a preferred one comes first."""
+    scope = ("All notebooks" + (" and Personal" if detail.include_personal else "")
+             if detail.scope == "everywhere" else "Personal" if detail.scope == "personal"
+             else names.get(detail.notebook_id, "a notebook"))
+    context = last.context if last is not None else None
+    if context is None:
+        return scope
+    labels = {n.id: first_line(n.content, 40) or "(empty note)" for n in picked}
+    named = ([f"“{labels[i]}”" for i in context.notes if i in labels]
+             + [names.get(i, "a notebook") for i in context.notebooks])
+    gone = len(context.notes) - sum(1 for i in context.notes if i in labels)
+    if gone:
+        named.append(f"{gone} note{'s' if gone != 1 else ''} no longer there")
+    if context.only:
+        return "only the picked sources: " + ", ".join(named)
+    return f"{scope}, the picked sources first ({', '.join(named)})"
 
 
 @login_required
@@ -288,7 +315,7 @@ def ask_turn(request: HttpRequest, conversation_id: uuid.UUID,
     if turn is None:
         raise Http404("No such turn.")
     return render(request, "ask/conversation.html#turn", {
-        "t": _views([turn], page.versions)[0], "conversation_id": conversation_id,
+        "t": _views([turn])[0], "conversation_id": conversation_id,
         "conversation": page.detail,
         # After Apply or Undo (HTMX follows the redirect here): the flash with it.
         "oob_flash": request.GET.get("acted") == "1"})
@@ -338,6 +365,14 @@ def ask_tidy(request: HttpRequest, notebook_id: uuid.UUID) -> HttpResponse:
     return redirect("ask-conversation", conversation_id=data["conversation_id"])
 
 
+def _nothing_changed(message: str) -> str:
+    """A refused apply or undo changed nothing (one transaction): said once — most of
+    the services' refusals say so themselves."""
+    if "nothing was changed" in message.lower():
+        return message
+    return f"Nothing was changed: {message}"
+
+
 PROPOSAL_NOT_FOUND = {"conversation_not_found", "turn_not_found", "proposal_not_found"}
 PROPOSAL_ACTS = {"apply": (proposal_apply, "Applied."),
                  "undo": (proposal_undo, "Undone: the earlier versions are back, as new "
@@ -357,15 +392,31 @@ def ask_proposal(request: HttpRequest, conversation_id: uuid.UUID, turn_id: uuid
     except NotFound as missing:
         if missing.code in PROPOSAL_NOT_FOUND:  # no such page: the 404 page
             raise
-        messages.error(request, f"Nothing was changed: {missing.message}")
+        messages.error(request, _nothing_changed(missing.message))
     except GroveError as error:
-        messages.error(request, f"Nothing was changed: {error.message}")
+        messages.error(request, _nothing_changed(error.message))
     else:
         messages.success(request, done)
     if request.htmx:  # type: ignore[attr-defined]
         return redirect(f"{reverse('ask-turn', args=[conversation_id, turn_id])}?acted=1")
     return redirect(f"{reverse('ask-conversation', args=[conversation_id])}"
                     f"#proposal-{proposal_id}")
+
+
+@login_required
+@require_GET
+def leave(request: HttpRequest) -> HttpResponse:
+    """The confirmation page an off-site link of a model-written answer opens
+    (`grove.interfaces.links`): the full destination, and the one real link to it. Only
+    a destination Grove signed is shown (400 otherwise), so nobody can use the page to
+    send people elsewhere."""
+    destination = leave_target(request.GET.get("to", ""), request.GET.get("sig", ""))
+    if destination is None:
+        return render(request, "ask/leave.html", {"section": "ask"}, status=400)
+    parts = urlsplit(destination)
+    return render(request, "ask/leave.html", {
+        "section": "ask", "destination": destination, "host": host_of(destination),
+        "carries_data": bool(parts.query or parts.fragment or parts.username)})
 
 
 @login_required

@@ -32,6 +32,9 @@ GROVE_EMBEDDINGS_DIMENSION = CONFIG.embeddings_dimension
 GROVE_LLM_BASE_URL = CONFIG.llm_base_url
 GROVE_LLM_MODEL = CONFIG.llm_model
 GROVE_LLM_API_KEY = CONFIG.llm_api_key
+GROVE_LLM_TIMEOUT = CONFIG.llm_timeout
+GROVE_MODEL_CALLS_PER_CONNECTION = CONFIG.model_calls_per_connection
+GROVE_MODEL_CALLS_PER_ACCOUNT = CONFIG.model_calls_per_account
 
 INSTALLED_APPS = [
     "grove",

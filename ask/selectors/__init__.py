@@ -3,6 +3,7 @@
 | module | reads |
 |---|---|
 | `conversations` | conversations and turns as their starter sees them, history, evidence, pages |
+| `citations` | whether what an answer cited still reads the same ("changed since") |
 | `proposals` | proposals checked against what the model was shown, and their previews |
 | `fingerprints` | the state a preview was made from, compared before apply and undo |
 | `proposal_state` | what can be done with a stored proposal now, as its reader sees it |
@@ -20,7 +21,6 @@ from ask.selectors.conversations import (
     conversation_search,
     conversations_visible_to,
     known_false_in,
-    note_versions,
     notes_picked,
     retrieve,
     source_choices,
@@ -37,7 +37,6 @@ __all__ = [
     "conversation_search",
     "conversations_visible_to",
     "known_false_in",
-    "note_versions",
     "notes_picked",
     "retrieve",
     "source_choices",

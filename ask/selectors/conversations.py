@@ -49,6 +49,7 @@ from ask.schemas import (
     Source,
     TurnOut,
 )
+from ask.selectors.citations import with_changes
 from ask.selectors.proposal_state import proposals_of
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Forbidden, Invalid, NotFound
@@ -126,7 +127,7 @@ def _detail(actor: Actor, conversation_id: Any) -> ConversationDetail:
     conversation = access_conversation(actor, conversation_id)
     rows = list(conversation.turns.order_by("position"))
     proposals = proposals_of(actor, (t.id for t in rows))
-    turns = [TurnOut.of(t, proposals.get(t.id)) for t in rows]
+    turns = with_changes(actor, [TurnOut.of(t, proposals.get(t.id)) for t in rows])
     return ConversationDetail(**ConversationOut.of(conversation).model_dump(), turns=turns)
 
 
@@ -142,7 +143,8 @@ def turn_get(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
         turn = conversation.turns.filter(client_id=key).first()
         if turn is None:
             raise NotFound("No such turn.", code="turn_not_found")
-        return TurnOut.of(turn, proposals_of(actor, [turn.id]).get(turn.id))
+        return with_changes(actor, [TurnOut.of(turn, proposals_of(actor, [turn.id])
+                                               .get(turn.id))])[0]
 
 
 def conversation_list(*, actor: Actor, after: Any = None
@@ -260,11 +262,6 @@ def _picked(actor: Actor, wanted: list[uuid.UUID]) -> list[NoteOut]:
     return [NoteOut.of(found[i]) for i in wanted if i in found]
 
 
-def _versions(actor: Actor, ids: set[uuid.UUID]) -> dict[uuid.UUID, int]:
-    """(caller holds a tenant transaction)"""
-    return dict(notes_visible_to(actor).filter(id__in=ids).values_list("id", "version"))
-
-
 def notes_picked(*, actor: Actor, note_ids: Iterable[Any]) -> list[NoteOut]:
     """The notes a source selection names that the caller can reach, in the order given
     (the first CONTEXT_NOTES_MAX ids; malformed, unknown and unreachable ones dropped) —
@@ -275,17 +272,6 @@ def notes_picked(*, actor: Actor, note_ids: Iterable[Any]) -> list[NoteOut]:
     with tenant(actor):
         actor.require(READ)
         return _picked(actor, wanted)
-
-
-def note_versions(*, actor: Actor, note_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
-    """Each note's version now, for the notes the caller can still reach (a deleted or
-    unreachable note is absent)."""
-    ids = set(note_ids)
-    if not ids:
-        return {}
-    with tenant(actor):
-        actor.require(READ)
-        return _versions(actor, ids)
 
 
 def source_choices(*, actor: Actor, note_ids: Iterable[Any], find: str,
@@ -302,13 +288,11 @@ def source_choices(*, actor: Actor, note_ids: Iterable[Any], find: str,
 
 def conversation_page(*, actor: Actor, conversation_id: Any) -> ConversationPage:
     """What a conversation's page shows, read in one transaction: the conversation with
-    its turns, the version now of every note its answers were made from (to mark
-    "changed since") and the notes the last turn picked (the follow-up keeps them)."""
+    its turns — each with the sources whose cited text changed since (to mark "changed
+    since") — and the notes the last turn picked (the follow-up keeps them)."""
     with tenant(actor):
         detail = _detail(actor, conversation_id)
-        used = {s.note_id for t in detail.turns if t.result for s in t.result.sources}
         last = detail.turns[-1] if detail.turns else None
         picked = _note_ids(last.context.notes) if last and last.context else []
         return ConversationPage(detail=detail,
-                                versions=_versions(actor, used) if used else {},
                                 picked=_picked(actor, picked) if picked else [])

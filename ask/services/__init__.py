@@ -4,6 +4,7 @@
 |---|---|
 | `conversations` | ask (stateless), conversations: create, start, submit, re-ask, retry, delete |
 | `proposals` | apply and undo a proposal, fenced by its fingerprint |
+| `budget` | the model-call budget: every model call counted before it is made |
 
 The interfaces call them through this package (`from ask import services`).
 """

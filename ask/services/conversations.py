@@ -45,6 +45,7 @@ from ask.selectors import (
     retrieve,
 )
 from ask.selectors.proposals import places_for, plan, shown_of
+from ask.services.budget import model_calls_charge, turn_model_calls
 from grove.interfaces.rendering import shorten
 from grove.kernel import jobs
 from grove.kernel.actor import READ, Actor
@@ -112,6 +113,8 @@ def _prepare(*, actor: Actor, query: Any, notebook_id: Any, include_personal: bo
         done = AskOut(status="search", blocks=[], sources=sources)
     elif not providers.configured():
         done = AskOut(status="disabled", blocks=[], sources=sources)
+    else:  # the model will be asked: counted now, before it is
+        model_calls_charge(actor=actor)
     return _Prepared(question=question, previous=previous, sources=sources, done=done,
                      places=places_for(actor, notebook_id) if done is None else [],
                      known_false=found.known_false)
@@ -134,6 +137,7 @@ def ask(*, actor: Actor, query: Any, notebook_id: Any = EVERYWHERE,
         mode: str = "answer") -> AskOut:
     """Answer `query` from the caller's notes. `notebook_id`: omitted = everything
     granted, None = Personal only, else one notebook. Raises Invalid, NotFound (notebook),
+    RateLimited (429 `model_budget_exceeded`: counted before the model is asked),
     Unavailable (503: `provider_unavailable`). Stores nothing."""
     prepared = _prepare(actor=actor, query=query, notebook_id=notebook_id,
                         include_personal=include_personal,
@@ -286,6 +290,9 @@ def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple
                        "one.", code="turn_limit")
     check_context(actor, args.context)
     check_tidy(actor, args.tidy)
+    position = conversation.version + 1
+    model_calls_charge(actor=actor, calls=turn_model_calls(
+        position=position, context=args.context, tidy=args.tidy))  # before it is queued
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -294,8 +301,7 @@ def _turn_add(actor: Actor, conversation: Conversation, args: _NewTurn) -> tuple
             # its grant, even when the owner asks in its conversation.
             turn = Turn.objects.create(
                 client_id=args.key, account_id=actor.account_id, conversation=conversation,
-                connection_id=conversation.connection_id,
-                position=conversation.version + 1,
+                connection_id=conversation.connection_id, position=position,
                 query=args.question, format=args.format, context=args.context,
                 tidy=args.tidy, request_hash=digest, provider=providers.fingerprint(),
                 created_at=now)
@@ -315,8 +321,10 @@ def turn_submit(*, actor: Actor, conversation_id: Any, turn_id: Any, query: Any,
                 tidy: Any = None) -> tuple[TurnOut, bool]:
     """Ask the next question of a conversation. Returns (turn, created): a new turn is
     `pending` and its answer is generated in the background; the same turn UUID and
-    payload again replays the turn as it is now. `tidy`: `{"notebookId": id | None}` —
-    the answer proposes merges and edits over that place's likely duplicates."""
+    payload again replays the turn as it is now. Its model calls are counted first
+    (`budget`): over the budget → RateLimited, and nothing is stored or queued.
+    `tidy`: `{"notebookId": id | None}` — the answer proposes merges and edits over
+    that place's likely duplicates."""
     args = _turn_args(turn_id, query, format, expected_version, context, tidy)
     with tenant(actor):
         conversation = access_conversation(actor, conversation_id, for_update=True)
@@ -383,6 +391,8 @@ def turn_retry(*, actor: Actor, conversation_id: Any, turn_id: Any) -> TurnOut:
             raise NotFound("No such turn.", code="turn_not_found")
         if turn.status != Turn.Status.FAILED:
             raise Conflict("Only a failed turn can be retried.", code="turn_not_failed")
+        model_calls_charge(actor=actor, calls=turn_model_calls(
+            position=turn.position, context=turn.context, tidy=turn.tidy))
         turn.status, turn.error_code, turn.error_message = Turn.Status.PENDING, "", ""
         turn.provider, turn.completed_at, turn.result = providers.fingerprint(), None, None
         turn.save(update_fields=["status", "error_code", "error_message", "provider",

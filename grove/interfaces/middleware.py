@@ -141,7 +141,7 @@ class WebErrorMiddleware:
         from django.http import Http404
         from django.shortcuts import render
 
-        from grove.kernel.errors import GroveError, NotFound
+        from grove.kernel.errors import GroveError, NotFound, RateLimited
 
         if request.path.startswith("/v1/"):
             return None
@@ -158,6 +158,8 @@ class WebErrorMiddleware:
         template = "error.html#message" if htmx else "error.html"
         response = render(request, template, {"status": status, "code": code,
                                               "message": message}, status=status)
+        if isinstance(exception, RateLimited):
+            response["Retry-After"] = str(exception.retry_after)
         if htmx:
             response["HX-Retarget"] = "#flash"
             response["HX-Reswap"] = "innerHTML"

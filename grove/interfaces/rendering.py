@@ -12,6 +12,12 @@ image — inline, reference-style, inside a link or a table — becomes a labell
 naming its host (`image_label`), followed only when someone clicks it, and `img` is not
 among the tags nh3 keeps. `without_images` applies the same rule to markdown text
 itself, for answers that clients render on their own (ask.services).
+
+Two modes: a note (`render_markdown`) is the owner's own text and keeps its links;
+markdown a model wrote (`render_model_markdown`, Ask's answers) has every link decided by
+`grove.interfaces.links` — an off-site one opens Grove's confirmation page and shows its
+whole destination, other schemes are text — since a link's address can carry what the
+model read.
 """
 
 from __future__ import annotations
@@ -118,6 +124,18 @@ def render_markdown(text: str) -> SafeString:
     """The note's content as safe HTML for templates. Table column alignment becomes a
     class, not a style attribute: the site's Content-Security-Policy allows no inline
     styles."""
+    return _render(text, model=False)
+
+
+def render_model_markdown(text: str) -> SafeString:
+    """Markdown a model wrote (an Ask answer) as safe HTML: as `render_markdown`, and
+    every link decided by `grove.interfaces.links.model_link` — internal ones kept,
+    off-site ones through the confirmation page with their full destination shown
+    beside them, any other scheme as text only."""
+    return _render(text, model=True)
+
+
+def _render(text: str, *, model: bool) -> SafeString:
     parser = _parser()
     env: dict = {}
     tokens = parser.parse(text, env)
@@ -128,11 +146,68 @@ def render_markdown(text: str) -> SafeString:
                 token.attrs["class"] = side
         if token.type == "inline" and token.children:
             token.children = _images_as_links(token.children, parser, env)
+            if model:
+                token.children = _model_links(token.children, parser, env)
     html = parser.renderer.render(tokens, parser.options, env)
-    clean = nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
-                      link_rel="noopener noreferrer nofollow",
-                      attribute_filter=_classes_only)
+    clean = nh3.clean(html, tags=MODEL_TAGS if model else TAGS,
+                      attributes=MODEL_ATTRIBUTES if model else ATTRIBUTES,
+                      url_schemes=URL_SCHEMES, link_rel="noopener noreferrer nofollow",
+                      attribute_filter=_model_classes if model else _classes_only)
     return mark_safe(clean)  # noqa: S308 - sanitised by nh3 just above
+
+
+# What model-written markdown adds: the destination shown beside an off-site link.
+MODEL_TAGS = TAGS | {"span"}
+MODEL_ATTRIBUTES = {**ATTRIBUTES, "a": {"href", "title", "class"}, "span": {"class"}}
+MODEL_CLASSES = {"a": {"offsite"}, "span": {"link-to", "link-none"}}
+
+
+def _model_classes(element: str, attribute: str, value: str) -> str | None:
+    if attribute == "class" and element in MODEL_CLASSES:
+        return value if value in MODEL_CLASSES[element] else None
+    return _classes_only(element, attribute, value)
+
+
+def _destination(address: str, kind: str) -> list[Token]:
+    """A link's destination as visible text after it: `<span class="link-to">…</span>`."""
+    return [Token("text", "", 0, content=" "),
+            Token("span_open", "span", 1, attrs={"class": kind}),
+            Token("text", "", 0, content=address), Token("span_close", "span", -1)]
+
+
+def _model_links(children: list[Token], parser: MarkdownIt, env: dict) -> list[Token]:
+    """Inline tokens with each link decided by the rule for model-written links: an
+    off-site one points at the confirmation page and is followed by its destination;
+    one with any other scheme loses its link (its text and destination stay, as text).
+    Links do not nest (CommonMark), so each open pairs with the next close."""
+    from grove.interfaces.links import leave_url, model_link
+
+    out: list[Token] = []
+    opened: tuple[Token, str, str] | None = None  # (the link_open, kind, address)
+    inside: list[Token] = []
+    for token in children:
+        if token.type == "link_open":
+            href = str(token.attrs.get("href", ""))
+            link = model_link(href)
+            opened, inside = (token, link.kind, link.address or href), []
+            continue
+        if token.type != "link_close" or opened is None:
+            (inside if opened is not None else out).append(token)
+            continue
+        link_open, kind, address = opened
+        text = _alt(Token("inline", "", 0, children=inside), parser, env).strip()
+        if kind == "internal":
+            link_open.attrs = {"href": address}
+            out += [link_open, *inside, token]
+        elif kind == "offsite":
+            link_open.attrs = {"href": leave_url(address), "class": "offsite",
+                               "title": f"Leaves Grove for {address}"}
+            shown = [] if text == address else _destination(address, "link-to")
+            out += [link_open, *inside, token, *shown]
+        else:
+            out += [*inside, *(_destination(address, "link-none") if address else [])]
+        opened, inside = None, []
+    return out + inside
 
 
 def _images_and_code(markdown: str) -> tuple[int, list[str], dict]:

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from grove.identity import services
 from grove.kernel import throttle
 from grove.kernel.actor import Actor
-from grove.kernel.errors import GroveError, Invalid
+from grove.kernel.errors import GroveError, Invalid, RateLimited
 from grove.kernel.schemas import In, ListMeta, Out
 
 logger = logging.getLogger(__name__)
@@ -272,7 +272,10 @@ def error_response(request: HttpRequest, status: int, code: str, message: str,
 
 @api.exception_handler(GroveError)
 def _grove_error(request: HttpRequest, exc: GroveError) -> HttpResponse:
-    return error_response(request, exc.status, exc.code, exc.message, exc.wire_details())
+    response = error_response(request, exc.status, exc.code, exc.message, exc.wire_details())
+    if isinstance(exc, RateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(ValidationError)

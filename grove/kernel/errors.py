@@ -70,3 +70,17 @@ class Unavailable(GroveError):
 
     status = 503
     default_code = "unavailable"
+
+
+class RateLimited(GroveError):
+    """Over a limit for now: retry after `retry_after` seconds. Nothing was done. REST
+    answers 429 with a `Retry-After` header, MCP an error result naming `retryAfter`,
+    the website its page or form with the wait."""
+
+    status = 429
+    default_code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = None,
+                 **details: Any):
+        super().__init__(message, code=code, retry_after=retry_after, **details)
+        self.retry_after = retry_after

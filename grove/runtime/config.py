@@ -44,6 +44,18 @@ SETTINGS: dict[str, str] = {
     "GROVE_JOB_LEASE_SECONDS": "job_lease_seconds",
 }
 
+# Ask's model calls (ask.providers, ask.services.budget): how long one may take, and how
+# many a connection and an account may make a minute, counted before each call.
+MODEL_SETTINGS: dict[str, str] = {
+    "GROVE_LLM_TIMEOUT": "llm_timeout",
+    "GROVE_MODEL_CALLS_PER_CONNECTION": "model_calls_per_connection",
+    "GROVE_MODEL_CALLS_PER_ACCOUNT": "model_calls_per_account",
+}
+SETTINGS.update(MODEL_SETTINGS)
+LLM_TIMEOUT_RANGE = (1.0, 3600.0)  # seconds
+MODEL_CALLS_DEFAULTS = {"GROVE_MODEL_CALLS_PER_CONNECTION": 10,
+                        "GROVE_MODEL_CALLS_PER_ACCOUNT": 30}  # a minute; 0 = no limit
+
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 CHALLENGE_MAX_CHARS = 512
@@ -90,6 +102,11 @@ class Config:
     # How long a worker may hold a job before `recover` hands it to another (a worker
     # killed mid-job holds its jobs this long); a handler may set its own.
     job_lease_seconds: int = 120
+    # Model calls: seconds one may take (a try; the client retries twice), and how many
+    # a connection and an account may make a minute (0 = no limit).
+    llm_timeout: float = 60.0
+    model_calls_per_connection: int = 10
+    model_calls_per_account: int = 30
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -144,8 +161,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
             raise ConfigError(
                 f"{path}: unknown setting {key!r} (known: {', '.join(sorted(known))})"
             )
-        if not isinstance(value, str | bool):
-            raise ConfigError(f"{path}: setting {key!r} must be a string")
+        if not isinstance(value, str | bool | int | float):
+            raise ConfigError(f"{path}: setting {key!r} must be a string, a number or "
+                              "true/false")
     return data
 
 
@@ -158,7 +176,7 @@ def _raw_settings(home: Path) -> tuple[dict[str, str], dict[str, str]]:
     for env_name, key in SETTINGS.items():
         if key in file_values:
             value = file_values[key]
-            values[env_name] = str(value).lower() if isinstance(value, bool) else value
+            values[env_name] = str(value).lower() if isinstance(value, bool) else str(value)
             sources[env_name] = f"{toml_path} ({key})"
         env_value = os.environ.get(env_name)
         if env_value is not None and env_value != "":
@@ -228,6 +246,28 @@ def _check_url(setting: str, url: str, schemes: tuple[str, ...]) -> str:
     if parts.scheme not in schemes or not parts.netloc:
         raise ConfigError(f"{setting}: {url!r} is not a {'/'.join(schemes)} URL")
     return url
+
+
+def _model_settings(values: dict[str, str]) -> dict[str, Any]:
+    """GROVE_LLM_TIMEOUT (seconds, 1–3600; default 60) and the model-call budgets (whole
+    numbers a minute, 0 = no limit), as `Config` fields."""
+    raw = values.get("GROVE_LLM_TIMEOUT", "60")
+    low, high = LLM_TIMEOUT_RANGE
+    try:
+        timeout = float(raw)
+    except ValueError:
+        timeout = float("nan")
+    if not low <= timeout <= high:  # (NaN and infinity fail here too)
+        raise ConfigError(f"GROVE_LLM_TIMEOUT: {raw!r} is not a number of seconds from "
+                          f"{low:g} to {high:g}")
+    found: dict[str, Any] = {"llm_timeout": timeout}
+    for name, default in MODEL_CALLS_DEFAULTS.items():
+        raw = values.get(name, str(default))
+        if not raw.isascii() or not raw.isdigit() or int(raw) > 1_000_000:
+            raise ConfigError(f"{name}: {raw!r} is not a number of model calls a minute "
+                              "(0 turns the limit off)")
+        found[MODEL_SETTINGS[name]] = int(raw)
+    return found
 
 
 def load(*, create_home: bool = True) -> Config:
@@ -367,5 +407,6 @@ def load(*, create_home: bool = True) -> Config:
         db_pool_size=sizes["GROVE_DB_POOL_SIZE"],
         job_lease_seconds=sizes["GROVE_JOB_LEASE_SECONDS"],
         metrics_token=metrics_token,
+        **_model_settings(values),
         sources=sources,
     )

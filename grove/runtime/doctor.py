@@ -97,7 +97,7 @@ def _profile() -> Finding:
                                  f"configuration asks for {wanted[0]}: run `grove reindex`")
 
 
-def _reachable(what: str, base_url: str | None, key: str) -> Finding:
+def _reachable(what: str, base_url: str | None, key: str, note: str = "") -> Finding:
     if not base_url:
         return Finding(what, None, "not configured")
     import httpx
@@ -113,7 +113,7 @@ def _reachable(what: str, base_url: str | None, key: str) -> Finding:
                              "check the key setting")
     if answer.status_code >= 500:
         return Finding(what, f"{base_url} fails ({answer.status_code}): check the server")
-    return Finding(what, None, base_url)
+    return Finding(what, None, f"{base_url}{note}")
 
 
 def _disk() -> Finding:
@@ -146,5 +146,7 @@ def findings() -> list[Finding]:
                             if settings.GROVE_EMBEDDINGS == "openai" else "",
                             settings.GROVE_EMBEDDINGS_API_KEY or ""))
     found.append(_reachable("answer provider", settings.GROVE_LLM_BASE_URL,
-                            settings.GROVE_LLM_API_KEY or ""))
+                            settings.GROVE_LLM_API_KEY or "",
+                            f" (a try times out after {settings.GROVE_LLM_TIMEOUT:g} s, "
+                            "GROVE_LLM_TIMEOUT)"))
     return found

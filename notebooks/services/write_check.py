@@ -53,8 +53,12 @@ class Checker(Protocol):
 
     def configured(self) -> bool: ...
 
-    def __call__(self, reference: Reference, subject: str,
-                 text: str) -> tuple[str, list[dict[str, Any]]]: ...
+    def __call__(self, actor: Actor, reference: Reference, subject: str,
+                 text: str) -> tuple[str, list[dict[str, Any]]]:
+        """The verdict and findings for the caller's write (`actor`: whose model call
+        it is — the checker may refuse it, e.g. over the caller's model-call budget,
+        and then the write is refused with it)."""
+        ...
 
 
 _checkers: list[Checker] = []
@@ -130,7 +134,9 @@ def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID
     that does not check, nothing declared, a replay, or a write that will be refused
     anyway (outside the grant, archived, paused capture, a stale expected version, a
     note not active), which the write then says. `note_id` names the note a correction
-    changes (its notebook, kind and content come from it unless given)."""
+    changes (its notebook, kind and content come from it unless given). Raises what the
+    checker refuses with (RateLimited: the caller's model-call budget is spent), before
+    anything is written."""
     if actor.connection_id is None or WRITE not in actor.capabilities:
         return None
     with tenant(actor):
@@ -164,7 +170,7 @@ def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID
     subject = f"revision of {note.versioned_id}" if note is not None else "new note"
     if not complete or not available():
         return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference))
-    verdict, findings = _checkers[0](reference, subject, content)
+    verdict, findings = _checkers[0](actor, reference, subject, content)
     return Checked(verdict=verdict, findings=findings, fingerprint=fingerprint(reference))
 
 

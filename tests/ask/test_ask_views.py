@@ -154,8 +154,9 @@ def test_a_question_over_the_limit_is_a_form_error(owner, web):
 
 # What the Ask pages cost, pinned (STYLE §9): the session and the account, the page's one
 # read in one tenant transaction (conversation, turns, their proposals with the versions
-# of what they cover and which of it the reader still sees, cited notes' versions now,
-# the last turn's picked notes), the notebook tree (with its note counts, and the Pinned
+# of what they cover and which of it the reader still sees, the cited revisions the reader
+# still reaches with their notes' versions now and whether they still read the same, the
+# last turn's picked notes), the notebook tree (with its note counts, and the Pinned
 # and tag counts: one more statement) and the history
 # panel — each tenant transaction is a savepoint, the context set, the reads, the context
 # restored.
@@ -212,3 +213,22 @@ def test_a_malformed_reask_version_is_no_server_error(web, owner, version):
     response = web.post(f"/ask/{conversation.id}/turns/{turn.id}/reask",
                         {"turn_id": str(uuid.uuid4()), "expected_version": version})
     assert response.status_code == 302
+
+
+def test_the_heading_says_what_a_conversation_really_searches(owner, web, provider):
+    manual = factories.note(owner, "The boiler manual is in the loft.")
+    archive = factories.notebook(owner, "Archive")
+    index_all(owner)
+    strict = web.post("/ask/new", ask_form("Where is the manual?", notes=[str(manual.id)],
+                                           notebooks=[str(archive.id)], only="on"))
+    page = web.get(strict["Location"]).content.decode()
+    assert ("Searching only the picked sources: “The boiler manual is in the loft.”, "
+            "Archive") in page
+    assert "Searching All notebooks and Personal" not in page
+    preferred = web.post("/ask/new", ask_form("Where is the manual?",
+                                              notes=[str(manual.id)]))
+    page = web.get(preferred["Location"]).content.decode()
+    assert ("Searching All notebooks and Personal, the picked sources first "
+            "(“The boiler manual is in the loft.”)") in page
+    plain = web.get(web.post("/ask/new", ask_form("Where?"))["Location"]).content.decode()
+    assert "Searching All notebooks and Personal ·" in plain

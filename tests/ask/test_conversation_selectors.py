@@ -1,6 +1,6 @@
 """Conversation reads (`ask.selectors`): history search and the history list, paging
-stable under deletion; what the Ask pages read (picked notes, cited notes' versions now,
-a conversation's page), grant-scoped."""
+stable under deletion; what the Ask pages read (picked notes, the cited notes whose text
+changed since, a conversation's page), grant-scoped."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from ask.selectors import (
     conversation_list,
     conversation_page,
     conversation_search,
-    note_versions,
     notes_picked,
     source_choices,
 )
@@ -72,7 +71,7 @@ def test_the_history_list_pages_past_a_deleted_row(owner):
         conversation_get(actor=owner, conversation_id=after)
 
 
-def test_picked_notes_and_their_versions_are_grant_scoped(owner):
+def test_picked_notes_are_grant_scoped(owner):
     shared = factories.notebook(owner, "Shared")
     private = factories.notebook(owner, "Private")
     mine = factories.note(owner, "Mine.", notebook_id=shared.id)
@@ -88,12 +87,6 @@ def test_picked_notes_and_their_versions_are_grant_scoped(owner):
     # At most a selection's worth of ids is read.
     many = [str(uuid.uuid4()) for _ in range(CONTEXT_NOTES_MAX)] + [str(mine.id)]
     assert notes_picked(actor=owner, note_ids=many) == []
-    ids = [mine.id, secret.id, gone.id, theirs.id]
-    assert note_versions(actor=agent, note_ids=ids) == {mine.id: 1}
-    notes.note_update(actor=owner, operation_id=uuid.uuid4(), note_id=secret.id,
-                      content="Secret, changed.")
-    assert note_versions(actor=owner, note_ids=ids) == {mine.id: 1, secret.id: 2}
-    assert note_versions(actor=owner, note_ids=[]) == {}
 
 
 def test_source_choices_are_the_picked_then_the_rest_that_match(owner):
@@ -107,25 +100,31 @@ def test_source_choices_are_the_picked_then_the_rest_that_match(owner):
     assert source_choices(actor=owner, note_ids=[], find="", limit=10) == ([], [])
 
 
-def test_conversation_page_reads_the_versions_now_and_the_last_selection(owner, provider):
+def test_conversation_page_reads_what_changed_and_the_last_selection(owner, provider):
     cited = factories.note(owner, "The boiler is serviced every October.")
     index_all(owner)
     conversation = start(owner)
     provider.chat_replies = [answer("answered", ("October.", [f"note:{cited.id}@1"]))]
     submit(owner, conversation, "When is the boiler serviced?")
     generate(owner)
+
+    def changed() -> list[tuple]:
+        page = conversation_page(actor=owner, conversation_id=conversation.id)
+        return [(c.note_id, c.cited_version, c.version)
+                for t in page.detail.turns for c in t.sources_changed]
+
     page = conversation_page(actor=owner, conversation_id=conversation.id)
     assert page.detail == conversation_get(actor=owner, conversation_id=conversation.id)
-    assert page.versions == {cited.id: 1} and page.picked == []
+    assert changed() == [] and page.picked == []
     notes.note_update(actor=owner, operation_id=uuid.uuid4(), note_id=cited.id,
                       content="The boiler is serviced every November.")
     picked = factories.note(owner, "The boiler's manual is in the loft.")
     submit(owner, conversation, "Where is the manual?",
            context={"notes": [str(picked.id)], "only": True})
     page = conversation_page(actor=owner, conversation_id=conversation.id)
-    assert page.versions == {cited.id: 2}  # the second turn is pending: no sources yet
+    assert changed() == [(cited.id, 1, 2)]  # the second turn is pending: no sources yet
     assert [n.id for n in page.picked] == [picked.id]
     notes.note_forget(actor=owner, operation_id=uuid.uuid4(), items=[{"id": cited.id}])
-    assert conversation_page(actor=owner, conversation_id=conversation.id).versions == {}
+    assert changed() == [(cited.id, 1, None)]
     with pytest.raises(NotFound):
         conversation_page(actor=factories.owner(), conversation_id=conversation.id)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
+from grove.interfaces.links import leave_url
 from tests import factories
 from tests.ask.conftest import fake_provider
 from tests.ask.test_ask import answer, index_all
@@ -82,9 +83,11 @@ def test_answers_notes_and_share_pages_never_call_out(browser_site: str, page: P
     assert leaks == []
     expect(turn.locator(".block")).to_contain_text("The code is 4711.")
     assert turn.locator("img").count() == 0
+    # A model's links (an image's among them) open Grove's confirmation page first.
     assert _image_links(page, "li.turn .block") == [
-        (LEAK, "noopener noreferrer nofollow", "Image: status — attacker.example"),
-        (f"{LEAK}&ref=2", "noopener noreferrer nofollow", "Image: ref — attacker.example")]
+        (leave_url(LEAK), "noopener noreferrer nofollow", "Image: status — attacker.example"),
+        (leave_url(f"{LEAK}&ref=2"), "noopener noreferrer nofollow",
+         "Image: ref — attacker.example")]
 
     _open(page, f"{browser_site}/notes/{note.id}/")
     expect(page.locator(".note-page .markdown h1")).to_have_text("Boiler")

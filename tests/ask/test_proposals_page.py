@@ -154,7 +154,7 @@ def test_a_stale_card_says_so_and_offers_to_ask_again(owner, provider, web):
     assert f'action="{url}"' not in page
     assert web.post(url).status_code == 302  # a stale form posted anyway
     page = web.get(f"/ask/{conversation.id}/").content.decode()
-    assert "Nothing was changed" in page
+    assert "nothing was changed" in page.lower()
     assert factories.note_row(owner, note.id).content == "Backups run at 03:00."
 
 
@@ -170,3 +170,23 @@ def test_the_htmx_apply_answers_with_the_turn_and_its_flash(owner, provider, web
     assert f'<li class="turn card" id="turn-{turn.id}"' in body and "<html" not in body
     assert 'data-state="applied"' in body and 'hx-swap-oob="true"' in body
     assert "Applied." in body
+
+
+def test_a_refused_apply_or_undo_says_nothing_was_changed_once(owner, provider, web):
+    note = factories.note(owner, "Backups run at 01:00.")
+    conversation, turn = asked(owner, provider, "change it to 02:00", [note],
+                               proposal("edit", [note.versioned_id],
+                                        content="Backups run at 02:00."))
+    [shown] = turn.proposals
+    url = f"/ask/{conversation.id}/turns/{turn.id}/proposals/{shown.id}"
+    web.post(f"{url}/undo")  # not applied yet: the service's words do not say it
+    page = web.get(f"/ask/{conversation.id}/").content.decode()
+    assert "Nothing was changed: This proposal has not been applied." in page
+    services.note_update(actor=owner, operation_id=factories.op(), note_id=note.id,
+                         content="Backups run at 03:00.")
+    web.post(f"{url}/apply")  # stale: the service's words say it already
+    flash = web.get(f"/ask/{conversation.id}/").content.decode()
+    message = flash[flash.index('class="flash'):]
+    message = message[:message.index("</p>")]
+    assert "The notes changed since this proposal was previewed" in message
+    assert message.lower().count("nothing was changed") == 1, message

@@ -87,6 +87,14 @@ BAD = [
     ({"GROVE_DEBUG": "perhaps"}, "GROVE_DEBUG"),
     ({"GROVE_JOB_LEASE_SECONDS": "2"}, "GROVE_JOB_LEASE_SECONDS: '2' is not a whole number"),
     ({"GROVE_JOB_LEASE_SECONDS": "soon"}, "GROVE_JOB_LEASE_SECONDS"),
+    ({"GROVE_LLM_TIMEOUT": "soon"}, "GROVE_LLM_TIMEOUT: 'soon' is not a number of seconds "
+                                    "from 1 to 3600"),
+    ({"GROVE_LLM_TIMEOUT": "0"}, "GROVE_LLM_TIMEOUT: '0' is not a number of seconds"),
+    ({"GROVE_LLM_TIMEOUT": "nan"}, "GROVE_LLM_TIMEOUT: 'nan' is not a number of seconds"),
+    ({"GROVE_LLM_TIMEOUT": "86400"}, "GROVE_LLM_TIMEOUT: '86400' is not"),
+    ({"GROVE_MODEL_CALLS_PER_CONNECTION": "-1"},
+     "GROVE_MODEL_CALLS_PER_CONNECTION: '-1' is not a number of model calls a minute"),
+    ({"GROVE_MODEL_CALLS_PER_ACCOUNT": "lots"}, "GROVE_MODEL_CALLS_PER_ACCOUNT: 'lots'"),
 ]
 
 
@@ -121,3 +129,23 @@ def test_default_home_depends_on_who_runs_grove(monkeypatch):
     assert config.grove_home() == config.ROOT_DEFAULT_HOME
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert config.grove_home() == config.Path.home() / ".grove"
+
+
+def test_model_call_settings_come_from_grove_toml_as_numbers_or_text(home, monkeypatch):
+    """GROVE_LLM_TIMEOUT and the model-call budgets (issue 36 items 2.3 and 3.7): the
+    documented defaults, then grove.toml — a TOML number as readily as a string — and
+    the environment over it."""
+    cfg = config.load()
+    assert (cfg.llm_timeout, cfg.model_calls_per_connection,
+            cfg.model_calls_per_account) == (60.0, 10, 30)
+    (home / "grove.toml").write_text('llm_timeout = 300\nmodel_calls_per_connection = "0"\n'
+                                     "model_calls_per_account = 100\n")
+    cfg = config.load()
+    assert (cfg.llm_timeout, cfg.model_calls_per_connection,
+            cfg.model_calls_per_account) == (300.0, 0, 100)
+    assert cfg.sources["GROVE_LLM_TIMEOUT"].endswith("grove.toml (llm_timeout)")
+    monkeypatch.setenv("GROVE_LLM_TIMEOUT", "2.5")
+    assert config.load().llm_timeout == 2.5
+    (home / "grove.toml").write_text("llm_timeout = [1]\n")
+    with pytest.raises(ConfigError, match="'llm_timeout' must be a string, a number or"):
+        config.load()
