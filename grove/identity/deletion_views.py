@@ -12,8 +12,8 @@ from django.views.decorators.http import require_http_methods
 
 from grove.identity.deletion import account_delete
 from grove.identity.forms import DeleteAccountForm
+from grove.identity.session import session_actor
 from grove.identity.views import password_reentry_failed, password_reentry_refused
-from grove.interfaces.middleware import session_actor
 from grove.kernel.errors import GroveError
 
 

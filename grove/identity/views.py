@@ -28,7 +28,7 @@ from grove.identity.forms import (
     SecretRulesForm,
     TimeZoneForm,
 )
-from grove.interfaces.middleware import session_actor
+from grove.identity.session import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import GroveError, NotFound

@@ -4,7 +4,7 @@
 unknown address (nothing advertises it); with it, 401 (`WWW-Authenticate: Bearer`)
 unless the request carries `Authorization: Bearer <token>` (compared in constant time),
 else the process's registry (`grove.kernel.metrics`, with the job families of
-`grove.runtime.metrics`) in the exposition format the scraper asks for. Like `/healthz`
+`grove.kernel.job_metrics`) in the exposition format the scraper asks for. Like `/healthz`
 and `/readyz` it skips the per-address rate limit and the HTTPS redirect, so a
 Prometheus inside the network can scrape each web process directly.
 
@@ -32,7 +32,7 @@ from django.views.defaults import page_not_found
 from prometheus_client.exposition import choose_encoder
 
 from grove.kernel import metrics, throttle
-from grove.runtime.metrics import JOBS  # noqa: F401 - registers the job families
+from grove.kernel.job_metrics import JOBS  # noqa: F401 - registers the job families
 
 FAILED_ATTEMPTS = 30  # wrong tokens a minute from one address before they get 429
 WINDOW = 60

@@ -18,6 +18,9 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
+from grove.kernel.addresses import LOOPBACK_NAMES
+from grove.kernel.errors import ConfigError
+
 # Environment variable → key in grove.toml.
 SETTINGS: dict[str, str] = {
     "DATABASE_URL": "database_url",
@@ -45,14 +48,9 @@ SETTINGS: dict[str, str] = {
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 CHALLENGE_MAX_CHARS = 512
 METRICS_TOKEN_MIN_CHARS = 32  # a guessable token would open /metrics to anyone
 ROOT_DEFAULT_HOME = Path("/var/lib/grove")
-
-
-class ConfigError(Exception):
-    """A configuration problem, phrased as the one line the user will read."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """`/metrics` (issue 23 item 4; grove/interfaces/metrics.py, grove/kernel/metrics.py,
-grove/runtime/metrics.py): hidden without a token, 401 without the right one, 429 for the
+grove/kernel/job_metrics.py): hidden without a token, 401 without the right one, 429 for the
 wrong tokens of an address that keeps guessing (never for the right one), and what it
 reports moves with real requests, real jobs and real refusals."""
 
@@ -17,9 +17,8 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 import grove.settings
-from grove.kernel import jobs
+from grove.kernel import job_metrics, jobs
 from grove.models import Job
-from grove.runtime import metrics as job_metrics
 from notebooks import services
 from notebooks.services.indexing import EMBED
 from tests import factories
