@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
-from grove.kernel.addresses import LOOPBACK_NAMES
+from grove.kernel.addresses import LOOPBACK_NAMES, parse_header, parse_proxies
 from grove.kernel.errors import ConfigError
 
 # Environment variable → key in grove.toml.
@@ -45,6 +45,8 @@ SETTINGS: dict[str, str] = {
     "GROVE_DB_POOL_SIZE": "db_pool_size",
     "GROVE_METRICS_TOKEN": "metrics_token",
     "GROVE_JOB_LEASE_SECONDS": "job_lease_seconds",
+    "GROVE_TRUSTED_PROXIES": "trusted_proxies",
+    "GROVE_FORWARDED_HEADER": "forwarded_header",
 }
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
@@ -88,6 +90,10 @@ class Config:
     # How long a worker may hold a job before `recover` hands it to another (a worker
     # killed mid-job holds its jobs this long); a handler may set its own.
     job_lease_seconds: int = 120
+    # Reverse proxies whose forwarded header names the client (grove.kernel.addresses):
+    # networks in normal form, and the header's name in lower case.
+    trusted_proxies: tuple[str, ...] = ()
+    forwarded_header: str = "x-forwarded-for"
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -315,6 +321,16 @@ def load(*, create_home: bool = True) -> Config:
                           "characters of printable ASCII without spaces (it travels in an "
                           "Authorization header)")
 
+    try:
+        trusted_proxies = parse_proxies(values.get("GROVE_TRUSTED_PROXIES", ""))
+    except ValueError as exc:
+        raise ConfigError(f"GROVE_TRUSTED_PROXIES: {exc}") from None
+    try:
+        forwarded_header = parse_header(values.get("GROVE_FORWARDED_HEADER",
+                                                   "X-Forwarded-For"))
+    except ValueError as exc:
+        raise ConfigError(f"GROVE_FORWARDED_HEADER: {exc}") from None
+
     if values.get("DATABASE_URL"):
         embedded = False
         database = _parse_database_url("DATABASE_URL", values["DATABASE_URL"])
@@ -365,5 +381,7 @@ def load(*, create_home: bool = True) -> Config:
         db_pool_size=sizes["GROVE_DB_POOL_SIZE"],
         job_lease_seconds=sizes["GROVE_JOB_LEASE_SECONDS"],
         metrics_token=metrics_token,
+        trusted_proxies=trusted_proxies,
+        forwarded_header=forwarded_header,
         sources=sources,
     )
