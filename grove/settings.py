@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "grove.interfaces.middleware.HtmxVaryMiddleware",
-    "grove.identity.session.ActorMiddleware",
+    "grove.identity.caller.ActorMiddleware",
     "grove.interfaces.middleware.WebErrorMiddleware",
 ]
 

@@ -19,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity import selectors, services
+from grove.identity.caller import session_actor
 from grove.identity.forms import (
     ApproveForm,
     GrantForm,
@@ -28,7 +29,6 @@ from grove.identity.forms import (
     SecretRulesForm,
     TimeZoneForm,
 )
-from grove.identity.session import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.addresses import request_address

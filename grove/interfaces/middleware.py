@@ -1,6 +1,6 @@
 """The website's middleware: the owner's time zone, HTMX's Vary, request ids, the API's
 405 and the one error mapping of pages. The caller's `Actor` is resolved by identity's
-`grove.identity.session.ActorMiddleware`; `session_actor` is named here too, for the
+`grove.identity.caller.ActorMiddleware`; `session_actor` is named here too, for the
 pages of every app."""
 
 import re
@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
-from grove.identity.session import session_actor
+from grove.identity.caller import session_actor
 from grove.kernel.validation import zone_names
 
 __all__ = ["ApiMethodNotAllowedMiddleware", "HtmxVaryMiddleware", "RequestIdMiddleware",
