@@ -7,7 +7,7 @@ from typing import Any, cast
 from django import forms
 
 from ask.rules import CONTEXT_NOTEBOOKS_MAX, CONTEXT_NOTES_MAX, QUERY_MAX_CHARS, SEARCH_MAX_CHARS
-from grove.interfaces.forms import IdsChoiceField
+from grove.kernel.forms import IdsChoiceField
 from grove.kernel.paging import CURSOR_MAX_CHARS
 
 

@@ -103,8 +103,8 @@ def note_uuid(item: Any) -> uuid.UUID:
 
 
 def served_prefix(items: list[Any], max_chars: int) -> list[Any]:
-    """The items `recall(max_chars=…)` would have returned (recall._within_budget's rule)."""
-    from notebooks.selectors.recall import item_chars
+    """The items `recall(max_chars=…)` would have returned (recall_budget.within_budget's rule)."""
+    from notebooks.selectors.recall_budget import item_chars
 
     kept, spent = [], 0
     for item in items:

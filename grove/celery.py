@@ -3,7 +3,6 @@
 import functools
 import logging
 import os
-from pathlib import Path
 
 from celery import Celery
 from celery.signals import worker_ready
@@ -20,11 +19,9 @@ app.autodiscover_tasks()
 
 @functools.cache
 def ensure_broker_folders() -> None:
-    """The filesystem transport needs its folders to exist before anything is sent."""
-    options = app.conf.broker_transport_options or {}
-    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
-        if options.get(key):
-            Path(options[key]).mkdir(parents=True, exist_ok=True, mode=0o700)
+    """The file broker's folders, before a worker or beat starts (a channel also makes
+    them as it opens: `grove.runtime.broker`)."""
+    broker.ensure_folders(app.conf.broker_transport_options or {})
 
 
 @worker_ready.connect

@@ -69,7 +69,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "grove.interfaces.middleware.HtmxVaryMiddleware",
-    "grove.interfaces.middleware.ActorMiddleware",
+    "grove.identity.caller.ActorMiddleware",
     "grove.interfaces.middleware.WebErrorMiddleware",
 ]
 
@@ -204,6 +204,11 @@ if HTTPS:
 # oauth2_provider.W008 warns that plain-http redirect URIs are allowed: they are, but
 # only for loopback addresses (native apps, RFC 8252) — grove/identity/oauth.py refuses any other
 # http redirect URI at registration.
+# The reverse proxies whose forwarded header names the client, and that header
+# (grove.kernel.addresses): the address sign-in throttling and every per-address limit
+# count by. None trusted by default: then every request's address is its peer's.
+GROVE_TRUSTED_PROXIES = CONFIG.trusted_proxies
+GROVE_FORWARDED_HEADER = CONFIG.forwarded_header
 SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021", "oauth2_provider.W008"]
 
 # OAuth 2.1 for MCP clients (django-oauth-toolkit; grove/identity/oauth.py). Grove is both the

@@ -7,14 +7,14 @@ from celery import shared_task
 from grove.kernel import jobs
 
 
-@shared_task(name="grove.job", ignore_result=True)
+@shared_task(name=jobs.RUN_TASK, ignore_result=True)
 def job_run_task(job_id: str, account_id: str) -> int:
     """Wake-up for one job row (see grove.kernel.jobs.run): one batch of its work, or of the
     oldest ready work if its own is done. Duplicates are harmless."""
     return jobs.run(uuid.UUID(job_id), uuid.UUID(account_id))
 
 
-@shared_task(name="grove.drain", ignore_result=True)
+@shared_task(name=jobs.DRAIN_TASK, ignore_result=True)
 def job_drain_task(account_id: str, kind: str) -> int:
     """Wake-up for more ready work of one kind (sent after a claim that left more, and by
     recover; see grove.kernel.jobs.drain)."""

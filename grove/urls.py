@@ -3,13 +3,13 @@ from oauth2_provider import views as oauth_views
 
 from grove.identity import archive_views, deletion_views, views
 from grove.identity import oauth_views as oauth
-from grove.interfaces.health import healthz, readyz
 from grove.interfaces.mcp import mcp_endpoint
 from grove.interfaces.metrics import metrics_view
 from grove.interfaces.rest import api, not_found_view
+from grove.runtime.health import healthz, readyz
 
 # Every REST router, named by module (feature apps' so core does not import them).
-api.add_router("", "grove.identity.api.router")
+api.add_router("", "grove.interfaces.identity_api.router")
 api.add_router("", "grove.interfaces.tool_api.router")
 api.add_router("", "notebooks.api_context.router")  # before notebooks.api: see its docstring
 api.add_router("", "notebooks.api.router")

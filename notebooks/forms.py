@@ -5,8 +5,8 @@ from typing import Any, Self, cast
 
 from django import forms
 
-from grove.interfaces.forms import IdChoiceField
 from grove.kernel.errors import Invalid
+from grove.kernel.forms import IdChoiceField
 from grove.kernel.paging import CURSOR_MAX_CHARS
 from grove.kernel.validation import TIME_ZONE_MAX_CHARS, clean_time_zone
 from notebooks import rules

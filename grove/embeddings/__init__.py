@@ -11,30 +11,14 @@ Every vector records the provider's `profile` (model id + dimension).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-if TYPE_CHECKING:
-    import numpy as np
+from grove.embeddings.base import Embedder, EmbeddingUnavailable, profile_name
 
-
-class EmbeddingUnavailable(Exception):
-    """The provider could not answer now (network, rate limit): worth retrying."""
-
-
-class Embedder(Protocol):
-    profile: str
-    dimension: int
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """L2-normalised float32 vectors, one row per text, in order."""
-        ...
-
-
-def profile_name(model: str, dimension: int) -> str:
-    return f"{model}/{dimension}"
+__all__ = ["Embedder", "EmbeddingUnavailable", "configured_profile", "get_embedder",
+           "profile_name"]
 
 
 @functools.cache

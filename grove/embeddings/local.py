@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from grove.embeddings import profile_name
+from grove.embeddings.base import profile_name
 from grove.embeddings.catalog import DEFAULT_VARIANT, DIMENSION, MODEL_ID, VARIANTS
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "embedding_model"

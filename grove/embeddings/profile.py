@@ -6,8 +6,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from grove.embeddings import configured_profile
+from grove.kernel.errors import ConfigError
 from grove.models import EmbeddingProfile
-from grove.runtime.config import ConfigError
 
 
 def check_embedding_profile() -> None:

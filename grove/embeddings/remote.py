@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from django.conf import settings
 
-from grove.embeddings import EmbeddingUnavailable, profile_name
+from grove.embeddings.base import EmbeddingUnavailable, profile_name
 
 
 class OpenAIEmbedder:

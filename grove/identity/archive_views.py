@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from grove.identity.archive import account_archive, account_archive_import, archive_records
-from grove.interfaces.middleware import session_actor
+from grove.identity.caller import session_actor
 from grove.kernel.errors import GroveError
 
 

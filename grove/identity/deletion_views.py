@@ -10,10 +10,10 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from grove.identity.caller import session_actor
 from grove.identity.deletion import account_delete
 from grove.identity.forms import DeleteAccountForm
 from grove.identity.views import password_reentry_failed, password_reentry_refused
-from grove.interfaces.middleware import session_actor
 from grove.kernel.errors import GroveError
 
 

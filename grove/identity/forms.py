@@ -13,8 +13,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from grove.identity.schemas import ConnectionOut
-from grove.interfaces.forms import IdsChoiceField
 from grove.kernel.actor import WRITE
+from grove.kernel.forms import IdsChoiceField
 from grove.kernel.validation import TIME_ZONE_MAX_CHARS
 
 

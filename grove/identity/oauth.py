@@ -330,13 +330,3 @@ def end_account_tokens(*, account_id: Any) -> int:
             model._meta.label, 0)
     return ended
 
-
-def revoke_client_tokens(*, account_id: Any, client_id: str) -> None:
-    """Revoking an OAuth connection also ends the client's tokens for this account, so it
-    must sign in again (and be approved again) to come back."""
-    from oauth2_provider.models import AccessToken, RefreshToken
-
-    for refresh in RefreshToken.objects.filter(user_id=account_id, revoked__isnull=True,
-                                               application__client_id=client_id):
-        refresh.revoke()
-    AccessToken.objects.filter(user_id=account_id, application__client_id=client_id).delete()

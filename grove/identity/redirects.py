@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from django.conf import settings
 from django.utils.csp import CSP
 
-from grove.runtime.config import LOOPBACK_NAMES
+from grove.kernel.addresses import LOOPBACK_NAMES
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
 

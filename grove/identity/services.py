@@ -302,12 +302,22 @@ def connection_revoke(*, actor: Actor, connection_id: uuid.UUID | str) -> Connec
             row.pending_request = None
             row.save(update_fields=["status", "revoked_at", "pending_request"])
             if row.kind == Connection.Kind.OAUTH:
-                from grove.identity.oauth import revoke_client_tokens
-
                 # Same transaction: the client's tokens end with the connection.
-                revoke_client_tokens(account_id=row.account_id,
-                                     client_id=str(row.oauth_client_id))
+                _revoke_client_tokens(account_id=row.account_id,
+                                      client_id=str(row.oauth_client_id))
         return ConnectionOut.of(row)
+
+
+def _revoke_client_tokens(*, account_id: uuid.UUID, client_id: str) -> None:
+    """Revoking an OAuth connection also ends the client's tokens for this account, so it
+    must sign in again (and be approved again) to come back. (Here, not in
+    `grove.identity.oauth`: that module's resource-server side calls this one.)"""
+    from oauth2_provider.models import AccessToken, RefreshToken
+
+    for refresh in RefreshToken.objects.filter(user_id=account_id, revoked__isnull=True,
+                                               application__client_id=client_id):
+        refresh.revoke()
+    AccessToken.objects.filter(user_id=account_id, application__client_id=client_id).delete()
 
 
 def connection_authenticate(key: str) -> Actor | None:

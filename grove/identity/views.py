@@ -19,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity import selectors, services
+from grove.identity.caller import session_actor
 from grove.identity.forms import (
     ApproveForm,
     GrantForm,
@@ -28,9 +29,9 @@ from grove.identity.forms import (
     SecretRulesForm,
     TimeZoneForm,
 )
-from grove.interfaces.middleware import session_actor
 from grove.kernel import throttle
 from grove.kernel.actor import READ, WRITE, Actor
+from grove.kernel.addresses import request_address
 from grove.kernel.errors import GroveError, NotFound
 from grove.kernel.validation import zone_names
 from grove.models import Connection
@@ -75,7 +76,7 @@ class GroveLoginView(LoginView):
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         username = request.POST.get("username", "")
-        wait = throttle.login_blocked_for(username, throttle.client_address(request))
+        wait = throttle.login_blocked_for(username, request_address(request))
         if wait is not None:
             # Refused before the password is even checked (no hashing work, no oracle).
             minutes = max(1, round(wait / 60))
@@ -93,14 +94,14 @@ class GroveLoginView(LoginView):
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
         throttle.login_failed(self.request.POST.get("username", ""),
-                              throttle.client_address(self.request))
+                              request_address(self.request))
         response = super().form_invalid(form)
         response.status_code = 400
         return response
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         throttle.login_succeeded(self.request.POST.get("username", ""),
-                                 throttle.client_address(self.request))
+                                 request_address(self.request))
         return super().form_valid(form)
 
 
@@ -116,7 +117,7 @@ def password_reentry_refused(request: HttpRequest, template: str,
     the account) are over the sign-in budget — a browser left signed in is no way to
     guess the password faster; None when the attempt may go on."""
     wait = throttle.login_blocked_for(request.user.get_username(),
-                                      throttle.client_address(request))
+                                      request_address(request))
     if wait is None:
         return None
     minutes = max(1, round(wait / 60))
@@ -128,7 +129,7 @@ def password_reentry_refused(request: HttpRequest, template: str,
 
 
 def password_reentry_failed(request: HttpRequest) -> None:
-    throttle.login_failed(request.user.get_username(), throttle.client_address(request))
+    throttle.login_failed(request.user.get_username(), request_address(request))
 
 
 @login_required

@@ -11,10 +11,12 @@ a database connection. So, before Django sees a request:
    a folder or zip to ingest), which may be `GROVE_IMPORT_MAX_BODY` for a signed-in session
    (checked here, so an anonymous upload is held to the small limit too).
 2. **Requests per client address.** `GROVE_ADDRESS_RATE_LIMIT` requests a minute per
-   address (static files and the health check aside), counted before any credential is
-   looked up; over it → 429 with `Retry-After`, answered after a second's pause so that
-   a flood retrying at once cannot keep the server busy refusing it. The per-connection limit
-   (`grove.kernel.throttle.connection_wait`) applies after authentication on top of it.
+   address — the client's: the peer's, or behind a trusted proxy the one it names
+   (`grove.kernel.addresses`) — static files and the health check aside, counted before
+   any credential is looked up; over it → 429 with `Retry-After`, answered after a
+   second's pause so that a flood retrying at once cannot keep the server busy refusing
+   it. The per-connection limit (`grove.kernel.throttle.connection_wait`) applies after
+   authentication on top of it.
 3. **Concurrency.** At most `GROVE_MAX_CONCURRENT_REQUESTS` requests run inside Django at
    once, and at most half of them from any one address (static files and the health
    check aside); the rest wait their turn here (a coroutine each, no thread, no
@@ -45,6 +47,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from grove.kernel import metrics, throttle
+from grove.kernel.addresses import scope_address
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -154,8 +157,7 @@ class Limits:
         started = time.perf_counter()
         path: str = scope.get("path", "")
         headers = _headers(scope)
-        client = scope.get("client") or ("", 0)
-        address = throttle.address_of(client[0], headers.get("x-forwarded-for", ""))
+        address = scope_address(scope)
         if not (path.startswith(EXEMPT_PREFIXES) or path in EXEMPT_PATHS):
             wait = await self.address_wait(address)
             if wait is not None:

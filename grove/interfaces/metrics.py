@@ -4,17 +4,19 @@
 unknown address (nothing advertises it); with it, 401 (`WWW-Authenticate: Bearer`)
 unless the request carries `Authorization: Bearer <token>` (compared in constant time),
 else the process's registry (`grove.kernel.metrics`, with the job families of
-`grove.runtime.metrics`) in the exposition format the scraper asks for. Like `/healthz`
+`grove.kernel.job_metrics`) in the exposition format the scraper asks for. Like `/healthz`
 and `/readyz` it skips the per-address rate limit and the HTTPS redirect, so a
 Prometheus inside the network can scrape each web process directly.
 
-Wrong tokens have a limit of their own: `FAILED_ATTEMPTS` a minute per client address
-(`grove.kernel.throttle.fixed_window`, counted in `grove_rate_limit_refusals_total
-{scope="metrics"}`). Past it, every request from that address is answered 429 with
-`Retry-After` until the minute ends *without its token being compared* — the right one
-too: were it still checked, a 200 among the 429s would tell a guesser it had found it,
-and the limit would limit nothing. Scrapes with the right token are never counted, so
-an address that does not guess is never refused.
+Wrong tokens are limited, the right one never is: each request's token is compared
+first (in constant time); the right one is answered, always. A wrong one counts against
+`FAILED_ATTEMPTS` a minute per client address (`grove.kernel.throttle.fixed_window`,
+counted in `grove_rate_limit_refusals_total{scope="metrics"}`); past it, wrong tokens
+from that address are answered 429 with `Retry-After` until the minute ends. So a
+Prometheus that shares its address with a guesser (behind one NAT or proxy) keeps
+scraping. A 200 after the 429s would tell a guesser it had found the token, but the token
+is at least `METRICS_TOKEN_MIN_CHARS` (32) printable characters, so 30 guesses a minute
+find nothing in any lifetime; refusing the right one too only locked Prometheus out.
 """
 
 from __future__ import annotations
@@ -24,16 +26,15 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found
 from prometheus_client.exposition import choose_encoder
 
 from grove.kernel import metrics, throttle
-from grove.runtime.metrics import JOBS  # noqa: F401 - registers the job families
+from grove.kernel.job_metrics import JOBS  # noqa: F401 - registers the job families
 
-FAILED_ATTEMPTS = 30  # wrong tokens a minute from one address before it is refused
+FAILED_ATTEMPTS = 30  # wrong tokens a minute from one address before they get 429
 WINDOW = 60
 
 
@@ -44,20 +45,12 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         return page_not_found(request, Http404())
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
-    address = throttle.address_key(request)
-    refused = f"metrics-refused:{address}"  # holds the window in which it is refused
-    now = throttle.clock()
-    window = int(now // WINDOW)  # (`fixed_window`'s windows)
-    if cache.get(refused) == window:
-        metrics.refused("metrics")
-        return _too_many(throttle.until_window_ends(WINDOW, now))
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secrets.compare_digest(
             given.strip().encode(), token.encode()):
-        wait = throttle.fixed_window(f"metrics:{address}", limit=FAILED_ATTEMPTS,
-                                     window=WINDOW, now=now)
+        wait = throttle.fixed_window(f"metrics:{throttle.address_key(request)}",
+                                     limit=FAILED_ATTEMPTS, window=WINDOW)
         if wait is not None:
-            cache.set(refused, window, timeout=wait + 5)
             return _too_many(wait)
         return HttpResponse("Send the metrics token: Authorization: Bearer <token>\n",
                             status=401, content_type="text/plain; charset=utf-8",

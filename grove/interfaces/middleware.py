@@ -1,4 +1,7 @@
-"""Resolve the website caller into an `Actor` once per request (STYLE §2)."""
+"""The website's middleware: the owner's time zone, HTMX's Vary, request ids, the API's
+405 and the one error mapping of pages. The caller's `Actor` is resolved by identity's
+`grove.identity.caller.ActorMiddleware`; `session_actor` is named here too, for the
+pages of every app."""
 
 import re
 import uuid
@@ -10,34 +13,11 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
-from grove.kernel.actor import Actor
+from grove.identity.caller import session_actor
 from grove.kernel.validation import zone_names
 
-
-class GroveRequest(HttpRequest):
-    """What views receive: a request with the resolved caller (None when anonymous)."""
-
-    actor: Actor | None
-
-
-def session_actor(request: HttpRequest) -> Actor:
-    """The signed-in owner's actor (views behind `login_required`)."""
-    actor = getattr(request, "actor", None)
-    if actor is None:
-        raise PermissionDenied("Sign in first.")
-    return actor
-
-
-class ActorMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        user = getattr(request, "user", None)
-        request.actor = (  # type: ignore[attr-defined]
-            Actor.for_session(user.id) if user is not None and user.is_authenticated else None
-        )
-        return self.get_response(request)
+__all__ = ["ApiMethodNotAllowedMiddleware", "HtmxVaryMiddleware", "RequestIdMiddleware",
+           "TimeZoneMiddleware", "WebErrorMiddleware", "session_actor"]
 
 
 # Answers that are the same whoever asks: the API (instants in ISO 8601 with their zone)

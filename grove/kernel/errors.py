@@ -84,3 +84,11 @@ class RateLimited(GroveError):
                  **details: Any):
         super().__init__(message, code=code, retry_after=retry_after, **details)
         self.retry_after = retry_after
+
+
+class ConfigError(Exception):
+    """A configuration problem, phrased as the one line the user will read: found before
+    Django starts (`grove.runtime.config`) or at start-up by the part that needs the
+    setting (the embedded server, the embedding profile). The CLI prints that line and
+    exits non-zero; nothing else should catch it. Not a `GroveError`: no caller's
+    request caused it, so no interface answers it."""

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -58,6 +59,11 @@ from grove.models import Account, Job
 
 logger = logging.getLogger(__name__)
 
+# The wake-ups are the Celery tasks of these names (`grove.tasks`), sent by name through
+# the process's Celery app (`grove.celery`, Celery's current app) — the kernel imports
+# neither; the broker's transport makes its own folders (`grove.runtime.broker`).
+RUN_TASK = "grove.job"
+DRAIN_TASK = "grove.drain"
 RESEND_AFTER = timedelta(seconds=60)
 BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_MAX_SECONDS = 300.0
@@ -186,26 +192,19 @@ def wake_on_commit(job_id: uuid.UUID, account_id: uuid.UUID, kind: str, *,
 
 def send(job_id: uuid.UUID, account_id: uuid.UUID, *, countdown: float | None = None) -> None:
     """Deliver a wake-up. A broker failure loses nothing: `recover` wakes the work up."""
-    from grove.tasks import job_run_task
-
-    _deliver(job_run_task, [str(job_id), str(account_id)], countdown=countdown)
+    _deliver(RUN_TASK, [str(job_id), str(account_id)], countdown=countdown)
 
 
 def send_drain(account_id: uuid.UUID, kind: str) -> None:
     """Deliver a `drain` wake-up for (account, kind) (see `drain`)."""
-    from grove.tasks import job_drain_task
-
-    _deliver(job_drain_task, [str(account_id), kind])
+    _deliver(DRAIN_TASK, [str(account_id), kind])
 
 
-def _deliver(task: Any, args: list[str], *, countdown: float | None = None) -> None:
-    from grove.celery import ensure_broker_folders
-
+def _deliver(task: str, args: list[str], *, countdown: float | None = None) -> None:
     try:
-        ensure_broker_folders()
-        task.apply_async(args=args, countdown=countdown)
+        current_app.send_task(task, args=args, countdown=countdown)
     except Exception:  # noqa: BLE001 - any broker error; the job row is the record
-        logger.warning("could not send %s%s; recover will wake the work up", task.name, args,
+        logger.warning("could not send %s%s; recover will wake the work up", task, args,
                        exc_info=True)
 
 
@@ -215,13 +214,10 @@ def wake_up_waiting() -> bool:
     when the broker cannot say (then one more is sent: harmless)."""
     from kombu.exceptions import ChannelError
 
-    from grove.celery import app, ensure_broker_folders
-
     try:
-        ensure_broker_folders()
-        with app.pool.acquire(block=True, timeout=5) as conn:
+        with current_app.pool.acquire(block=True, timeout=5) as conn:
             declared = conn.default_channel.queue_declare(
-                queue=app.conf.task_default_queue, passive=True)
+                queue=current_app.conf.task_default_queue, passive=True)
     except ChannelError:  # Redis: a queue holding no message does not exist
         return False
     except Exception:  # noqa: BLE001 - any broker error: assume none waits

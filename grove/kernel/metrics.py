@@ -15,7 +15,7 @@ them, and `grove.interfaces.metrics` exposes the registry.
   (`grove.kernel.throttle`, which every 429 of a limit goes through; `metrics`: wrong
   `/metrics` tokens, `grove.interfaces.metrics`).
 
-The job families are read from the database at scrape time (`grove.runtime.metrics`).
+The job families are read from the database at scrape time (`grove.kernel.job_metrics`).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ runs one web process). Keys hold hashes, never names or addresses in the clear.
 * **Per connection** (`connection_wait`): `GROVE_API_RATE_LIMIT` requests a minute per
   API key or OAuth client, one count across `/v1`, `POST /v1/tools/*` and `/mcp`.
 * **Per address** (`grove.interfaces.limits`): every request, before any credential is looked up.
+  The address is the client's as `grove.kernel.addresses.client_address` finds it: the
+  peer's, or behind a trusted reverse proxy the one that proxy names.
 * **OAuth client registration** (`registration_blocked_for`): registrations per address
   per window, refused ones included.
 * **Sign-in** (`login_*`): failures are counted per (account name, address), per
@@ -29,6 +31,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 
 from grove.kernel import metrics
+from grove.kernel.addresses import request_address
 
 WINDOW = 60  # the per-connection and per-address limits count per minute
 
@@ -50,23 +53,9 @@ def _login_keys(username: str, address: str, window: int, now: float) -> dict[st
             "account": f"login:a:{account}:{slot}"}
 
 
-def address_of(remote: str, forwarded: str) -> str:
-    """The client's address. Behind the HTTPS reverse proxy (an https base URL) every
-    connection comes from the proxy, so the address the proxy appended last to
-    X-Forwarded-For is used — not earlier entries, which the client could forge."""
-    if getattr(settings, "SECURE_PROXY_SSL_HEADER", None) and forwarded.strip():
-        return forwarded.split(",")[-1].strip()
-    return remote or "unknown"
-
-
-def client_address(request: HttpRequest) -> str:
-    return address_of(request.META.get("REMOTE_ADDR", ""),
-                      request.META.get("HTTP_X_FORWARDED_FOR", ""))
-
-
 def address_key(request: HttpRequest) -> str:
-    """The client's address, hashed."""
-    return hashed(client_address(request))
+    """The client's address (`grove.kernel.addresses`, trusted proxies believed), hashed."""
+    return hashed(request_address(request))
 
 
 def count(key: str, window: int) -> int:

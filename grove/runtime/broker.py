@@ -50,6 +50,18 @@ SCHEME = "grovefs"
 RELIST_EVERY = 1.0  # seconds (see the module docstring)
 
 
+FOLDERS = ("data_folder_in", "data_folder_out", "processed_folder", "control_folder")
+
+
+def ensure_folders(options: dict[str, Any]) -> None:
+    """Make the folders the transport options name (owner-only). Every channel does it
+    as it opens, so the first message of a fresh data folder finds them — whichever
+    process sends it. Raises OSError when they cannot be made."""
+    for key in FOLDERS:
+        if options.get(key):
+            Path(options[key]).mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
 def _write_whole(path: Path, data: bytes) -> None:
     """Write `path` so that readers see all of `data` or the previous file."""
     partial = path.parent / f".{uuid.uuid4()}.partial"
@@ -83,6 +95,10 @@ class Channel(filesystem.Channel):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        try:
+            ensure_folders(self.transport_options)
+        except OSError as exc:
+            raise ChannelError(f"Cannot make the broker's folders ({exc.strerror})") from exc
         self._listed: dict[str, deque[str]] = {}  # queue → message files, oldest first
         self._listed_at = float("-inf")
 

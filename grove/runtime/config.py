@@ -18,6 +18,9 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
+from grove.kernel.addresses import LOOPBACK_NAMES, parse_header, parse_proxies
+from grove.kernel.errors import ConfigError
+
 # Environment variable → key in grove.toml.
 SETTINGS: dict[str, str] = {
     "DATABASE_URL": "database_url",
@@ -42,6 +45,8 @@ SETTINGS: dict[str, str] = {
     "GROVE_DB_POOL_SIZE": "db_pool_size",
     "GROVE_METRICS_TOKEN": "metrics_token",
     "GROVE_JOB_LEASE_SECONDS": "job_lease_seconds",
+    "GROVE_TRUSTED_PROXIES": "trusted_proxies",
+    "GROVE_FORWARDED_HEADER": "forwarded_header",
 }
 
 # Ask's model calls (ask.providers, ask.services.budget): how long one may take, and how
@@ -57,14 +62,9 @@ MODEL_CALLS_DEFAULTS = {"GROVE_MODEL_CALLS_PER_CONNECTION": 10,
                         "GROVE_MODEL_CALLS_PER_ACCOUNT": 30}  # a minute; 0 = no limit
 
 EMBEDDING_PROVIDERS = ("local", "openai", "disabled")
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 CHALLENGE_MAX_CHARS = 512
 METRICS_TOKEN_MIN_CHARS = 32  # a guessable token would open /metrics to anyone
 ROOT_DEFAULT_HOME = Path("/var/lib/grove")
-
-
-class ConfigError(Exception):
-    """A configuration problem, phrased as the one line the user will read."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,10 @@ class Config:
     llm_timeout: float = 60.0
     model_calls_per_connection: int = 10
     model_calls_per_account: int = 30
+    # Reverse proxies whose forwarded header names the client (grove.kernel.addresses):
+    # networks in normal form, and the header's name in lower case.
+    trusted_proxies: tuple[str, ...] = ()
+    forwarded_header: str = "x-forwarded-for"
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -357,6 +361,16 @@ def load(*, create_home: bool = True) -> Config:
                           "characters of printable ASCII without spaces (it travels in an "
                           "Authorization header)")
 
+    try:
+        trusted_proxies = parse_proxies(values.get("GROVE_TRUSTED_PROXIES", ""))
+    except ValueError as exc:
+        raise ConfigError(f"GROVE_TRUSTED_PROXIES: {exc}") from None
+    try:
+        forwarded_header = parse_header(values.get("GROVE_FORWARDED_HEADER",
+                                                   "X-Forwarded-For"))
+    except ValueError as exc:
+        raise ConfigError(f"GROVE_FORWARDED_HEADER: {exc}") from None
+
     if values.get("DATABASE_URL"):
         embedded = False
         database = _parse_database_url("DATABASE_URL", values["DATABASE_URL"])
@@ -408,5 +422,7 @@ def load(*, create_home: bool = True) -> Config:
         job_lease_seconds=sizes["GROVE_JOB_LEASE_SECONDS"],
         metrics_token=metrics_token,
         **_model_settings(values),
+        trusted_proxies=trusted_proxies,
+        forwarded_header=forwarded_header,
         sources=sources,
     )

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from grove.runtime.config import ConfigError
+from grove.kernel.errors import ConfigError
 from grove.runtime.pg_host import (
     OS_USER,
     Identity,

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from grove.runtime.config import ConfigError
+from grove.kernel.errors import ConfigError
 
 OS_USER = "grove-postgres"  # the user postgres runs as when Grove runs as root
 

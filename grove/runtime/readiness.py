@@ -21,6 +21,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from grove.runtime.broker import ensure_folders
+
 STALE_AFTER_BEATS = 3
 
 
@@ -67,10 +69,8 @@ def broker() -> str | None:
         except (redis.RedisError, OSError) as exc:
             return f"Redis does not answer ({exc.__class__.__name__}): check REDIS_URL"
         return None
-    from grove.celery import ensure_broker_folders
-
-    try:
-        ensure_broker_folders()  # made on first use: a fresh data folder has none yet
+    try:  # made on first use: a fresh data folder has none yet
+        ensure_folders(settings.CELERY_BROKER_TRANSPORT_OPTIONS)
     except OSError as exc:
         return f"the file broker's folders cannot be made ({exc.strerror}): check " \
                "GROVE_HOME's permissions"

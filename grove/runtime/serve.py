@@ -406,6 +406,10 @@ def serve(config: Config, argv: list[str]) -> int:
         web = Server(uvicorn.Config(
             "grove.asgi:application", host=args.host, port=args.port, lifespan="off",
             log_level="warning", access_log=False, timeout_graceful_shutdown=10,
+            # The scope's client stays the peer: whose forwarded header to believe is
+            # Grove's one rule (GROVE_TRUSTED_PROXIES, grove.kernel.addresses), not
+            # uvicorn's, which would believe X-Forwarded-For from any local process.
+            proxy_headers=False,
             # A hard cap on open connections (beyond it: 503 at once); requests inside
             # it are bounded and queued by grove.interfaces.limits.
             limit_concurrency=MAX_CONNECTIONS,

@@ -56,9 +56,9 @@ from notebooks.rules import (
     clean_tag,
     clean_task_id,
 )
-from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
+from notebooks.schemas.notes import RecallMeta, RecallOut
 from notebooks.schemas.truth import Coverage
-from notebooks.selectors import negatives
+from notebooks.selectors import recall_budget
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import Scope, resolve_scope
 from notebooks.selectors.recall_query import (
@@ -208,13 +208,6 @@ def clean_budget(limit: Any, max_chars: Any) -> tuple[int, int]:
     return limit, max_chars
 
 
-def item_chars(note: NoteOut) -> int:
-    """What an item costs against the budget: its content and its metadata."""
-    return len(note.content) + sum(len(str(v)) for v in (
-        note.versioned_id, note.kind, note.task_id or "", note.source_agent or "",
-        note.notebook_id or "", note.updated_at.isoformat()))
-
-
 @timed(RECALL_STAGE_SECONDS, report=RecallOut.with_timings)
 def recall(
     *,
@@ -330,9 +323,9 @@ def recall(
         if missing:
             notes.update((n.id, n) for n in Note.objects.filter(id__in=missing))
         with stage("items"):
-            items = _within_budget([(notes[i], fused[i], matched[i], distances.get(i))
-                                    for i in head if i in notes], limit, max_chars,
-                                   truth=truth, profile=profile)
+            items = recall_budget.within_budget(
+                [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
+                limit, max_chars, truth=truth, profile=profile)
         available = max(available, len(items))
         # A lower bound when the arm read only some of a clause's matches: then there
         # is more than this answer, whatever the count says.
@@ -380,40 +373,17 @@ def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
     rest = [[n for n in queue if not n.pinned] for queue in queues.values()]
     for round_ in range(per_kind):
         ordered += [queue[round_] for queue in rest if round_ < len(queue)]
-    items = _within_budget([(n, 1.0 / (RRF_K + rank + 1),
-                             ["profile", "declared"] if n.id in truth.ids else ["profile"],
-                             None) for rank, n in enumerate(ordered)], limit, max_chars,
-                           truth=truth, profile=profile)
+    items = recall_budget.within_budget([(n, 1.0 / (RRF_K + rank + 1),
+                                          ["profile", "declared"] if n.id in truth.ids
+                                          else ["profile"], None)
+                                         for rank, n in enumerate(ordered)], limit, max_chars,
+                                        truth=truth, profile=profile)
     available = candidates.count() + len(truth.notes) + (
         1 if task_id and ordered and ordered[0].kind == Kind.HANDOFF else 0)
     meta = RecallMeta(returned=len(items), available=available,
                       truncated=len(items) < available, limit=limit, max_chars=max_chars,
                       mode="profile", pending=pending, policy=truth.policy)
     return RecallOut(data=items, meta=meta)
-
-
-def _within_budget(ranked: list[tuple[Note, float, list[str], float | None]], limit: int,
-                   max_chars: int, *, truth: Truth, profile: str | None) -> list[RecallItem]:
-    """Items in rank order until the item or character budget is spent (the first item
-    is always returned, even if it alone is larger than the budget); declared notes
-    marked as such, and any claim known to be false that an item matches named on it."""
-    chosen: list[tuple[NoteOut, float, list[str], float | None]] = []
-    spent = 0
-    for note, score, matched, distance in ranked:
-        if len(chosen) >= limit:
-            break
-        out = NoteOut.of(note)
-        cost = item_chars(out)
-        if chosen and spent + cost > max_chars:
-            break
-        spent += cost
-        chosen.append((out, score, matched, distance))
-    warned = negatives.notes_matching([out.id for out, *_ in chosen], truth.negatives,
-                                      profile)
-    return [RecallItem(note=out, score=round(score, 6), matched=matched,
-                       distance=None if distance is None else round(distance, 6),
-                       authority=out.id in truth.ids, known_false=warned.get(out.id, []))
-            for out, score, matched, distance in chosen]
 
 
 def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,

@@ -41,6 +41,7 @@ from grove.kernel.validation import clean_time_zone
 from notebooks.dates import FILTER_WORDS, HINT, time_expression
 from notebooks.models import Note
 from notebooks.schemas.notes import RecallMeta, RecallOut, TimeWindowOut
+from notebooks.selectors.recall_budget import within_budget
 from notebooks.selectors.truth import Truth
 
 # Words that ask for notes without saying what about: a query of only these (after its
@@ -167,13 +168,11 @@ def window_list(notes: QuerySet[Note], window: TimeWindow, limit: int, max_chars
                 pending: int, truth: Truth, profile: str | None) -> RecallOut:
     """A query of nothing but time words ("notes from May 2023"): the window's notes in
     scope (`notes`), most recently updated first, within recall's budget."""
-    from notebooks.selectors.recall import _within_budget  # recall imports this module
-
     inside = notes.filter(window.q())
     ranked = inside.order_by("-updated_at", "id")[:limit]
-    items = _within_budget([(note, 1.0 / (rank + 1), ["window"], None)
-                            for rank, note in enumerate(ranked)], limit, max_chars,
-                           truth=truth, profile=profile)
+    items = within_budget([(note, 1.0 / (rank + 1), ["window"], None)
+                           for rank, note in enumerate(ranked)], limit, max_chars,
+                          truth=truth, profile=profile)
     available = max(inside.count(), len(items))
     return RecallOut(data=items, meta=RecallMeta(
         returned=len(items), available=available, truncated=len(items) < available,

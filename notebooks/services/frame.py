@@ -16,7 +16,7 @@ from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Conflict, Gone
 from grove.kernel.tenancy import tenant
 from grove.models import Account
-from notebooks.models import Capture, Note, Notebook, Status
+from notebooks.models import HANDOFF_DEFAULT_RETENTION_DAYS, Capture, Kind, Note, Notebook, Status
 from notebooks.rules import note_is_live
 from notebooks.selectors.access import access_note
 
@@ -150,3 +150,31 @@ def note_to_change(actor: Actor, note_id: uuid.UUID,
 def expect_version(note: Note, expected_version: int | None) -> None:
     """The note's `expectedVersion` fence (`grove.kernel.fences`)."""
     fences.expect_version(what="note", actual=note.version, expected=expected_version)
+
+
+def apply_changes(note: Note, changes: dict[str, Any], now: datetime) -> None:
+    """Set a correction's cleaned fields on the note (a given retention restarts the
+    clock). `note_update` and the owner's acceptance of a held change apply them alike
+    (`notebooks.services.truth.pending_accept`)."""
+    for field, value in changes.items():
+        if field == "retention_days":
+            note.retention_days, note.expires_at = value, expiry(value, now)
+        else:
+            setattr(note, field, value)
+
+
+def new_note(actor: Actor, notebook_id: uuid.UUID | None, *, content: str, kind: str,
+             task_id: str | None, fields: dict[str, Any], now: datetime) -> Note:
+    """A new note (not yet saved) by `actor`, with the defaults of the fields not given:
+    capture explicit, not pinned, no tags, importance 0.5, no source agent; retention 30 days for a
+    handoff, else permanent."""
+    default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
+    days = fields.get("retention_days", default_days)
+    return Note(
+        account_id=actor.account_id, notebook_id=notebook_id, content=content, kind=kind,
+        task_id=task_id, source_agent=fields.get("source_agent"),
+        capture=fields.get("capture", Capture.EXPLICIT), pinned=fields.get("pinned", False),
+        tags=fields.get("tags", []), importance=fields.get("importance", 0.5), retention_days=days,
+        expires_at=expiry(days, now), created_by_id=actor.connection_id, created_at=now,
+        updated_at=now, version=1,
+    )

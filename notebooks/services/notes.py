@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -16,7 +15,6 @@ from grove.kernel import operations
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Invalid
 from notebooks.models import (
-    HANDOFF_DEFAULT_RETENTION_DAYS,
     Capture,
     Kind,
     Note,
@@ -54,15 +52,17 @@ from notebooks.selectors.truth import is_declared
 from notebooks.services import write_check
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
+    apply_changes,
     expect_version,
     expiry,
     idempotent,
+    new_note,
     note_to_change,
     require_capture_allowed,
     require_open_notebook,
 )
 from notebooks.services.indexing import mark_for_indexing
-from notebooks.services.revisions import save_new_version, write_revision
+from notebooks.services.revisions import record_created, save_new_version
 from notebooks.services.truth import hold
 
 # -- notes -----------------------------------------------------------------------------
@@ -218,29 +218,6 @@ def note_remember(
                       note_ids=lambda result: [result.note.id] if result.note else [])
 
 
-def new_note(actor: Actor, notebook_id: uuid.UUID | None, *, content: str, kind: str,
-             task_id: str | None, fields: dict[str, Any], now: datetime) -> Note:
-    """A new note (not yet saved) by `actor`, with the defaults of the fields not given:
-    capture explicit, not pinned, no tags, importance 0.5, no source agent; retention 30 days for a
-    handoff, else permanent."""
-    default_days = HANDOFF_DEFAULT_RETENTION_DAYS if kind == Kind.HANDOFF else None
-    days = fields.get("retention_days", default_days)
-    return Note(
-        account_id=actor.account_id, notebook_id=notebook_id, content=content, kind=kind,
-        task_id=task_id, source_agent=fields.get("source_agent"),
-        capture=fields.get("capture", Capture.EXPLICIT), pinned=fields.get("pinned", False),
-        tags=fields.get("tags", []), importance=fields.get("importance", 0.5), retention_days=days,
-        expires_at=expiry(days, now), created_by_id=actor.connection_id, created_at=now,
-        updated_at=now, version=1,
-    )
-
-
-def record_created(note: Note, *, actor: Actor, operation_id: uuid.UUID | None) -> None:
-    """After a new note is inserted: its first revision, and its embedding job."""
-    write_revision(note, reason=RevisionReason.CREATE, actor=actor, operation_id=operation_id)
-    mark_for_indexing(note)
-
-
 def _live_handoff(actor: Actor, notebook_id: uuid.UUID | None, task_id: str | None) -> Note | None:
     return (
         Note.objects.select_for_update()
@@ -342,16 +319,6 @@ def note_update(
                       arguments=arguments, decode=replayed, write=write,
                       target=lambda result: result.id, gone_if_deleted=True,
                       note_ids=lambda result: [result.id])
-
-
-def apply_changes(note: Note, changes: dict[str, Any], now: datetime) -> None:
-    """Set a correction's cleaned fields on the note (a given retention restarts the
-    clock). `note_update` and the owner's acceptance of a held change apply them alike."""
-    for field, value in changes.items():
-        if field == "retention_days":
-            note.retention_days, note.expires_at = value, expiry(value, now)
-        else:
-            setattr(note, field, value)
 
 
 def _snapshot(note: Note) -> dict[str, Any]:

@@ -25,9 +25,8 @@ from grove.kernel.errors import Invalid
 from notebooks.models import Kind, Note, Revision, RevisionReason
 from notebooks.rules import clean_content, clean_kind, clean_tags
 from notebooks.selectors.access import access_destination
-from notebooks.services.frame import require_open_notebook
+from notebooks.services.frame import new_note, require_open_notebook
 from notebooks.services.indexing import EMBED, read_content
-from notebooks.services.notes import new_note
 from notebooks.services.revisions import revision_of
 
 

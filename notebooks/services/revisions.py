@@ -52,6 +52,12 @@ def write_revision(
     return revision
 
 
+def record_created(note: Note, *, actor: Actor, operation_id: uuid.UUID | None) -> None:
+    """After a new note is inserted: its first revision, and its embedding job."""
+    write_revision(note, reason=RevisionReason.CREATE, actor=actor, operation_id=operation_id)
+    mark_for_indexing(note)
+
+
 def save_new_version(
     note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
     now: datetime, restored_from: int | None = None,

@@ -45,9 +45,15 @@ from notebooks.selectors.access import access_notebook, notes_live
 from notebooks.selectors.truth import negative_out, truth_for, truth_out
 from notebooks.selectors.vision import place_filter
 from notebooks.services import write_check
-from notebooks.services.frame import note_to_change, require_open_notebook, transaction_lock
+from notebooks.services.frame import (
+    apply_changes,
+    new_note,
+    note_to_change,
+    require_open_notebook,
+    transaction_lock,
+)
 from notebooks.services.indexing import mark_for_indexing
-from notebooks.services.revisions import save_new_version
+from notebooks.services.revisions import record_created, save_new_version
 
 
 def _place(actor: Actor, notebook_id: uuid.UUID | str | None) -> Any:
@@ -236,8 +242,6 @@ def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
     accepted by the owner (who and when recorded on the held change) — or, for a held new
     note, create it. Refused when the note moved on since it was proposed
     (`pending_stale`): the change was made against a version readers no longer get."""
-    from notebooks.services.notes import apply_changes
-
     actor.require_session()
     pending_uuid = parse_uuid(pending_id, what="pending revision id")
     with tenant(actor):
@@ -263,8 +267,6 @@ def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
 
 def _accept_new_note(actor: Actor, author: Actor, pending: PendingRevision) -> NoteOut:
     """A held new note, created in its notebook as the connection wrote it."""
-    from notebooks.services.notes import new_note, record_created
-
     assert pending.notebook_id is not None  # a checked write names its notebook
     notebook = access_notebook(actor, pending.notebook_id)
     require_open_notebook(notebook)

@@ -69,14 +69,37 @@ def test_failures_per_address_lock_that_address():
     assert attempt(client, "bob", PASSWORD, address="10.0.0.8").status_code == 302
 
 
-def test_behind_the_proxy_the_address_is_the_one_it_appended():
-    from django.test import RequestFactory
+PROXY = "10.0.0.254"
 
-    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.254",
-                                   HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.9")
-    assert throttle.client_address(request) == "10.0.0.254"  # not behind a proxy
-    with override_settings(SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https")):
-        assert throttle.client_address(request) == "203.0.113.9"
+
+def via(client: Client, username: str, password: str, forwarded: str, peer: str = PROXY):
+    return client.post("/login/", {"username": username, "password": password},
+                       REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=forwarded)
+
+
+def test_behind_a_trusted_proxy_one_visitors_failures_do_not_refuse_another(settings):
+    """Issue 36 item 2.7: behind a reverse proxy every visitor shared the proxy's address,
+    so five wrong passwords from anyone refused the owner too."""
+    settings.GROVE_TRUSTED_PROXIES = (f"{PROXY}/32",)
+    Account.objects.create_user(username="gina", password=PASSWORD)
+    client = Client()
+    for _ in range(settings.GROVE_LOGIN_LIMITS["pair"]):
+        assert via(client, "gina", "wrong", "198.51.100.7").status_code == 400
+    assert via(client, "gina", PASSWORD, "198.51.100.7").status_code == 429
+    # A visitor writing another address left of the one the proxy appended stays itself.
+    assert via(client, "gina", PASSWORD, "203.0.113.9, 198.51.100.7").status_code == 429
+    assert via(client, "gina", PASSWORD, "203.0.113.9").status_code == 302
+    assert "_auth_user_id" in client.session
+
+
+def test_a_forwarded_address_from_an_untrusted_peer_is_ignored(settings):
+    settings.GROVE_TRUSTED_PROXIES = (f"{PROXY}/32",)
+    Account.objects.create_user(username="hal", password=PASSWORD)
+    client = Client()
+    for n in range(settings.GROVE_LOGIN_LIMITS["pair"]):
+        via(client, "hal", "wrong", f"192.0.2.{n}", peer="198.51.100.8")
+    assert via(client, "hal", PASSWORD, "192.0.2.99", peer="198.51.100.8").status_code == 429
+    assert via(client, "hal", PASSWORD, "192.0.2.99").status_code == 302  # through the proxy
 
 
 def test_the_lock_lifts_when_the_window_ends():
@@ -142,10 +165,16 @@ def test_check_deploy_passes_for_the_documented_production_configuration(tmp_pat
     result = run_grove(
         "check", "--deploy", "--fail-level", "WARNING", home=tmp_path / "home",
         DATABASE_URL=url, GROVE_BASE_URL="https://notes.example.org",
-        GROVE_SECRET_KEY=secret,
+        GROVE_SECRET_KEY=secret, GROVE_TRUSTED_PROXIES="127.0.0.1",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+    # Behind the https proxy without trusting it, every visitor would share its address.
+    untrusted = run_grove("check", "--deploy", "--fail-level", "WARNING",
+                          home=tmp_path / "home", DATABASE_URL=url,
+                          GROVE_BASE_URL="https://notes.example.org", GROVE_SECRET_KEY=secret)
+    assert untrusted.returncode != 0
+    assert "grove.W001" in untrusted.stderr + untrusted.stdout
     # And the same check fails loudly for a plain-HTTP base URL (no secure cookies).
     plain = run_grove("check", "--deploy", "--fail-level", "WARNING", home=tmp_path / "home",
                       DATABASE_URL=url, GROVE_BASE_URL="http://notes.example.org",

@@ -95,6 +95,11 @@ BAD = [
     ({"GROVE_MODEL_CALLS_PER_CONNECTION": "-1"},
      "GROVE_MODEL_CALLS_PER_CONNECTION: '-1' is not a number of model calls a minute"),
     ({"GROVE_MODEL_CALLS_PER_ACCOUNT": "lots"}, "GROVE_MODEL_CALLS_PER_ACCOUNT: 'lots'"),
+    ({"GROVE_TRUSTED_PROXIES": "127.0.0.1, caddy"},
+     "GROVE_TRUSTED_PROXIES: 'caddy' is not an IP address or network"),
+    ({"GROVE_TRUSTED_PROXIES": "0.0.0.0/0"}, "GROVE_TRUSTED_PROXIES: '0.0.0.0/0' trusts every"),
+    ({"GROVE_FORWARDED_HEADER": "True-Client-IP"},
+     "GROVE_FORWARDED_HEADER: 'True-Client-IP' is not one of X-Forwarded-For, X-Real-IP"),
 ]
 
 
@@ -106,6 +111,19 @@ def test_misconfiguration_is_one_line_naming_the_setting(home, monkeypatch, env,
         config.load()
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_trusted_proxies_from_the_file_or_the_environment(home, monkeypatch):
+    assert (config.load().trusted_proxies, config.load().forwarded_header) == (
+        (), "x-forwarded-for")
+    home.mkdir(exist_ok=True)
+    (home / "grove.toml").write_text('trusted_proxies = "127.0.0.1, 172.18.0.0/16"\n'
+                                     'forwarded_header = "X-Real-IP"\n')
+    cfg = config.load()
+    assert (cfg.trusted_proxies, cfg.forwarded_header) == (
+        ("127.0.0.1/32", "172.18.0.0/16"), "x-real-ip")
+    monkeypatch.setenv("GROVE_TRUSTED_PROXIES", "::1")
+    assert config.load().trusted_proxies == ("::1/128",)
 
 
 def test_bad_toml_is_reported(home):

@@ -10,10 +10,13 @@ import os
 import re
 import signal
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
+from django.conf import settings
 
 from grove.runtime.embedded import EmbeddedPostgres
 from tests.grove.runtime.processes import Serve, alive, children, owner_and_key
@@ -202,8 +205,6 @@ def test_stop_after_activity_and_idle_leaves_nothing_even_with_a_dead_clients_qu
     using it, and it must not keep the database alive when `grove serve` stops."""
     import subprocess
 
-    import psycopg
-
     from tests.grove.runtime.processes import GROVE, grove_env
 
     serve = Serve(home)
@@ -230,8 +231,33 @@ def test_stop_after_activity_and_idle_leaves_nothing_even_with_a_dead_clients_qu
         _until(sleeping, 60, "the shell's query did not start", serve)
         shell.kill()
         shell.wait()
+        killed_at = datetime.now(UTC)
         assert sleeping()  # its backend runs on, for a client that is gone
-        time.sleep(35)  # idle: past a periodic recovery round and the worker's last job
+
+        # Idle: past a periodic recovery round and the worker's last job. Beat sends
+        # `recover` in the same tick as the worker's heartbeat (both every 30 s since beat
+        # started), so a heartbeat newer than the kill means a round was sent since...
+        schedule = settings.CELERY_BEAT_SCHEDULE
+        assert schedule["recover"]["schedule"] == schedule["heartbeat"]["schedule"]
+
+        def beat_since_the_kill() -> bool:
+            with psycopg.connect(host=str(server.socket_dir), user="postgres",
+                                 dbname="grove") as conn:
+                row = conn.execute("SELECT at FROM grove_heartbeat WHERE name = 'worker'")\
+                    .fetchone()
+            return row is not None and row[0] > killed_at
+
+        def worker_idle() -> bool:
+            """...and the worker has finished what it was sent: none of its database
+            sessions is running a statement."""
+            with psycopg.connect(host=str(server.socket_dir), user="postgres",
+                                 dbname="postgres") as conn:
+                return conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                    "AND state <> 'idle'", [f"grove-{workers[0]}"]).fetchone()[0] == 0
+
+        _until(beat_since_the_kill, 90, "no periodic round since the kill", serve)
+        _until(worker_idle, 60, "the worker did not finish its periodic round", serve)
         assert serve.get("/healthz").status_code == 200
     finally:
         started = time.monotonic()

@@ -1,4 +1,6 @@
-"""REST routes for the owner's connections and account settings (website session or key)."""
+"""REST routes for the owner's connections and account settings (website session or key):
+identity's services and selectors behind the REST envelope and authentication of
+`grove.interfaces.rest`, so on the interfaces' floor."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Form fields the website's pages share.
+"""Form fields the website's pages share (identity's grant pickers, notebooks' and Ask's
+forms) — on the kernel's floor, like the In/Out bases of `grove.kernel.schemas`, so the
+forms of every floor and app can use them.
 
 A post goes straight to its service, which checks the ids it names (grant, existence,
 state); the page reads its choices only to render them. These choice fields therefore
