@@ -341,6 +341,8 @@ CELERY_BEAT_SCHEDULE = {
     "note-counts": {"task": "grove.note_counts", "schedule": 60},
     # Expired OAuth tokens and authorization codes.
     "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
+    # Expired website sessions (Django's `clearsessions`).
+    "clear-sessions": {"task": "grove.clear_sessions", "schedule": 3600},
     # Account deletions interrupted between their two steps (grove.identity.deletion).
     "finish-deletions": {"task": "grove.finish_deletions", "schedule": 60},
     # The worker's sign of life, read by /readyz.
@@ -355,7 +357,8 @@ CELERY_MAINTENANCE_QUEUE = "maintenance"
 CELERY_TASK_ROUTES = {
     name: {"queue": CELERY_MAINTENANCE_QUEUE}
     for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.note_counts",
-                 "grove.clear_tokens", "grove.heartbeat", "grove.finish_deletions")
+                 "grove.clear_tokens", "grove.clear_sessions", "grove.heartbeat",
+                 "grove.finish_deletions")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 
