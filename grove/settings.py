@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+from django.conf import global_settings
 from django.utils.csp import CSP
 
 from grove.runtime.config import load
@@ -140,6 +141,13 @@ if CONFIG.db_pool_size:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# People's passwords: Django's hashers, the first of them (PBKDF2) for every new hash. The
+# last is for OAuth client secrets only, named by OAUTH2_PROVIDER's CLIENT_SECRET_HASHER:
+# one round, since a client secret is drawn by the server, not chosen by a person
+# (grove/identity/client_secrets.py says why that is as strong). It must never come first.
+PASSWORD_HASHERS = [*global_settings.PASSWORD_HASHERS,
+                    "grove.identity.client_secrets.ClientSecretHasher"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -218,7 +226,9 @@ SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021", "oauth2_provider.W00
 # 7591); no implicit or password grants; refresh tokens rotate, and replaying an old one
 # revokes the family; tokens and codes are stored hashed. Registration is open (it grants
 # nothing: the owner approves each client on the Connections page before it reaches any
-# note).
+# note). A confidential client's secret is stored with the client-secret hasher (see
+# PASSWORD_HASHERS), and failed client authentications are limited per client and
+# address (GROVE_CLIENT_AUTH_LIMIT).
 GROVE_ISSUER = CONFIG.base_url.rstrip("/")
 GROVE_MCP_RESOURCE = GROVE_ISSUER + "/mcp"
 # The names of this server a client may be given: the base URL, and for a loopback base
@@ -238,6 +248,7 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
     "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "CLIENT_SECRET_HASHER": "client_secret_pbkdf2_sha256",  # ClientSecretHasher.algorithm
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
     "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
@@ -279,6 +290,11 @@ GROVE_LOGIN_LIMITS = {"pair": 5, "address": 20, "account": 5, "step": 0.5, "max_
 # (over it → 429 with Retry-After), and how long a registered client that never obtained
 # a token may stay before the periodic clean-up deletes it.
 GROVE_REGISTRATION_LIMIT = {"count": 20, "window": 3600}
+# Failed client authentications at the token endpoint (a wrong client secret, an unknown
+# client) per client and address within a window: past `count`, that address's token
+# requests for that client are answered 429 with Retry-After, before any secret is
+# checked, until the window ends (grove.kernel.throttle.client_auth_blocked_for).
+GROVE_CLIENT_AUTH_LIMIT = {"count": 10, "window": 60}
 GROVE_UNUSED_CLIENT_SECONDS = 24 * 3600
 
 # The per-connection API rate limit counts in the cache: Redis when configured (shared
@@ -333,6 +349,8 @@ CELERY_BEAT_SCHEDULE = {
     "note-counts": {"task": "grove.note_counts", "schedule": 60},
     # Expired OAuth tokens and authorization codes.
     "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
+    # Expired website sessions (Django's `clearsessions`).
+    "clear-sessions": {"task": "grove.clear_sessions", "schedule": 3600},
     # Account deletions interrupted between their two steps (grove.identity.deletion).
     "finish-deletions": {"task": "grove.finish_deletions", "schedule": 60},
     # The worker's sign of life, read by /readyz.
@@ -347,7 +365,8 @@ CELERY_MAINTENANCE_QUEUE = "maintenance"
 CELERY_TASK_ROUTES = {
     name: {"queue": CELERY_MAINTENANCE_QUEUE}
     for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.note_counts",
-                 "grove.clear_tokens", "grove.heartbeat", "grove.finish_deletions")
+                 "grove.clear_tokens", "grove.clear_sessions", "grove.heartbeat",
+                 "grove.finish_deletions")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

@@ -55,3 +55,13 @@ def oauth_tokens_clear_task() -> None:
     clear_expired()
     clear_redeemed_codes()
     clear_unused_clients()
+
+
+@shared_task(name="grove.clear_sessions", ignore_result=True)
+def sessions_clear_task() -> None:
+    """Delete expired website sessions (Django's `clearsessions`). Grove's store keys a
+    row by a MAC of its cookie (grove.identity.sessions) but keeps Django's
+    `expire_date`, so the engine's own `clear_expired` applies unchanged."""
+    from django.core.management import call_command
+
+    call_command("clearsessions")

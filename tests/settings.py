@@ -36,7 +36,10 @@ os.environ["GROVE_BASE_URL"] = f"http://127.0.0.1:{TEST_SITE_PORT}"
 
 from grove.settings import *  # noqa: E402, F403
 
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Fast password hashes for the suite's many accounts; the client-secret hasher stays (the
+# toolkit names it). tests/grove/identity/test_client_secrets.py runs Grove's own list.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher",
+                    "grove.identity.client_secrets.ClientSecretHasher"]
 ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405
 
 # Most tests use the deterministic fake embedder;

@@ -18,6 +18,10 @@ What this module adds to the toolkit:
 * **Codes are stored as their SHA-256** (`code_key`), as the toolkit stores tokens: the
   grant table, readable by the runtime database role, holds nothing a client could
   present; every lookup of a code goes through `code_key`.
+* **Client secrets are checked with the client-secret hasher** (`_check_secret`,
+  `grove.identity.client_secrets`): one round of PBKDF2, not the password hasher's 1.5
+  million, since the server draws every secret; a secret stored before is stored again
+  with it on its first right use.
 * **Open registration, bounded**: registrations are limited per client address
   (`GROVE_REGISTRATION_LIMIT`, 429 with Retry-After), only the grant types Grove offers
   may be registered, and a registered client that never obtained a token is deleted
@@ -38,6 +42,7 @@ from django.http import HttpRequest
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 
+from grove.identity.client_secrets import check_secret
 from grove.identity.redirects import hosts_of
 
 
@@ -52,6 +57,9 @@ def _only_mcp(request: Any, resources: list[str]) -> None:
 class GroveOAuth2Validator(OAuth2Validator):
     """The toolkit's validator, with every token bound to exactly the /mcp resource.
     (Overrides hooks of django-oauth-toolkit 3.4; pyproject pins 3.4.x.)"""
+
+    def _check_secret(self, provided_secret: str, stored_secret: str) -> bool:
+        return check_secret(provided_secret, stored_secret)
 
     def _validate_resource_uris(self, request: Any, resources: list[str]) -> None:
         super()._validate_resource_uris(request, resources)

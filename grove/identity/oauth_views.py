@@ -3,10 +3,11 @@ and resource metadata (the policy they share is in `grove.identity.oauth`)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -117,9 +118,12 @@ class GroveAuthorizationView(AuthorizationView):
 @method_decorator(never_cache, name="dispatch")
 class GroveTokenView(TokenView):
     """The token endpoint, always answering JSON (errors included). Refused before the
-    toolkit sees them: parameters with a NUL (PostgreSQL cannot compare them) and grant
+    toolkit sees them: parameters with a NUL (PostgreSQL cannot compare them), grant
     types Grove does not offer (the toolkit's device-code path fails on a missing
-    field)."""
+    field), and a client whose authentication failed too often from this address this
+    window (`grove.kernel.throttle.client_auth_blocked_for`: 429 with Retry-After, no
+    secret checked). Every failed client authentication (the toolkit's 401
+    `invalid_client`) counts."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not clean_parameters(request):
@@ -129,6 +133,15 @@ class GroveTokenView(TokenView):
             return _token_error("unsupported_grant_type",
                                 "Grove issues tokens for authorization_code and "
                                 "refresh_token only.")
+        client_id = named_client(request)
+        wait = throttle.client_auth_blocked_for(request, client_id)
+        if wait is not None:
+            response = _token_error(
+                "temporarily_unavailable", "Too many failed authentications of this client "
+                "from this address; retry after the number of seconds in Retry-After.",
+                status=429)
+            response["Retry-After"] = str(wait)
+            return response
         from oauth2_provider.models import AccessToken
 
         try:
@@ -138,6 +151,8 @@ class GroveTokenView(TokenView):
             # use of the code revoked it meanwhile (RFC 6749 §4.1.2).
             return _token_error("invalid_grant", "The code was used more than once; the "
                                                  "tokens issued for it are revoked.")
+        if response.status_code == 401:  # invalid_client: the only 401 of this endpoint
+            throttle.client_auth_failed(request, client_id)
         if not response.get("Content-Type", "").startswith("application/json"):
             answer = JsonResponse({}, status=response.status_code)
             answer.content = response.content
@@ -150,10 +165,24 @@ class GroveTokenView(TokenView):
         return response
 
 
-def _token_error(error: str, description: str) -> JsonResponse:
-    response = JsonResponse({"error": error, "error_description": description}, status=400)
+def _token_error(error: str, description: str, status: int = 400) -> JsonResponse:
+    response = JsonResponse({"error": error, "error_description": description},
+                            status=status)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def named_client(request: HttpRequest) -> str:
+    """The client a token request names ("" if none): in its HTTP Basic credentials
+    (RFC 6749 §2.3.1: each part form-encoded, as the toolkit reads them), else the
+    body's `client_id` — the toolkit tries them in that order."""
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    if scheme == "Basic":
+        try:
+            return unquote_plus(base64.b64decode(credentials).decode().split(":", 1)[0])
+        except ValueError:  # not base64, not text: the toolkit falls back to the body
+            pass
+    return request.POST.get("client_id", "")
 
 
 _PKCE_CHALLENGE = re.compile(r"[A-Za-z0-9._~-]{43,128}")

@@ -55,7 +55,7 @@ RATE_LIMIT_REFUSALS = Counter(
 # fixed set, so a label value can never come from a request.
 REFUSAL_SCOPES = {"addr": "address", "rate": "connection", "register": "registration",
                   "preview": "preview", "public": "public", "login": "login",
-                  "metrics": "metrics", "model": "model"}
+                  "metrics": "metrics", "model": "model", "client": "client_auth"}
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 

@@ -9,6 +9,9 @@ runs one web process). Keys hold hashes, never names or addresses in the clear.
   peer's, or behind a trusted reverse proxy the one that proxy names.
 * **OAuth client registration** (`registration_blocked_for`): registrations per address
   per window, refused ones included.
+* **OAuth client authentication** (`client_auth_*`): failed client authentications at
+  the token endpoint per (client, address); past the limit that address's requests for
+  that client are refused before a secret is checked.
 * **Sign-in** (`login_*`): failures are counted per (account name, address), per
   address, and per account name. The first two refuse further tries from *that*
   address until the window ends; the account-wide count only slows sign-in down (a
@@ -174,3 +177,39 @@ def registration_blocked_for(request: HttpRequest, *, now: float | None = None) 
         return None
     return fixed_window(f"register:{address_key(request)}", limit=limits["count"],
                         window=limits["window"], now=now)
+
+
+def _client_auth_key(request: HttpRequest, client_id: str, window: int, now: float) -> str:
+    return _window_key(f"client:{hashed(client_id)}:{address_key(request)}", window, now)
+
+
+def client_auth_blocked_for(request: HttpRequest, client_id: str, *,
+                            now: float | None = None) -> int | None:
+    """Seconds until the request's address may authenticate OAuth client `client_id` at
+    the token endpoint again, or None when it may now. Only failures count
+    (`client_auth_failed`): `GROVE_CLIENT_AUTH_LIMIT` of them for one client from one
+    address within its window refuse that address's requests for that client — before
+    the secret is checked, the right one too: the refusal is what bounds the work of the
+    checks (a secret stored before the client-secret hasher costs a third of a second
+    each). Counted per client *and* address, so the client itself, elsewhere, and other
+    clients from that address are not held up."""
+    limits = settings.GROVE_CLIENT_AUTH_LIMIT
+    if not limits["count"]:
+        return None
+    now = clock() if now is None else now
+    window = int(limits["window"])
+    key = _client_auth_key(request, client_id, window, now)
+    if cache.get(key, 0) >= limits["count"]:
+        return _refused(key, until_window_ends(window, now))
+    return None
+
+
+def client_auth_failed(request: HttpRequest, client_id: str, *,
+                       now: float | None = None) -> None:
+    """Count one failed authentication of OAuth client `client_id` from the request's
+    address (see `client_auth_blocked_for`)."""
+    limits = settings.GROVE_CLIENT_AUTH_LIMIT
+    if limits["count"]:
+        window = int(limits["window"])
+        count(_client_auth_key(request, client_id, window, clock() if now is None else now),
+              window)
