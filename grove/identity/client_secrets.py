@@ -69,3 +69,15 @@ def check_secret(provided: str, stored: str) -> bool:
             client_secret=make_password(secret, hasher=ALGORITHM))
 
     return check_password(provided, stored, setter=store_again, preferred=ALGORITHM)
+
+
+def checked_cheaply(client_id: str) -> bool:
+    """Whether checking a secret for OAuth client `client_id` costs next to nothing: a
+    public client (no secret), an unknown one, or a secret stored with
+    `ClientSecretHasher`. Only secrets stored before it (the password hasher) are slow.
+    Read outside any tenant: the toolkit's tables are not account rows."""
+    from oauth2_provider.models import get_application_model
+
+    stored = (get_application_model().objects.filter(client_id=client_id)
+              .values_list("client_secret", flat=True).first())
+    return not stored or stored.startswith(f"{ALGORITHM}$")

@@ -24,6 +24,7 @@ from oauth2_provider.views import (
 from oauthlib.oauth2.rfc6749 import errors
 
 from grove.identity.client_metadata import document_failure, registration_problem
+from grove.identity.client_secrets import checked_cheaply
 from grove.identity.oauth import _only_mcp
 from grove.identity.redirects import (
     consent_policy,
@@ -121,8 +122,9 @@ class GroveTokenView(TokenView):
     toolkit sees them: parameters with a NUL (PostgreSQL cannot compare them), grant
     types Grove does not offer (the toolkit's device-code path fails on a missing
     field), and a client whose authentication failed too often from this address this
-    window (`grove.kernel.throttle.client_auth_blocked_for`: 429 with Retry-After, no
-    secret checked). Every failed client authentication (the toolkit's 401
+    window (`grove.kernel.throttle.client_auth_blocked_for`: 429 with Retry-After) — the
+    right secret is still answered when its check is cheap (`checked_cheaply`), a wrong
+    one gets the 429. Every failed client authentication (the toolkit's 401
     `invalid_client`) counts."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -135,13 +137,11 @@ class GroveTokenView(TokenView):
                                 "refresh_token only.")
         client_id = named_client(request)
         wait = throttle.client_auth_blocked_for(request, client_id)
-        if wait is not None:
-            response = _token_error(
-                "temporarily_unavailable", "Too many failed authentications of this client "
-                "from this address; retry after the number of seconds in Retry-After.",
-                status=429)
-            response["Retry-After"] = str(wait)
-            return response
+        # Past the limit the right secret is still answered (as the right /metrics token
+        # is): its check is cheap — unless the secret is still stored with the password
+        # hasher, whose third of a second a flood of guesses must not buy.
+        if wait is not None and not checked_cheaply(client_id):
+            return _client_auth_refused(wait)
         from oauth2_provider.models import AccessToken
 
         try:
@@ -153,6 +153,8 @@ class GroveTokenView(TokenView):
                                                  "tokens issued for it are revoked.")
         if response.status_code == 401:  # invalid_client: the only 401 of this endpoint
             throttle.client_auth_failed(request, client_id)
+            if wait is not None:  # a wrong secret past the limit: slowed, not answered
+                return _client_auth_refused(wait)
         if not response.get("Content-Type", "").startswith("application/json"):
             answer = JsonResponse({}, status=response.status_code)
             answer.content = response.content
@@ -163,6 +165,14 @@ class GroveTokenView(TokenView):
         response["Cache-Control"] = "no-store"
         response["Pragma"] = "no-cache"
         return response
+
+
+def _client_auth_refused(wait: int) -> JsonResponse:
+    response = _token_error(
+        "temporarily_unavailable", "Too many failed authentications of this client from "
+        "this address; retry after the number of seconds in Retry-After.", status=429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 def _token_error(error: str, description: str, status: int = 400) -> JsonResponse:

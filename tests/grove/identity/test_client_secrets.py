@@ -167,19 +167,39 @@ def test_failed_client_authentication_is_limited_per_client_and_address(settings
     assert refused.json()["error"] == "temporarily_unavailable"
     assert 1 <= int(refused["Retry-After"]) <= 60
     assert "no-store" in refused["Cache-Control"]
-    # From that address, that client is refused before its secret is checked
-    assert attempt(guessed, guessed["client_secret"], here).status_code == 429
-    # The same client from elsewhere is authenticated (its refresh token is what is
-    # wrong), and so is another client from that address.
-    for made, address in ((guessed, elsewhere), (other, here)):
+    # From that address, that client's wrong secrets stay refused, and its right one is
+    # still answered (authenticated: its refresh token is what is wrong) — as is the
+    # same client from elsewhere and another client from that address.
+    assert attempt(guessed, "wrong again", here).status_code == 429
+    for made, address in ((guessed, here), (guessed, elsewhere), (other, here)):
         answer = attempt(made, made["client_secret"], address)
         assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
     # The body's client_id is counted as the Basic one is
     body = Client(REMOTE_ADDR=here).post("/o/token/", {
         "grant_type": "refresh_token", "refresh_token": "x", "client_id": guessed["client_id"],
-        "client_secret": guessed["client_secret"]})
+        "client_secret": "wrong in the body"})
     assert body.status_code == 429
     # The window over, it may try again
     monkeypatch.setattr(throttle, "clock", lambda: 8_000_070.0)
     answer = attempt(guessed, guessed["client_secret"], here)
     assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
+
+
+def test_past_the_limit_a_secret_stored_with_the_password_hasher_is_not_checked(
+        settings, monkeypatch):
+    """Its check costs a third of a second: past the limit even the right secret waits
+    for the window, so a flood of guesses cannot buy that work."""
+    settings.GROVE_CLIENT_AUTH_LIMIT = {"count": 2, "window": 60}
+    monkeypatch.setattr(throttle, "clock", lambda: 9_000_010.0)
+    secret = "s" * 64 + "an older client's secret"  # noqa: S105
+    old = Application.objects.create(
+        name="Old", client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE, redirect_uris=REDIRECT,
+        client_secret=make_password(secret, hasher="pbkdf2_sha256"))
+    before = _stored(old.client_id)
+    for _ in range(2):
+        assert _token(old.client_id, "wrong", grant_type="refresh_token",
+                      refresh_token="r").status_code == 401
+    refused = _token(old.client_id, secret, grant_type="refresh_token", refresh_token="r")
+    assert refused.status_code == 429
+    assert _stored(old.client_id) == before  # not checked: not stored again either
