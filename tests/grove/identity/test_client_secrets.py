@@ -186,7 +186,7 @@ def test_failed_client_authentication_is_limited_per_client_and_address(settings
 
 
 def test_past_the_limit_a_secret_stored_with_the_password_hasher_is_not_checked(
-        settings, monkeypatch):
+        grove_hashers, settings, monkeypatch):
     """Its check costs a third of a second: past the limit even the right secret waits
     for the window, so a flood of guesses cannot buy that work."""
     settings.GROVE_CLIENT_AUTH_LIMIT = {"count": 2, "window": 60}
