@@ -188,10 +188,10 @@ def client_auth_blocked_for(request: HttpRequest, client_id: str, *,
     """Seconds until the request's address may authenticate OAuth client `client_id` at
     the token endpoint again, or None when it may now. Only failures count
     (`client_auth_failed`): `GROVE_CLIENT_AUTH_LIMIT` of them for one client from one
-    address within its window refuse that address's requests for that client — before
-    the secret is checked, the right one too: the refusal is what bounds the work of the
-    checks (a secret stored before the client-secret hasher costs a third of a second
-    each). Counted per client *and* address, so the client itself, elsewhere, and other
+    address within its window refuse that address's wrong secrets for that client (the
+    token view still answers the right one when its check is cheap, and checks nothing
+    for a secret stored before the client-secret hasher, a third of a second each).
+    Counted per client *and* address, so the client itself, elsewhere, and other
     clients from that address are not held up."""
     limits = settings.GROVE_CLIENT_AUTH_LIMIT
     if not limits["count"]:
