@@ -114,18 +114,34 @@ def compact_schema(node: Any, *, offer_null: bool = True, describe: bool = True)
 
 @functools.cache
 def output_schema(output: type[BaseModel]) -> dict[str, Any]:
-    """A result's schema as declared: compact, and an optional field is never null (it
-    is left out instead; `fit` makes every result keep that promise)."""
+    """A result's schema as declared: compact, and an optional field is never null — it
+    is left out instead (`fit` makes every result keep that promise), so null is taken
+    out of an optional field's type, its enum and its `anyOf`."""
     schema = _inline(compact_schema(
         output.model_json_schema(by_alias=True, mode="serialization"), describe=False))
     for node in _objects(schema):
         required = set(node.get("required", ()))
         for name, prop in node.get("properties", {}).items():
-            kinds = prop.get("type")
-            if name not in required and isinstance(kinds, list) and "null" in kinds:
-                kinds = [k for k in kinds if k != "null"]
-                prop["type"] = kinds[0] if len(kinds) == 1 else kinds
+            if name not in required:
+                _never_null(prop)
     return schema
+
+
+def _never_null(prop: dict[str, Any]) -> None:
+    kinds = prop.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        kinds = [k for k in kinds if k != "null"]
+        prop["type"] = kinds[0] if len(kinds) == 1 else kinds
+    if isinstance(prop.get("enum"), list) and None in prop["enum"]:
+        prop["enum"] = [value for value in prop["enum"] if value is not None]
+    options = prop.get("anyOf")
+    if isinstance(options, list) and _NULL in options:
+        others = [option for option in options if option != _NULL]
+        del prop["anyOf"]
+        if len(others) == 1:
+            prop.update({**others[0], **prop})
+        else:
+            prop["anyOf"] = others
 
 
 def _inline(schema: dict[str, Any]) -> dict[str, Any]:
@@ -164,9 +180,17 @@ def _objects(schema: Any) -> list[dict[str, Any]]:
 
 
 def fit(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    """`value` without the nulls its schema leaves out (optional fields that are null)."""
+    """`value` without the nulls its schema leaves out (optional fields that are null),
+    at every depth: through `$ref`s, and through the `anyOf` branch the value takes."""
     if "$ref" in schema:
-        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
+        schema = {**defs[schema["$ref"].rsplit("/", 1)[1]],
+                  **{k: v for k, v in schema.items() if k != "$ref"}}
+    if isinstance(schema.get("anyOf"), list):
+        for option in schema["anyOf"]:
+            branch = defs[option["$ref"].rsplit("/", 1)[1]] if "$ref" in option else option
+            if (isinstance(value, dict) and "properties" in branch) or (
+                    isinstance(value, list) and "items" in branch):
+                return fit(value, option, defs)
     if isinstance(value, dict) and "properties" in schema:
         required = set(schema.get("required", ()))
         return {k: fit(v, schema["properties"].get(k, {}), defs) for k, v in value.items()
