@@ -15,12 +15,17 @@ from typing import Any
 
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
-from grove.kernel.errors import NotFound
 from notebooks import selectors, services
 from notebooks.schemas.arguments import (
     expected,
 )
-from notebooks.schemas.notes import BatchOut, NoteOut, RevisionOut
+from notebooks.schemas.notes import (
+    BatchOut,
+    NoteRead,
+    RecallItem,
+    RevisionOut,
+    SearchItem,
+)
 from notebooks.schemas.tools import (
     ArchiveArgs,
     ForgetArgs,
@@ -52,11 +57,6 @@ from notebooks.selectors import recall, search
 # -- results ---------------------------------------------------------------------------------
 
 
-def _tool_notes(actor: Actor, notes: list[NoteOut], *, full: bool = False) -> list[ToolNote]:
-    names = selectors.notebook_names(actor=actor, notes=notes)
-    return [ToolNote.of(n, names, full=full) for n in notes]
-
-
 def _op(args: Any) -> uuid.UUID:
     """The caller's operation id, or a fresh one (that call is then not retry-safe)."""
     return args.operation_id or uuid.uuid4()
@@ -68,33 +68,40 @@ def _remember(actor: Actor, args: RememberArgs) -> Remembered:
     return Remembered.of_saved(saved)
 
 
+def _marked(actor: Actor, items: list[RecallItem] | list[SearchItem], *,
+            full: bool = False) -> list[ToolNote]:
+    """Recall's or a list's items as compact notes, each with the ground-truth marks the
+    read gave it (`notebooks.selectors.truth_marks`, as REST gives them)."""
+    names = selectors.notebook_names(actor=actor, notes=[item.note for item in items])
+    return [ToolNote.marked(item.note, names, authority=item.authority,
+                            known_false=item.known_false, full=full) for item in items]
+
+
 def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
     found = recall.recall(actor=actor, **args.service_kwargs())
-    return RecallResult(data=_tool_notes(actor, [hit.note for hit in found.data],
-                                         full=args.full), meta=found.meta)
+    return RecallResult(data=_marked(actor, found.data, full=args.full), meta=found.meta)
 
 
 def _list(actor: Actor, args: SearchArgs) -> NotesPage:
-    page = search.note_search(actor=actor, **args.service_kwargs())
+    page = search.note_search(actor=actor, marks=True, **args.service_kwargs())
     fields: dict[str, Any] = {}
     if args.matches:
         fields["matches"] = [Match(id=item.note.versioned_id, terms=item.matches.terms,
                                    snippet=item.matches.snippet)
                              for item in page.data if item.matches is not None]
-    return NotesPage(data=_tool_notes(actor, [item.note for item in page.data],
-                                      full=args.full), meta=page.meta, **fields)
+    return NotesPage(data=_marked(actor, page.data, full=args.full), meta=page.meta,
+                     **fields)
 
 
 def _get(actor: Actor, args: NoteArgs) -> ToolNote:
-    note = NoteOut.of(selectors.note_get(actor=actor, note_id=args.note_id.id))
-    if args.note_id.version is None or args.note_id.version == note.version:
-        [full] = _tool_notes(actor, [note], full=True)
-        return full
-    for revision in selectors.note_revisions(actor=actor, note_id=note.id):
-        if revision.version == args.note_id.version:
-            return _revision_note(actor, RevisionOut.of(revision))
-    raise NotFound(f"{args.note_id} has no such version (the note is at {note.version}).",
-                   code="version_not_found")
+    """The note as it is now, or exactly the revision its id names."""
+    read = selectors.note_read(actor=actor, note_id=args.note_id.id,
+                               version=args.note_id.version)
+    if not isinstance(read, NoteRead):
+        return _revision_note(actor, RevisionOut.of(read))
+    names = selectors.notebook_names(actor=actor, notes=[read])
+    return ToolNote.marked(read, names, authority=read.authority,
+                           known_false=read.known_false, full=True)
 
 
 def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:

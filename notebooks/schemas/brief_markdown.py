@@ -15,6 +15,7 @@ from notebooks.schemas.briefs import (
     BriefTruth,
     BriefVision,
 )
+from notebooks.schemas.notes import known_false_words
 
 # The brief is what an agent trusts first, and much of it is written by others: notes and
 # notebook visions by any connection that may write there, connection names by whoever
@@ -59,7 +60,10 @@ def note_head(note: BriefNote) -> str:
         head += ", pinned"
     if note.notebook is not None:
         head += f", {one_line(note.notebook)}"
-    return f"### {note.id} — {head}, {note.updated:%Y-%m-%d}"
+    head += f", {note.updated:%Y-%m-%d}"
+    if note.authority:
+        head += ", declared ground truth"
+    return f"### {note.id} — {head}"
 
 
 TRUTH_RULES = {
@@ -92,7 +96,10 @@ def truth_block(truth: BriefTruth) -> str:
 
 
 def note_block(note: BriefNote) -> str:
-    return f"{note_head(note)}\n{fenced(note.content)}"
+    block = f"{note_head(note)}\n{fenced(note.content)}"
+    if note.known_false:
+        block += f"\n_{known_false_words(note.known_false)}_"
+    return block
 
 
 def index_line(entry: BriefIndexEntry) -> str:

@@ -27,6 +27,7 @@ from notebooks.schemas.arguments import (
     ToolArguments,
     place_of,
 )
+from notebooks.schemas.notes import KnownFalse
 
 # -- vision ------------------------------------------------------------------------------------
 
@@ -169,6 +170,9 @@ class BriefNote(Out):
     notebook: str | None = None  # left out for a Personal note
     task_id: str | None = None
     pinned: bool | None = None  # set (true) only for a pinned note
+    # What declared ground truth says of it (`truth_marks`): set only when true / found.
+    authority: bool | None = None
+    known_false: list[KnownFalse] | None = None
 
 
 class BriefIndexEntry(Out):

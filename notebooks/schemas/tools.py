@@ -4,6 +4,7 @@ omitted) and their compact results — what an agent reads, in as few tokens as 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Self
 
@@ -27,7 +28,15 @@ from notebooks.schemas.arguments import (
     SearchFilters,
     ToolArguments,
 )
-from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RememberOut, RevisionOut
+from notebooks.schemas.notes import (
+    KnownFalse,
+    NotebookOut,
+    NoteOut,
+    RecallMeta,
+    RememberOut,
+    RevisionOut,
+    known_false_words,
+)
 from notebooks.schemas.truth import PendingRef
 
 
@@ -81,10 +90,34 @@ class CompactNote(Out):
 
 
 class ToolNote(CompactNote):
-    """A compact note that can carry its full record (`full: true`, get_note), as
-    `GET /v1/notes/{id}` returns it."""
+    """A compact note with what declared ground truth says of it (`authority`, set only
+    when true; `knownFalse`, only when it matches a claim known to be false — the same
+    marks REST gives, `notebooks.selectors.truth_marks`), and its full record on request
+    (`full: true`, get_note), as `GET /v1/notes/{id}` returns it."""
 
+    authority: bool | None = None
+    known_false: list[KnownFalse] | None = None
     record: dict[str, Any] | None = None
+
+    @classmethod
+    def marked(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
+               authority: bool = False, known_false: Sequence[KnownFalse] = (),
+               full: bool = False, record: dict[str, Any] | None = None) -> Self:
+        fields: dict[str, Any] = {}
+        if authority:
+            fields["authority"] = True
+        if known_false:
+            fields["known_false"] = list(known_false)
+        return cls.of(note, names, full=full, record=record).model_copy(update=fields)
+
+    def mcp_line(self) -> str:
+        """The compact line, saying in words what ground truth says of the note."""
+        line = super().mcp_line()
+        head, _, body = line.partition("\n")
+        if self.authority:
+            head += " — declared ground truth"
+        warning = f"\n{known_false_words(self.known_false)}" if self.known_false else ""
+        return f"{head}\n{body}{warning}"
 
 
 class ToolNotebook(Out):

@@ -89,6 +89,7 @@ from notebooks.selectors.brief_budget import (
 )
 from notebooks.selectors.recall import Scope, recall
 from notebooks.selectors.truth import Truth, manifest_of, scoped_truth
+from notebooks.selectors.truth_marks import UNMARKED, Marks, active_profile, truth_marks
 from notebooks.selectors.vision import byline, connection_names
 from notebooks.selectors.whoami import whoami_in
 
@@ -123,6 +124,7 @@ class Gathered:
     available: int  # every note the brief could carry (pinned, handoffs, facts)
     names: dict[uuid.UUID, str]  # notebook paths
     truth: Truth
+    marks: dict[uuid.UUID, Marks]  # what ground truth says of each candidate
 
 
 def _visions(notebook: Notebook | None, zone: ZoneInfo,
@@ -231,6 +233,8 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         recent, recent_available = _recent(scope, since, zone, connections)
         hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
         related = [Candidate(hits[i], "related") for i in related_ids if i in hits]
+        candidates = {n.id: n for n in [*pinned, *handoffs, *facts, *hits.values()]}
+        marks = truth_marks(list(candidates.values()), truth, profile=active_profile())
         return Gathered(
             who=who, visions=_visions(notebook, zone, connections),
             pinned=[Candidate(n, _section(n), pinned=i < rules.BRIEF_PINNED_GUARANTEED)
@@ -238,7 +242,7 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
             handoffs=[Candidate(n, "handoffs") for n in handoffs],
             facts=[Candidate(n, "facts") for n in facts],
             recent=recent, recent_available=recent_available, available=available,
-            names=names, truth=truth), related
+            names=names, truth=truth, marks=marks), related
 
 
 def _brief_truth(truth: Truth, names: Mapping[uuid.UUID, str], *,
@@ -264,8 +268,8 @@ def _section(note: Note) -> Section:
 # -- the brief ---------------------------------------------------------------------------------
 
 
-def _brief_note(candidate: Candidate, zone: ZoneInfo,
-                names: Mapping[uuid.UUID, str]) -> BriefNote:
+def _brief_note(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
+                marks: Marks) -> BriefNote:
     note = candidate.note
     fields: dict[str, Any] = {
         "id": note.versioned_id, "kind": note.kind, "section": candidate.section,
@@ -276,15 +280,23 @@ def _brief_note(candidate: Candidate, zone: ZoneInfo,
         fields["task_id"] = note.task_id
     if note.pinned:
         fields["pinned"] = True
+    if marks.authority:
+        fields["authority"] = True
+    if marks.known_false:
+        fields["known_false"] = list(marks.known_false)
     return BriefNote(**fields)
 
 
-def _index_entry(candidate: Candidate, zone: ZoneInfo,
-                 names: Mapping[uuid.UUID, str]) -> BriefIndexEntry:
+def _index_entry(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
+                 marks: Marks) -> BriefIndexEntry:
     note = candidate.note
     title = first_line(note.content, 80) or note.kind
     place = names.get(note.notebook_id, "a notebook") if note.notebook_id else "Personal"
     detail = f"{note.kind}, {place}, {note.updated_at.astimezone(zone):%Y-%m-%d}"
+    if marks.authority:
+        detail += ", declared ground truth"
+    if marks.known_false:
+        detail += "; known to be false: " + "; ".join(k.claim for k in marks.known_false)
     return BriefIndexEntry(id=note.versioned_id, section=candidate.section,
                            line=f"{title} — {detail}")
 
@@ -331,8 +343,13 @@ def brief_get(
     # Solutions reach a brief only through `focus`; the other kinds are counted already.
     available = gathered.available + sum(1 for c in related if c.note.kind == Kind.SOLUTION
                                          and not c.note.pinned)
-    notes = Counted(order, lambda c: _brief_note(c, zone, gathered.names), note_block)
-    entries = Counted(order, lambda c: _index_entry(c, zone, gathered.names), index_line)
+    def marks(c: Candidate) -> Marks:
+        return gathered.marks.get(c.note.id, UNMARKED)
+
+    notes = Counted(order, lambda c: _brief_note(c, zone, gathered.names, marks(c)),
+                    note_block)
+    entries = Counted(order, lambda c: _index_entry(c, zone, gathered.names, marks(c)),
+                      index_line)
 
     today = now.astimezone(zone).date()
     since_day = _day_in(since_at, zone)

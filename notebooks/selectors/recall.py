@@ -58,7 +58,6 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import NoteOut, RecallItem, RecallMeta, RecallOut
 from notebooks.schemas.truth import Coverage
-from notebooks.selectors import negatives
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import (
     access_notebook,
@@ -73,6 +72,7 @@ from notebooks.selectors.recall_query import (
 )
 from notebooks.selectors.recall_terms import Weights, choose_clauses
 from notebooks.selectors.truth import Truth, scoped_truth
+from notebooks.selectors.truth_marks import truth_marks
 
 CANDIDATES = 50  # per arm
 # Fusion: a convex combination of the arms' scores, each min-max normalised over its
@@ -430,11 +430,11 @@ def _within_budget(ranked: list[tuple[Note, float, list[str], float | None]], li
             break
         spent += cost
         chosen.append((out, score, matched, distance))
-    warned = negatives.notes_matching([out.id for out, *_ in chosen], truth.negatives,
-                                      profile)
+    marks = truth_marks([out for out, *_ in chosen], truth, profile=profile)
     return [RecallItem(note=out, score=round(score, 6), matched=matched,
                        distance=None if distance is None else round(distance, 6),
-                       authority=out.id in truth.ids, known_false=warned.get(out.id, []))
+                       authority=marks[out.id].authority,
+                       known_false=list(marks[out.id].known_false))
             for out, score, matched, distance in chosen]
 
 

@@ -63,18 +63,10 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
     declarations = {d.notebook_id: d for d in TruthDeclaration.objects.filter(
         notebook_id__in=[notebook.id] if notebook else []) | TruthDeclaration.objects.filter(
         notebook__isnull=True)}
-    own = declarations.get(notebook.id if notebook else None)
-    account = declarations.get(None)
-    state: TruthState = "none"
-    declaration = None
-    if own is not None:
-        state, declaration = "own", own
-    elif notebook is not None and notebook.inherit_account_truth and account is not None:
-        state, declaration = "inherited", account
-    negatives = list(NegativeClaim.objects.filter(
+    state, declaration = in_effect(notebook, declarations)
+    negatives = applying(notebook.id if notebook else None, NegativeClaim.objects.filter(
         notebook_id__in=[notebook.id] if notebook else []) | NegativeClaim.objects.filter(
         notebook__isnull=True))
-    negatives.sort(key=lambda n: (n.notebook_id is not None, n.created_at, str(n.id)))
     if declaration is None:
         return Truth(state="none", policy=None, notebook=notebook, declaration=None,
                      negatives=negatives)
@@ -86,6 +78,28 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
     return Truth(state=state, policy=cast(Policy, declaration.policy), notebook=notebook,
                  declaration=declaration, notes=notes, withheld=len(entries) - len(notes),
                  negatives=negatives)
+
+
+def in_effect(notebook: Notebook | None,
+              declarations: dict[uuid.UUID | None, TruthDeclaration]
+              ) -> tuple[TruthState, TruthDeclaration | None]:
+    """Which declaration holds in a place (None: the account), among the account's
+    (`declarations` by place): its own; else, for a notebook that inherits, the
+    account's; else none."""
+    own = declarations.get(notebook.id if notebook else None)
+    account = declarations.get(None)
+    if own is not None:
+        return "own", own
+    if notebook is not None and notebook.inherit_account_truth and account is not None:
+        return "inherited", account
+    return "none", None
+
+
+def applying(place: uuid.UUID | None, claims: Any) -> list[NegativeClaim]:
+    """The claims known to be false in a place (None: the account): the account's,
+    which apply everywhere, then the place's own — each in the order they were added."""
+    found = [c for c in claims if c.notebook_id is None or c.notebook_id == place]
+    return sorted(found, key=lambda n: (n.notebook_id is not None, n.created_at, str(n.id)))
 
 
 def truth_place(actor: Actor, notebook_ids: list[uuid.UUID] | None) -> Notebook | None:
