@@ -3,6 +3,7 @@ omitted) and their compact results — what an agent reads, in as few tokens as 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -285,6 +286,29 @@ class Saved(Out):
     def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
         return cls(id=note.versioned_id, indexing=note.indexing, created=created,
                    pending_revision=note.pending_revision, redacted=note.redacted or None)
+
+    def mcp_text(self) -> str | None:
+        """A held write says in words that nothing was saved yet and who decides, over
+        the structured result's JSON; any other write is that JSON alone."""
+        held = self.pending_revision
+        if held is None:
+            return None
+        if self.id is None:
+            what = ("Not saved yet: this new note is held for the owner's review — it is "
+                    "not in Grove until the owner accepts it (recall and lists do not "
+                    "find it).")
+        else:
+            what = (f"Not saved yet: this change is held for the owner's review — "
+                    f"{self.id} stays as it was, and everyone (you included) reads that "
+                    "version until the owner accepts the change.")
+        if held.verdict is not None:
+            what += f" The check against declared ground truth says: {held.verdict}"
+            what += (f" ({', '.join(held.contradicts)})." if held.contradicts else ".")
+        decides = ("The owner decides, on the website: the notebook's page, Ground truth → "
+                   f"“Changes waiting for you” (held change {held.id}). Do not send it "
+                   "again; tell the user it waits for their review.")
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return f"{what} {decides}\n\n{json.dumps(data, ensure_ascii=False, separators=(',', ':'))}"
 
 
 class Remembered(Saved):

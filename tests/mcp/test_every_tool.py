@@ -41,6 +41,7 @@ class Case:
     tool: str
     arguments: dict[str, Any]
     error: str | None = None  # the code an isError result must carry; None: a result
+    says: tuple[str, ...] = ()  # words the text a model reads must hold
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,11 @@ def _declared_cases(w: World) -> list[Case]:
         Case("note_history", {"noteId": str(w.rule.id)}),
         Case("ask", {"query": "When does Atlas launch?", "notebookId": ops}),
         Case("list_notebooks", {"includeArchived": True}),
-        # Held for the owner: the declared note keeps its version.
+        # Held for the owner: the declared note keeps its version, and the text says so.
         Case("update_memory", {"noteId": w.rule.versioned_id,
-                               "content": "# Release rules\n\nAtlas ships on Fridays."}),
+                               "content": "# Release rules\n\nAtlas ships on Fridays."},
+             says=("Not saved yet", f"{w.rule.versioned_id} stays as it was",
+                   "The owner decides, on the website", "Changes waiting for you")),
         Case("restore_note", {"noteId": str(w.rule.id), "revision": 1},
              error="declared_note"),
         Case("move_notes", {"noteIds": [str(w.rule.id)], "notebookId": "personal"},
@@ -236,6 +239,8 @@ def test_every_tool_fits_its_output_schema_in_every_state(site_url, committed, t
             assert result.is_error is False, (case, result.content)
             assert isinstance(result.structured_content, dict), case
             assert result.content[0].text, case
+            for words in case.says:
+                assert words in result.content[0].text, (case, result.content[0].text)
         else:
             assert error_of(result)["code"] == case.error, (case, result.content)
     succeeded = {case.tool for case, result in answers if not result.is_error}
