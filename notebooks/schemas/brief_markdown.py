@@ -124,8 +124,11 @@ def recent_title(since: date) -> str:
     return f"## Recent changes since {since:%Y-%m-%d}"
 
 
-def recent_more(more: int) -> str:
-    return f"- … and {more} more (recent_activity lists them all)"
+def recent_more(more: int, *, shown: int) -> str:
+    """The changes past the lines shown — or, none shown, how many there are."""
+    if shown:
+        return f"- … and {more} more (recent_activity lists them all)"
+    return f"- {more} {_noun(more, 'note')} changed (recent_activity lists them all)"
 
 
 def _noun(count: int, word: str) -> str:
@@ -161,9 +164,10 @@ def brief_markdown(*, header: str, startup: str, visions: list[BriefVision],
     if handoffs:
         blocks.append(SECTION_TITLES["handoffs"])
         blocks += [note_block(n) for n in handoffs]
-    recent_lines = [change_line(c) for c in recent] or [NOTHING_RECENT]
+    recent_lines = [change_line(c) for c in recent]
     if recent_available > len(recent):
-        recent_lines.append(recent_more(recent_available - len(recent)))
+        recent_lines.append(recent_more(recent_available - len(recent), shown=len(recent)))
+    recent_lines = recent_lines or [NOTHING_RECENT]  # only when nothing changed at all
     blocks.append(recent_title(since) + "\n" + "\n".join(recent_lines))
     for section in ("facts", "related"):
         chosen = [n for n in notes if n.section == section]

@@ -239,7 +239,8 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
             who=who, visions=_visions(notebook, zone, connections),
             pinned=[Candidate(n, _section(n), pinned=i < rules.BRIEF_PINNED_GUARANTEED)
                     for i, n in enumerate(pinned)],
-            handoffs=[Candidate(n, "handoffs") for n in handoffs],
+            # A live handoff keeps at least its index line (`allocate`).
+            handoffs=[Candidate(n, "handoffs", keep=True) for n in handoffs],
             facts=[Candidate(n, "facts") for n in facts],
             recent=recent, recent_available=recent_available, available=available,
             names=names, truth=truth, marks=marks), related
@@ -355,11 +356,17 @@ def brief_get(
     since_day = _day_in(since_at, zone)
     header = header_line(gathered.who.connection_name or "the owner", today, zone.key)
     declared = _brief_truth(gathered.truth, gathered.names, full=truth == "full")
+    # What the document holds whatever the notes: the titles of the sections that may
+    # appear (a section without candidates never does), the longer wording of the recent
+    # changes' count, and a footer as long as a real one can be.
+    sections = {c.section for c in order} | ({"index"} if order else set())
     fixed_text = "\n\n".join([
         header, gathered.who.startup, *(vision_block(v) for v in gathered.visions),
-        truth_block(declared),
-        recent_title(since_day), recent_more(gathered.recent_available),
-        *SECTION_TITLES.values(), footer(_meta_template(budget), wordy=True)])
+        truth_block(declared), recent_title(since_day),
+        max(recent_more(gathered.recent_available, shown=0),
+            recent_more(gathered.recent_available, shown=1), key=count_tokens),
+        *(title for name, title in SECTION_TITLES.items() if name in sections),
+        footer(_meta_template(budget), wordy=True)])
     left = budget - count_tokens(fixed_text)
     shown, recent_tokens = fit_lines(
         count_each([change_line(c) for c in gathered.recent]),
