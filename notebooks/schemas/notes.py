@@ -273,6 +273,10 @@ class RecallMeta(Out):
     # read only some of its matches (`recall.MATCH_BUDGET`); left out otherwise.
     available_at_least: bool | SkipJsonSchema[None] = Field(
         default=None, exclude_if=lambda v: v is None)
+    # The `taskId` of a query-free recall when no live handoff in scope has it (the
+    # profile came without one); left out otherwise.
+    no_handoff: str | SkipJsonSchema[None] = Field(default=None,
+                                                   exclude_if=lambda v: v is None)
     # Left out when the query had no time words (REST and MCP alike).
     time_window: TimeWindowOut | SkipJsonSchema[None] = Field(
         default=None, exclude_if=lambda v: v is None)

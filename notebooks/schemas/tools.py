@@ -241,6 +241,9 @@ class RecallResult(Out):
     def mcp_text(self) -> str | None:
         meta = self.meta
         head = f"{meta.returned} of {meta.available} notes ({meta.mode})"
+        if meta.no_handoff is not None:
+            head = (f"No live handoff has task id “{meta.no_handoff}” here; the profile "
+                    f"without one. {head}")
         if meta.pending:
             head += f"; {meta.pending} not indexed for meaning yet"
         if meta.truncated:
