@@ -34,14 +34,15 @@ from notebooks.schemas.briefs import (
     ActivityArgs,
     ActivityPage,
     BriefArgs,
-    BriefOut,
+    ToolBrief,
+    ToolTruth,
     UpdateVisionArgs,
     VisionSaved,
     WhoamiArgs,
     WhoamiOut,
 )
 from notebooks.schemas.notes import NoteRead, known_false_words
-from notebooks.schemas.truth import TruthArgs, TruthOut
+from notebooks.schemas.truth import TruthArgs
 from notebooks.selectors.resources import (
     NotebookResource,
     NoteResource,
@@ -55,8 +56,8 @@ from notebooks.selectors.resources import (
 # -- tools -------------------------------------------------------------------------------------
 
 
-def _brief(actor: Actor, args: BriefArgs) -> BriefOut:
-    return selectors.brief_get(actor=actor, **args.service_kwargs())
+def _brief(actor: Actor, args: BriefArgs) -> ToolBrief:
+    return ToolBrief.of(selectors.brief_get(actor=actor, **args.service_kwargs()))
 
 
 def _whoami(actor: Actor, args: WhoamiArgs) -> WhoamiOut:
@@ -67,8 +68,9 @@ def _activity(actor: Actor, args: ActivityArgs) -> ActivityPage:
     return selectors.activity_list(actor=actor, **args.service_kwargs())
 
 
-def _truth(actor: Actor, args: TruthArgs) -> TruthOut:
-    return selectors.truth_get(actor=actor, notebook_id=args.notebook_id, full=args.full)
+def _truth(actor: Actor, args: TruthArgs) -> ToolTruth:
+    return selectors.truth_for_agent(actor=actor, notebook_id=args.notebook_id,
+                                     full=args.full)
 
 
 def _update_vision(actor: Actor, args: UpdateVisionArgs) -> VisionSaved:
@@ -83,30 +85,27 @@ def _update_vision(actor: Actor, args: UpdateVisionArgs) -> VisionSaved:
 
 TOOLS = [
     Tool("brief", "Start here: your brief",
-         "Your first read: what the work is for (vision), who you are and may do, live "
-         "handoffs, recent changes, the preferences, facts and decisions that apply "
-         "(pinned first) and notes related to focus — within budgetTokens, past which "
-         "notes become index lines (get_note reads them). meta counts returned, indexed, "
-         "dropped.",
-         BriefArgs, BriefOut, _brief, read_only=True),
+         "Your first read: the vision, who you are and may do, ground truth, live "
+         "handoffs, recent changes, the preferences, facts and decisions that apply and "
+         "notes related to focus — within budgetTokens; past it notes become index lines "
+         "(get_note reads them).",
+         BriefArgs, ToolBrief, _brief, read_only=True),
     Tool("whoami", "Who am I",
-         "This connection's name, capabilities (read/write), whether it sees Personal "
-         "notes, the notebooks it may use, and whether automatic capture is paused.",
+         "This connection: its name, read/write, whether it sees Personal notes, its "
+         "notebooks, and whether automatic capture is paused.",
          WhoamiArgs, WhoamiOut, _whoami, read_only=True),
     Tool("recent_activity", "Recent activity",
-         "Changes (revisions) since a time, newest first: note, version, what changed, "
-         "and which connection made it. Pass meta.nextCursor back as cursor.",
+         "Changes (revisions) since a time, newest first: note, version, what changed "
+         "and which connection made it.",
          ActivityArgs, ActivityPage, _activity, read_only=True),
     Tool("truth", "Ground truth",
-         "The notes a notebook (or, without notebookId, the account) declares "
-         "authoritative, unranked, and its claims known to be false. state: own, "
-         "inherited or none; policy restrict: only declared notes answer for facts, "
-         "decisions and solutions there. Revisions of declared notes wait for the owner.",
-         TruthArgs, TruthOut, _truth, read_only=True),
+         "The notes a notebook (or the account) declares authoritative, and its claims "
+         "known to be false. restrict: only declared notes answer for facts, decisions "
+         "and solutions there. Changes to declared notes wait for the owner.",
+         TruthArgs, ToolTruth, _truth, read_only=True),
     Tool("update_vision", "Update a vision",
-         "Replace a notebook's vision (what its work is for; it heads every brief) as a "
-         "new version — or the account's, without notebookId. Send the version you read "
-         "as expectedVersion.",
+         "Replace a notebook's vision (what its work is for; it heads every brief), or "
+         "the account's, as a new version.",
          UpdateVisionArgs, VisionSaved, _update_vision, read_only=False),
 ]
 

@@ -7,15 +7,17 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from grove.kernel.schemas import In, ListMeta, Out
+from notebooks.rules import BATCH_MAX
 from notebooks.schemas.arguments import (
     NOTE_ID,
     NOTE_ID_CHANGE,
     BatchIn,
+    BatchItem,
     MoveIn,
     NotebookCreateIn,
     NotebookId,
@@ -194,11 +196,22 @@ class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):
     pass
 
 
+# A batch's items as tool arguments: note ids, each fenced by the version it names
+# (`note:<id>@<version>`, as recall cites it). The `{id, expectedVersion}` objects REST
+# documents say the same thing and are still accepted; the tool's schema names one form.
+ToolItems = Annotated[list[NoteId | BatchItem], WithJsonSchema({
+    "type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": BATCH_MAX,
+    "uniqueItems": True})]
+ITEMS = Field(min_length=1, max_length=BATCH_MAX, description="Note ids; one with an "
+              "@version that moved on: version_conflict.")
+
+
 class ForgetArgs(ToolArguments, BatchIn):
-    pass
+    items: ToolItems = ITEMS
 
 
 class ArchiveArgs(ToolArguments, BatchIn):
+    items: ToolItems = ITEMS
     restore: bool = Field(default=False, description="true: bring archived or expired notes "
                           "back instead of archiving.")
 
@@ -216,8 +229,7 @@ class NotebookCreateArgs(ToolArguments, NotebookCreateIn):
 
 
 class _ChangedNotebook(In):
-    notebook_id: NotebookId = Field(description="The notebook to rename or move "
-                                    "(`<uuid>` or `notebook:<uuid>`).")
+    notebook_id: NotebookId = Field(description="The notebook to rename or move.")
 
 
 class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):

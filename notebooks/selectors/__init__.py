@@ -44,7 +44,7 @@ from notebooks.selectors.library import (
 )
 from notebooks.selectors.note_reads import note_at_version, note_read
 from notebooks.selectors.trash import TrashPage, trash_list
-from notebooks.selectors.truth import truth_get
+from notebooks.selectors.truth import truth_for_agent, truth_get
 from notebooks.selectors.vision import vision_get, vision_revisions
 from notebooks.selectors.whoami import whoami
 
@@ -54,6 +54,7 @@ __all__ = [
     "brief_get",
     "trash_list",
     "TrashPage",
+    "truth_for_agent",
     "truth_get",
     "vision_get",
     "vision_revisions",

@@ -72,8 +72,6 @@ from notebooks.schemas.briefs import (
     BriefNote,
     BriefOut,
     BriefRecentMeta,
-    BriefTruth,
-    BriefTruthNote,
     BriefVision,
     Section,
     WhoamiOut,
@@ -88,7 +86,7 @@ from notebooks.selectors.brief_budget import (
     share,
 )
 from notebooks.selectors.recall import Scope, recall
-from notebooks.selectors.truth import Truth, manifest_of, scoped_truth
+from notebooks.selectors.truth import Truth, agent_truth, scoped_truth
 from notebooks.selectors.truth_marks import UNMARKED, Marks, active_profile, truth_marks
 from notebooks.selectors.vision import byline, connection_names
 from notebooks.selectors.whoami import whoami_in
@@ -246,22 +244,6 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
             names=names, truth=truth, marks=marks), related
 
 
-def _brief_truth(truth: Truth, names: Mapping[uuid.UUID, str], *,
-                 full: bool) -> BriefTruth:
-    notes = []
-    for note, declared in truth.notes:
-        manifest = manifest_of(note.content)
-        line = manifest.first_line + (f" (sections: {' · '.join(manifest.headings)})"
-                                      if manifest.headings else "")
-        notes.append(BriefTruthNote(
-            id=note.versioned_id, declared_version=declared, kind=note.kind,
-            notebook=(names.get(note.notebook_id, "(a notebook you cannot see)")
-                      if note.notebook_id else None),
-            line=line, content=note.content if full else None))
-    return BriefTruth(state=truth.state, policy=truth.policy, notes=notes,
-                      withheld=truth.withheld, negatives=[n.claim for n in truth.negatives])
-
-
 def _section(note: Note) -> Section:
     return "handoffs" if note.kind == Kind.HANDOFF else "facts"
 
@@ -355,7 +337,7 @@ def brief_get(
     today = now.astimezone(zone).date()
     since_day = _day_in(since_at, zone)
     header = header_line(gathered.who.connection_name or "the owner", today, zone.key)
-    declared = _brief_truth(gathered.truth, gathered.names, full=truth == "full")
+    declared = agent_truth(gathered.truth, gathered.names, full=truth == "full")
     # What the document holds whatever the notes: the titles of the sections that may
     # appear (a section without candidates never does), the longer wording of the recent
     # changes' count, and a footer as long as a real one can be.

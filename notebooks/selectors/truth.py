@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from grove.kernel.actor import READ, Actor
 from grove.kernel.tenancy import tenant
 from notebooks.models import NegativeClaim, Note, Notebook, TruthDeclaration, TruthNote
-from notebooks.rules import clean_bool, parse_uuid
+from notebooks.rules import clean_bool, notebook_paths, parse_uuid
+from notebooks.schemas.briefs import BriefTruth, BriefTruthNote, ToolTruth
 from notebooks.schemas.truth import (
     NegativeOut,
     Policy,
@@ -29,7 +31,7 @@ from notebooks.schemas.truth import (
     TruthOut,
     TruthState,
 )
-from notebooks.selectors.access import access_notebook, notes_live
+from notebooks.selectors.access import access_notebook, live_notebooks, notes_live
 
 MANIFEST_LINE_CHARS = 160
 MANIFEST_HEADINGS = 12
@@ -191,6 +193,40 @@ def truth_out(truth: Truth, *, full: bool) -> TruthOut:
 def negative_out(claim: NegativeClaim) -> NegativeOut:
     return NegativeOut(id=claim.id, claim=claim.claim, notebook_id=claim.notebook_id,
                        created_at=claim.created_at)
+
+
+def agent_truth(truth: Truth, names: Mapping[uuid.UUID, str], *, full: bool) -> BriefTruth:
+    """The truth as agents read it — in the brief and from the `truth` tool: each declared
+    note by its current versioned id, first line and headings (or in `full`), its
+    notebook by name; the negatives as claims."""
+    notes = []
+    for note, declared in truth.notes:
+        manifest = manifest_of(note.content)
+        line = manifest.first_line + (f" (sections: {' · '.join(manifest.headings)})"
+                                      if manifest.headings else "")
+        notes.append(BriefTruthNote(
+            id=note.versioned_id, declared_version=declared, kind=note.kind,
+            notebook=(names.get(note.notebook_id, "(a notebook you cannot see)")
+                      if note.notebook_id else None),
+            line=line, content=note.content if full else None))
+    return BriefTruth(state=truth.state, policy=truth.policy, notes=notes,
+                      withheld=truth.withheld, negatives=[n.claim for n in truth.negatives])
+
+
+def truth_for_agent(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
+                    full: Any = False) -> ToolTruth:
+    """`truth_get` as the `truth` tool answers it (`agent_truth`), and whether agents'
+    writes there are checked against it."""
+    full = clean_bool(full, what="full")
+    notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id,
+                                                                what="notebook id")
+    actor.require(READ)
+    with tenant(actor):
+        notebook = None if notebook_uuid is None else access_notebook(actor, notebook_uuid)
+        names = notebook_paths(live_notebooks(actor))
+        found = agent_truth(truth_for(actor, notebook), names, full=full)
+    checked = notebook is not None and notebook.verify_agent_writes
+    return ToolTruth(**dict(found), checked=True if checked else None)
 
 
 def truth_get(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,

@@ -215,7 +215,7 @@ def test_two_sdk_agents_under_restrict_share_truth_and_the_owners_decisions(site
     async def declared(client):
         truth = await client.call_tool("truth", {"notebookId": f"notebook:{ops.id}"})
         brief = await client.call_tool("brief", {"notebookId": f"notebook:{ops.id}"})
-        return ([n["versionedId"] for n in truth.structured_content["notes"]],
+        return ([n["id"] for n in truth.structured_content["notes"]],
                 brief.content[0].text)
 
     url = f"{site_url}/mcp"
