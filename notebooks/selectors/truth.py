@@ -65,7 +65,9 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
     declarations = {d.notebook_id: d for d in TruthDeclaration.objects.filter(
         notebook_id__in=[notebook.id] if notebook else []) | TruthDeclaration.objects.filter(
         notebook__isnull=True)}
-    state, declaration = in_effect(notebook, declarations)
+    state, declaration = in_effect(notebook.id if notebook else None,
+                                   bool(notebook and notebook.inherit_account_truth),
+                                   declarations)
     negatives = applying(notebook.id if notebook else None, NegativeClaim.objects.filter(
         notebook_id__in=[notebook.id] if notebook else []) | NegativeClaim.objects.filter(
         notebook__isnull=True))
@@ -82,18 +84,17 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
                  negatives=negatives)
 
 
-def in_effect(notebook: Notebook | None,
+def in_effect(place: uuid.UUID | None, inherits: bool,
               declarations: dict[uuid.UUID | None, TruthDeclaration]
               ) -> tuple[TruthState, TruthDeclaration | None]:
-    """Which declaration holds in a place (None: the account), among the account's
-    (`declarations` by place): its own; else, for a notebook that inherits, the
-    account's; else none."""
-    own = declarations.get(notebook.id if notebook else None)
-    account = declarations.get(None)
+    """Which declaration holds in a place (a notebook id; None: the account), among the
+    account's (`declarations` by place): its own; else, for a notebook that `inherits`
+    (its `inherit_account_truth`), the account's; else none."""
+    own = declarations.get(place)
     if own is not None:
         return "own", own
-    if notebook is not None and notebook.inherit_account_truth and account is not None:
-        return "inherited", account
+    if place is not None and inherits and None in declarations:
+        return "inherited", declarations[None]
     return "none", None
 
 

@@ -78,18 +78,23 @@ def truth_marks(notes: Sequence[Any], held_to: Truth, *,
 def _by_place(place_ids: Iterable[uuid.UUID | None], note_ids: list[uuid.UUID]
               ) -> tuple[set[Any], dict[uuid.UUID | None, list[NegativeClaim]]]:
     """For the places these notes are in: which of the notes each place's declaration
-    in effect names — as (place, note id) — and each place's negatives. Four reads."""
+    in effect names — as (place, note id) — and each place's negatives. Two reads when
+    nothing is declared, four at most."""
     ids = [p for p in place_ids if p is not None]
-    notebooks = {nb.id: nb for nb in Notebook.objects.filter(id__in=ids)}
     declarations = {d.notebook_id: d for d in TruthDeclaration.objects.filter(
         Q(notebook_id__in=ids) | Q(notebook__isnull=True))}
-    holding = {p: in_effect(notebooks.get(p) if p else None, declarations)[1]
-               for p in [*ids, None]}
-    named = set(TruthNote.objects.filter(
-        declaration_id__in=[d.id for d in holding.values() if d is not None],
-        note_id__in=note_ids).values_list("declaration_id", "note_id"))
-    declared = {(p, note_id) for p, d in holding.items() if d is not None
-                for declaration_id, note_id in named if declaration_id == d.id}
+    declared: set[Any] = set()
+    if declarations:
+        # A notebook's inherit flag matters only where it has no declaration of its own.
+        without = [p for p in ids if p not in declarations] if None in declarations else []
+        inherits = set(Notebook.objects.filter(id__in=without, inherit_account_truth=True)
+                       .values_list("id", flat=True)) if without else set()
+        holding = {p: in_effect(p, p in inherits, declarations)[1] for p in [*ids, None]}
+        named = set(TruthNote.objects.filter(
+            declaration_id__in=[d.id for d in holding.values() if d is not None],
+            note_id__in=note_ids).values_list("declaration_id", "note_id"))
+        declared = {(p, note_id) for p, d in holding.items() if d is not None
+                    for declaration_id, note_id in named if declaration_id == d.id}
     claims = list(NegativeClaim.objects.filter(Q(notebook_id__in=ids)
                                                | Q(notebook__isnull=True)))
     return declared, {p: applying(p, claims) for p in [*ids, None]}
