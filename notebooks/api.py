@@ -34,7 +34,7 @@ from grove.interfaces.rest import (
     operation_id,
     optional_body,
 )
-from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.errors import Invalid
 from grove.kernel.schemas import ListMeta, Out
 from notebooks import rules, selectors, services
 from notebooks.schemas.arguments import (
@@ -57,6 +57,7 @@ from notebooks.schemas.notes import (
     BatchOut,
     NotebookOut,
     NoteOut,
+    NoteRead,
     RecallItem,
     RecallMeta,
     RememberOut,
@@ -126,14 +127,15 @@ def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
         actor=actor_of(request), notebook_id=_notebook_filter(filters.notebook_id),
         kinds=filters.kind, source_agent=filters.source_agent, tag=filters.tag,
         updated_after=filters.updated_after, lifetime=filters.lifetime, status=filters.status,
-        sort=filters.sort, cursor=filters.cursor, limit=filters.limit))
+        sort=filters.sort, cursor=filters.cursor, limit=filters.limit, marks=True))
 
 
 @router.post("/notes/search", tags=["notes"],
              response={200: SearchList, **ERRORS},
              summary="Library search: query in the body, filters, sorts, signed cursor")
 def note_search(request: HttpRequest, payload: SearchIn) -> Any:
-    return _page(search.note_search(actor=actor_of(request), **payload.service_kwargs()))
+    return _page(search.note_search(actor=actor_of(request), marks=True,
+                                    **payload.service_kwargs()))
 
 
 @router.get("/notes/{note_id}/revisions", tags=["notes"],
@@ -195,10 +197,10 @@ def note_retry_indexing(request: HttpRequest, note_id: uuid.UUID) -> Any:
 # patterns in order, and /notes/{note_id} would otherwise swallow /notes/forget).
 
 
-@router.get("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **ERRORS},
-            summary="Get a note")
+@router.get("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteRead], **ERRORS},
+            summary="Get a note, with what declared ground truth says of it")
 def note_get(request: HttpRequest, note_id: uuid.UUID) -> Any:
-    return ok(NoteOut.of(selectors.note_get(actor=actor_of(request), note_id=note_id)))
+    return ok(selectors.note_read(actor=actor_of(request), note_id=note_id))
 
 
 @router.patch("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **WRITE_ERRORS},
@@ -285,22 +287,21 @@ def recall(request: HttpRequest, payload: RecallIn) -> Any:
 
 
 @router.get("/get/{typed_id}", tags=["recall"],
-            response={200: Ok[NoteOut | NotebookOut | RevisionOut], **ERRORS},
+            response={200: Ok[NoteRead | NotebookOut | RevisionOut], **ERRORS},
             summary="The full record for a typed id: note:<uuid>[@<version>] or notebook:<uuid>")
 def get_typed(request: HttpRequest, typed_id: TypedId) -> Any:
+    """A version the note never had is 404 `version_not_found`, as over MCP."""
     actor = actor_of(request)
     kind, _, rest = typed_id.partition(":")
     if kind == "note":
         note_id, _, version = rest.partition("@")
         if not version:
-            return ok(NoteOut.of(selectors.note_get(actor=actor, note_id=note_id)))
+            return ok(selectors.note_read(actor=actor, note_id=note_id))
         if not version.isdigit():
             raise Invalid("A note version is a whole number: note:<uuid>@<version>.",
                           code="invalid_typed_id")
-        for revision in selectors.note_revisions(actor=actor, note_id=note_id):
-            if revision.version == int(version):
-                return ok(RevisionOut.of(revision))
-        raise NotFound("No such note version.")
+        return ok(RevisionOut.of(selectors.note_at_version(actor=actor, note_id=note_id,
+                                                           version=int(version))))
     if kind == "notebook":
         return ok(selectors.notebook_out(actor=actor, notebook_id=rest))
     raise Invalid("A typed id looks like note:<uuid>, note:<uuid>@<version> or "

@@ -15,12 +15,17 @@ from typing import Any
 
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
-from grove.kernel.errors import NotFound
 from notebooks import selectors, services
 from notebooks.schemas.arguments import (
     expected,
 )
-from notebooks.schemas.notes import BatchOut, NoteOut, RevisionOut
+from notebooks.schemas.notes import (
+    BatchOut,
+    NoteRead,
+    RecallItem,
+    RevisionOut,
+    SearchItem,
+)
 from notebooks.schemas.tools import (
     ArchiveArgs,
     ForgetArgs,
@@ -52,11 +57,6 @@ from notebooks.selectors import recall, search
 # -- results ---------------------------------------------------------------------------------
 
 
-def _tool_notes(actor: Actor, notes: list[NoteOut], *, full: bool = False) -> list[ToolNote]:
-    names = selectors.notebook_names(actor=actor, notes=notes)
-    return [ToolNote.of(n, names, full=full) for n in notes]
-
-
 def _op(args: Any) -> uuid.UUID:
     """The caller's operation id, or a fresh one (that call is then not retry-safe)."""
     return args.operation_id or uuid.uuid4()
@@ -68,33 +68,40 @@ def _remember(actor: Actor, args: RememberArgs) -> Remembered:
     return Remembered.of_saved(saved)
 
 
+def _marked(actor: Actor, items: list[RecallItem] | list[SearchItem], *,
+            full: bool = False) -> list[ToolNote]:
+    """Recall's or a list's items as compact notes, each with the ground-truth marks the
+    read gave it (`notebooks.selectors.truth_marks`, as REST gives them)."""
+    names = selectors.notebook_names(actor=actor, notes=[item.note for item in items])
+    return [ToolNote.marked(item.note, names, authority=item.authority,
+                            known_false=item.known_false, full=full) for item in items]
+
+
 def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
     found = recall.recall(actor=actor, **args.service_kwargs())
-    return RecallResult(data=_tool_notes(actor, [hit.note for hit in found.data],
-                                         full=args.full), meta=found.meta)
+    return RecallResult(data=_marked(actor, found.data, full=args.full), meta=found.meta)
 
 
 def _list(actor: Actor, args: SearchArgs) -> NotesPage:
-    page = search.note_search(actor=actor, **args.service_kwargs())
+    page = search.note_search(actor=actor, marks=True, **args.service_kwargs())
     fields: dict[str, Any] = {}
     if args.matches:
         fields["matches"] = [Match(id=item.note.versioned_id, terms=item.matches.terms,
                                    snippet=item.matches.snippet)
                              for item in page.data if item.matches is not None]
-    return NotesPage(data=_tool_notes(actor, [item.note for item in page.data],
-                                      full=args.full), meta=page.meta, **fields)
+    return NotesPage(data=_marked(actor, page.data, full=args.full), meta=page.meta,
+                     **fields)
 
 
 def _get(actor: Actor, args: NoteArgs) -> ToolNote:
-    note = NoteOut.of(selectors.note_get(actor=actor, note_id=args.note_id.id))
-    if args.note_id.version is None or args.note_id.version == note.version:
-        [full] = _tool_notes(actor, [note], full=True)
-        return full
-    for revision in selectors.note_revisions(actor=actor, note_id=note.id):
-        if revision.version == args.note_id.version:
-            return _revision_note(actor, RevisionOut.of(revision))
-    raise NotFound(f"{args.note_id} has no such version (the note is at {note.version}).",
-                   code="version_not_found")
+    """The note as it is now, or exactly the revision its id names."""
+    read = selectors.note_read(actor=actor, note_id=args.note_id.id,
+                               version=args.note_id.version)
+    if not isinstance(read, NoteRead):
+        return _revision_note(actor, RevisionOut.of(read))
+    names = selectors.notebook_names(actor=actor, notes=[read])
+    return ToolNote.marked(read, names, authority=read.authority,
+                           known_false=read.known_false, full=True)
 
 
 def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:
@@ -163,59 +170,53 @@ def _update_notebook(actor: Actor, args: NotebookUpdateArgs) -> ToolNotebook:
 
 TOOLS = [
     Tool("remember", "Remember a note",
-         "Save a note to the user's long-term memory. Send capture=\"automatic\" when "
-         "saving on your own initiative. Each call without an operationId saves a new note; "
-         "`similar` names likely duplicates already there.",
+         "Save a note to the user's long-term memory (capture=\"automatic\" when on your "
+         "own initiative). Each call without an operationId saves a new note; similar "
+         "names likely duplicates.",
          RememberArgs, Remembered, _remember, read_only=False, idempotent=False),
     Tool("recall", "Recall relevant notes",
-         "Notes relevant to a question or topic (keyword + semantic, best first, within a "
-         "budget); each names its notebook (none: Personal). Without a query: the profile "
-         "— pinned notes, then preferences, facts and decisions in turn (a handoff only "
-         "with its taskId). Cite notes by id.",
+         "Notes relevant to a question (keyword + semantic, best first, within a budget), "
+         "each naming its notebook (none: Personal). Without a query: the profile — pinned "
+         "notes, preferences, facts, decisions (a handoff with its taskId). Cite by id.",
          RecallArgs, RecallResult, _recall, read_only=True),
     Tool("update_memory", "Correct a note",
-         "Change a note's content, kind or other fields (omitted fields stay) as a new "
-         "revision. Send the version you read — expectedVersion, or the id as recall cites "
-         "it — to get version_conflict instead of overwriting a newer change. A declared "
-         "ground-truth note's change is held for the owner (pendingRevision).",
+         "Change a note's fields (omitted ones stay) as a new revision; the version you "
+         "read gives version_conflict instead of overwriting a newer change. A change to "
+         "declared ground truth is held for the owner.",
          NoteUpdateArgs, Saved, _update, read_only=False, idempotent=False),
     Tool("forget", "Forget notes",
-         "Delete notes (per item deleted, not_found or version_conflict). Tools cannot bring "
-         "them back — archive_notes is the reversible way.",
+         "Delete notes (per item deleted, not_found or version_conflict); tools cannot "
+         "bring them back — archive_notes can.",
          ForgetArgs, BatchOut, _forget, read_only=False, destructive=True),
     Tool("get_note", "Get a note",
          "One note with its full record; `note:<id>@<version>` gives that older revision.",
          NoteArgs, ToolNote, _get, read_only=True),
     Tool("list_notes", "List or search notes",
-         "The user's notes by filters and optional keywords, sorted, a page at a time "
-         "(pass meta.nextCursor back as cursor); meta.available is the total.",
+         "The user's notes by filters and keywords, sorted, a page at a time; "
+         "meta.available is the total.",
          SearchArgs, NotesPage, _list, read_only=True),
     Tool("note_history", "A note's history",
          "Every revision of a note, newest first: what it said and why it changed.",
          HistoryArgs, History, _history, read_only=True),
     Tool("restore_note", "Restore an older revision",
-         "Make an older revision the current one, as a new revision (nothing is lost); "
-         "each call without an operationId adds one.",
+         "Make an older revision the current one, as a new revision (nothing is lost).",
          RestoreArgs, Saved, _restore, read_only=False, idempotent=False),
     Tool("archive_notes", "Archive or restore notes",
-         "Archive notes (hidden from recall and lists, reversible), or with restore=true "
-         "bring archived or expired notes back.",
+         "Archive notes (hidden from recall and lists), or with restore bring archived or "
+         "expired notes back.",
          ArchiveArgs, BatchOut, _archive, read_only=False),
     Tool("move_notes", "Move notes",
-         "Move notes to a notebook or \"personal\", all or nothing (needs access to both "
-         "places).",
+         "Move notes to a notebook or \"personal\", all or nothing.",
          MoveArgs, Moved, _move, read_only=False),
     Tool("list_notebooks", "List notebooks",
-         "The notebooks this connection may use, as a tree (parentId, left out at the top "
-         "and for a parent you may not see).",
+         "The notebooks this connection may use, as a tree (no parentId: at the top, or "
+         "a parent you may not see).",
          NotebookListArgs, NotebookPage, _notebooks, read_only=True),
     Tool("create_notebook", "Create a notebook",
-         "Create a notebook at the top level or inside parentId (names are unique among "
-         "siblings).",
+         "Create a notebook at the top level or inside parentId.",
          # A repeat is refused (notebook_name_taken): it changes nothing.
          NotebookCreateArgs, ToolNotebook, _create_notebook, read_only=False),
     Tool("update_notebook", "Rename or move a notebook",
-         "Rename a notebook and/or move it (parentId \"root\" = top level); a notebook "
-         "cannot move inside itself.",
+         "Rename a notebook and/or move it; it cannot move inside itself.",
          NotebookUpdateArgs, ToolNotebook, _update_notebook, read_only=False),
 ]

@@ -26,37 +26,38 @@ from grove.interfaces.mcp_catalog import (
     ResourceTemplate,
 )
 from grove.interfaces.rendering import first_line
-from grove.kernel.actor import READ, Actor
+from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
-from grove.kernel.paging import Cursor, caller_binding, cursor_read, cursor_write, seek_after
-from grove.kernel.tenancy import tenant
 from notebooks import rules, selectors, services
-from notebooks.models import Kind, Note, Revision
-from notebooks.schemas.arguments import parse_place, place_of
+from notebooks.schemas.arguments import place_of
 from notebooks.schemas.briefs import (
     ActivityArgs,
     ActivityPage,
     BriefArgs,
-    BriefOut,
+    ToolBrief,
+    ToolTruth,
     UpdateVisionArgs,
     VisionSaved,
     WhoamiArgs,
     WhoamiOut,
 )
-from notebooks.schemas.truth import TruthArgs, TruthOut
-from notebooks.selectors.access import (
-    access_note,
-    access_notebook,
-    live_notebooks,
-    notes_live,
-    require_personal,
+from notebooks.schemas.notes import NoteRead, known_false_words
+from notebooks.schemas.truth import TruthArgs
+from notebooks.selectors.resources import (
+    NotebookResource,
+    NoteResource,
+    live_handoff,
+    note_resource,
+    notebook_resource,
+    prompt_place,
+    resource_page,
 )
 
 # -- tools -------------------------------------------------------------------------------------
 
 
-def _brief(actor: Actor, args: BriefArgs) -> BriefOut:
-    return selectors.brief_get(actor=actor, **args.service_kwargs())
+def _brief(actor: Actor, args: BriefArgs) -> ToolBrief:
+    return ToolBrief.of(selectors.brief_get(actor=actor, **args.service_kwargs()))
 
 
 def _whoami(actor: Actor, args: WhoamiArgs) -> WhoamiOut:
@@ -67,8 +68,9 @@ def _activity(actor: Actor, args: ActivityArgs) -> ActivityPage:
     return selectors.activity_list(actor=actor, **args.service_kwargs())
 
 
-def _truth(actor: Actor, args: TruthArgs) -> TruthOut:
-    return selectors.truth_get(actor=actor, notebook_id=args.notebook_id, full=args.full)
+def _truth(actor: Actor, args: TruthArgs) -> ToolTruth:
+    return selectors.truth_for_agent(actor=actor, notebook_id=args.notebook_id,
+                                     full=args.full)
 
 
 def _update_vision(actor: Actor, args: UpdateVisionArgs) -> VisionSaved:
@@ -83,30 +85,27 @@ def _update_vision(actor: Actor, args: UpdateVisionArgs) -> VisionSaved:
 
 TOOLS = [
     Tool("brief", "Start here: your brief",
-         "Your first read: what the work is for (vision), who you are and may do, live "
-         "handoffs, recent changes, the preferences, facts and decisions that apply "
-         "(pinned first) and notes related to focus — within budgetTokens, past which "
-         "notes become index lines (get_note reads them). meta counts returned, indexed, "
-         "dropped.",
-         BriefArgs, BriefOut, _brief, read_only=True),
+         "Your first read: the vision, who you are and may do, ground truth, live "
+         "handoffs, recent changes, the preferences, facts and decisions that apply and "
+         "notes related to focus — within budgetTokens; past it notes become index lines "
+         "(get_note reads them).",
+         BriefArgs, ToolBrief, _brief, read_only=True),
     Tool("whoami", "Who am I",
-         "This connection's name, capabilities (read/write), whether it sees Personal "
-         "notes, the notebooks it may use, and whether automatic capture is paused.",
+         "This connection: its name, read/write, whether it sees Personal notes, its "
+         "notebooks, and whether automatic capture is paused.",
          WhoamiArgs, WhoamiOut, _whoami, read_only=True),
     Tool("recent_activity", "Recent activity",
-         "Changes (revisions) since a time, newest first: note, version, what changed, "
-         "and which connection made it. Pass meta.nextCursor back as cursor.",
+         "Changes (revisions) since a time, newest first: note, version, what changed "
+         "and which connection made it.",
          ActivityArgs, ActivityPage, _activity, read_only=True),
     Tool("truth", "Ground truth",
-         "The notes a notebook (or, without notebookId, the account) declares "
-         "authoritative, unranked, and its claims known to be false. state: own, "
-         "inherited or none; policy restrict: only declared notes answer for facts, "
-         "decisions and solutions there. Revisions of declared notes wait for the owner.",
-         TruthArgs, TruthOut, _truth, read_only=True),
+         "The notes a notebook (or the account) declares authoritative, and its claims "
+         "known to be false. restrict: only declared notes answer for facts, decisions "
+         "and solutions there. Changes to declared notes wait for the owner.",
+         TruthArgs, ToolTruth, _truth, read_only=True),
     Tool("update_vision", "Update a vision",
-         "Replace a notebook's vision (what its work is for; it heads every brief) as a "
-         "new version — or the account's, without notebookId. Send the version you read "
-         "as expectedVersion.",
+         "Replace a notebook's vision (what its work is for; it heads every brief), or "
+         "the account's, as a new version.",
          UpdateVisionArgs, VisionSaved, _update_vision, read_only=False),
 ]
 
@@ -116,10 +115,6 @@ _UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-
 _NOTE_URI = re.compile(rf"note://({_UUID})(?:@([1-9][0-9]{{0,8}}))?", re.IGNORECASE)
 _NOTEBOOK_URI = re.compile(rf"notebook://({_UUID})", re.IGNORECASE)
 _BRIEF_URI = re.compile(rf"brief://({_UUID}|personal|all)", re.IGNORECASE)
-NOTEBOOK_RESOURCE_NOTES = 200  # notes a notebook:// resource lists (the rest are counted)
-RESOURCE_PAGE = 100
-RESOURCE_CURSOR_SALT = "grove.mcp.resources"
-NOTE_ORDER = ("-created_at", "-id")
 
 TEMPLATES = [
     ResourceTemplate("note://{id}", "note", "A note",
@@ -134,35 +129,26 @@ TEMPLATES = [
 ]
 
 
-def _note_text(note: Note | Revision, names: dict[uuid.UUID, str]) -> str:
-    place = names.get(note.notebook_id, "a notebook") if note.notebook_id else "Personal"
-    when = note.updated_at if isinstance(note, Note) else note.created_at
+def _note_text(found: NoteResource) -> str:
+    """A note (with what declared ground truth says of it) or one revision, as text."""
+    note = found.read or found.revision
+    assert note is not None
+    place = (found.paths.get(note.notebook_id, "a notebook") if note.notebook_id
+             else "Personal")
+    when = note.updated_at if isinstance(note, NoteRead) else note.created_at
     head = f"{note.versioned_id} — {note.kind}, {place}, {when:%Y-%m-%d}"
     if note.task_id:
         head += f", task {note.task_id}"
-    return f"{head}\n\n{note.content}\n"
+    if found.read is not None and found.read.authority:
+        head += ", declared ground truth"
+    text = f"{head}\n\n{note.content}\n"
+    if found.read is not None and found.read.known_false:
+        text += f"\n{known_false_words(found.read.known_false)}\n"
+    return text
 
 
-def _read_note(actor: Actor, note_id: str, version: str | None) -> str:
-    with tenant(actor):
-        actor.require(READ)
-        note = access_note(actor, note_id)
-        names = rules.notebook_paths(live_notebooks(actor))
-        if version is None:
-            return _note_text(note, names)
-        revision = Revision.objects.filter(note=note, version=int(version)).first()
-        if revision is None:
-            raise NotFound("No such note version.", code="version_not_found")
-        return _note_text(revision, names)
-
-
-def _read_notebook(actor: Actor, notebook_id: str) -> str:
-    with tenant(actor):
-        actor.require(READ)
-        notebook = access_notebook(actor, notebook_id)
-        notes = notes_live(actor).filter(notebook_id=notebook.id).order_by("-updated_at", "id")
-        shown = list(notes[:NOTEBOOK_RESOURCE_NOTES])
-        total = len(shown) if len(shown) < NOTEBOOK_RESOURCE_NOTES else notes.count()
+def _notebook_text(found: NotebookResource) -> str:
+    notebook, shown, total = found.notebook, found.notes, found.total
     lines = [f"# {notebook.name} (notebook:{notebook.id}): {total} live notes, newest first"]
     lines += [f"- {n.versioned_id} {n.kind}, {n.updated_at:%Y-%m-%d}: "
               f"{first_line(n.content, 100)}" for n in shown]
@@ -185,9 +171,10 @@ def read_resource(actor: Actor, uri: str) -> list[ResourceContent] | None:
     if scheme not in ("note", "notebook", "brief"):
         return None
     if match := _NOTE_URI.fullmatch(uri):
-        text = _read_note(actor, match.group(1), match.group(2))
+        version = int(match.group(2)) if match.group(2) else None
+        text = _note_text(note_resource(actor=actor, note_id=match.group(1), version=version))
     elif match := _NOTEBOOK_URI.fullmatch(uri):
-        text = _read_notebook(actor, match.group(1))
+        text = _notebook_text(notebook_resource(actor=actor, notebook_id=match.group(1)))
     elif match := _BRIEF_URI.fullmatch(uri):
         text = _read_brief(actor, match.group(1))
     else:
@@ -198,41 +185,20 @@ def read_resource(actor: Actor, uri: str) -> list[ResourceContent] | None:
 def list_resources(actor: Actor, cursor: str | None) -> tuple[list[Resource], str | None]:
     """The resources this caller may read, a page at a time: the briefs (everything,
     Personal when granted, each live notebook) and each live notebook's note list, then
-    every live note, newest first. The cursor is signed and bound to the caller."""
-    actor.require(READ)
-    opened = cursor_read(cursor, salt=RESOURCE_CURSOR_SALT, binding=caller_binding(actor),
-                         fingerprint="resources")
-    phase, after = ("places", None) if opened.key is None else (opened.key[0], opened.key[1:])
+    every live note, newest first (`resource_page`)."""
+    page = resource_page(actor=actor, cursor=cursor)
     found: list[Resource] = []
-    with tenant(actor):
-        actor.require(READ)
-        if phase == "places":
-            found.append(Resource("brief://all", "brief-all", "Brief: everything"))
-            if actor.grant.personal:
-                found.append(Resource("brief://personal", "brief-personal",
-                                      "Brief: Personal"))
-            paths = rules.notebook_paths(live_notebooks(actor))
-            for nb_id, path in sorted(paths.items(), key=lambda item: (item[1].lower(),
-                                                                      str(item[0]))):
-                found += [Resource(f"brief://{nb_id}", f"brief-{nb_id}", f"Brief: {path}"),
-                          Resource(f"notebook://{nb_id}", f"notebook-{nb_id}",
-                                   f"Notebook: {path}")]
-            phase, after = "notes", None
-        notes = notes_live(actor)
-        if after:
-            notes = notes.filter(seek_after(NOTE_ORDER, after))
-        rows = list(notes.order_by(*NOTE_ORDER)[:RESOURCE_PAGE + 1])
-    more = len(rows) > RESOURCE_PAGE
-    rows = rows[:RESOURCE_PAGE]
+    if page.places is not None:
+        found.append(Resource("brief://all", "brief-all", "Brief: everything"))
+        if page.personal:
+            found.append(Resource("brief://personal", "brief-personal", "Brief: Personal"))
+        for nb_id, path in page.places:
+            found += [Resource(f"brief://{nb_id}", f"brief-{nb_id}", f"Brief: {path}"),
+                      Resource(f"notebook://{nb_id}", f"notebook-{nb_id}",
+                               f"Notebook: {path}")]
     found += [Resource(f"note://{n.id}", f"note-{n.id}", first_line(n.content, 80) or n.kind)
-              for n in rows]
-    next_cursor = None
-    if more and rows:
-        last = rows[-1]
-        next_cursor = cursor_write(Cursor(binding=opened.binding, fingerprint="resources",
-                                          key=("notes", last.created_at, last.id)),
-                                   salt=RESOURCE_CURSOR_SALT)
-    return found, next_cursor
+              for n in page.notes]
+    return found, page.next_cursor
 
 
 RESOURCES = ResourceProvider(schemes=("note", "notebook", "brief"), templates=TEMPLATES,
@@ -246,17 +212,7 @@ NOTEBOOK_ARGUMENT = PromptArgument(
 
 
 def _scope_argument(actor: Actor, arguments: dict[str, str]) -> Any:
-    """The place a prompt names, checked as the tools check it: a notebook the caller may
-    read (NotFound otherwise), Personal when granted, or everything."""
-    value = (arguments.get("notebookId") or "").strip()
-    if not value:
-        return rules.EVERYWHERE
-    place = parse_place(value)
-    if place is None:
-        require_personal(actor)
-        return None
-    with tenant(actor):
-        return access_notebook(actor, place).id
+    return prompt_place(actor=actor, value=arguments.get("notebookId") or "")
 
 
 def _load_context(actor: Actor, arguments: dict[str, str]) -> tuple[str, list[PromptMessage]]:
@@ -280,7 +236,7 @@ def _save_handoff(actor: Actor, arguments: dict[str, str]) -> tuple[str, list[Pr
     scope = _scope_argument(actor, arguments)
     where = ("" if scope is rules.EVERYWHERE else
              ', "notebookId": "personal"' if scope is None else f', "notebookId": "{scope}"')
-    current = _live_handoff(actor, task, scope)
+    current = live_handoff(actor=actor, task_id=task, scope=scope)
     now = (f"\n\nThe task's live handoff now ({current.versioned_id}) — saving with the same "
            f"taskId replaces it, so carry over what still holds:\n\n{current.content}"
            if current is not None else "")
@@ -293,17 +249,6 @@ def _save_handoff(actor: Actor, arguments: dict[str, str]) -> tuple[str, list[Pr
         "**Open questions**, and **Where things are** (files, branches, links, commands). "
         "Be specific; leave out secrets. Then tell me the id it was saved as." + now)
     return f"Save a handoff for {task}", [PromptMessage("user", text)]
-
-
-def _live_handoff(actor: Actor, task: str, scope: Any) -> Note | None:
-    with tenant(actor):
-        actor.require(READ)
-        handoffs = notes_live(actor).filter(kind=Kind.HANDOFF, task_id=task)
-        if scope is None:
-            handoffs = handoffs.filter(notebook__isnull=True)
-        elif scope is not rules.EVERYWHERE:
-            handoffs = handoffs.filter(notebook_id=access_notebook(actor, scope).id)
-        return handoffs.order_by("-updated_at").first()
 
 
 def _end_of_session(actor: Actor, arguments: dict[str, str]

@@ -96,8 +96,14 @@ INSTRUCTIONS = (
     "what this connection may read and change. Call `recall` before answering questions "
     "about the user, their projects or earlier work; call `remember` to save what should "
     "outlast this conversation. You see only the notebooks the owner granted to this "
-    "connection. Changes take an `operationId`: retrying with the same one never saves "
-    "twice."
+    "connection. Ids: a note is `<uuid>`, `note:<uuid>` or `note:<uuid>@<version>` as "
+    "results cite it — in a change, that version is the one you read, and a newer one "
+    "answers version_conflict rather than being overwritten; a notebook is `<uuid>` or "
+    "`notebook:<uuid>`; \"personal\" names Personal notes, and a place left out means "
+    "everything granted. Changes take an `operationId` (a UUID you pick): retrying with "
+    "the same one never saves twice. A list's `meta.nextCursor` is the `cursor` of its "
+    "next page. A note with `knownFalse` matches a claim the owner knows is false: never "
+    "present that claim as true."
 )
 # The 2026-07-28 statuses by JSON-RPC code (streamable-http "Error Handling", the SDK
 # server's table); any other code, -32603 and Grove's own included, is 200.

@@ -5,8 +5,8 @@ in `grove/interfaces/mcp_catalog.py` (`RESOURCES`, `PROMPTS`) turned into
 
 * **Listing** merges the providers in the order of `GROVE_MCP_TOOL_MODULES`, one
   provider's page at a time. The cursor handed out says which provider and that
-  provider's own cursor, signed (Django's signing, its own salt) and bound to the
-  calling account and connection: a client cannot craft one, move it to another key, or
+  provider's own cursor, signed by `grove.kernel.paging` (its own salt) and bound to
+  the calling account and connection: a client cannot craft one, move it to another key, or
   skip into a provider it was not handed. Anything else is `-32602`.
 * **Reading** goes to the providers that declare the URI's scheme. Unknown scheme,
   unknown id, another account's or an ungranted note: one and the same error (the URI
@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core import signing
-
 from grove.interfaces.mcp_access import approval_needed
 from grove.interfaces.mcp_catalog import (
     Prompt,
@@ -44,7 +42,7 @@ from grove.interfaces.mcp_protocol import (
 )
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Forbidden, Gone, GroveError, Invalid, NotFound
-from grove.kernel.paging import CURSOR_MAX_CHARS, caller_binding
+from grove.kernel.paging import Cursor, caller_binding, cursor_read, cursor_write
 
 CURSOR_SALT = "grove.mcp.resources.list"
 
@@ -83,11 +81,11 @@ def resource_list(caller: Any, modern: bool, params: dict[str, Any]) -> dict[str
         except GroveError as exc:
             raise rpc_error_of(exc) from None
         if following is not None:
-            return _page(items, _cursor_write(caller, index, providers[index], following))
+            return _page(items, _cursor_write(caller, index, providers, following))
         index, inner = index + 1, None
         if items:  # this provider is done; the next page starts the next one
             more = index < len(providers)
-            return _page(items, _cursor_write(caller, index, providers[index], None)
+            return _page(items, _cursor_write(caller, index, providers, None)
                          if more else None)
     return {"resources": []}
 
@@ -111,8 +109,8 @@ def resource_read(caller: Any, modern: bool, params: dict[str, Any]) -> dict[str
             continue
         try:
             contents = provider.read(caller, uri)
-        except (NotFound, Gone):
-            raise _not_found(uri, modern) from None
+        except (NotFound, Gone) as exc:
+            raise _not_found(uri, modern, exc) from None
         except GroveError as exc:
             raise rpc_error_of(exc) from None
         if contents:  # None: not this provider's after all; never answer an empty list
@@ -121,10 +119,15 @@ def resource_read(caller: Any, modern: bool, params: dict[str, Any]) -> dict[str
     raise _not_found(uri, modern)
 
 
-def _not_found(uri: str, modern: bool) -> RpcError:
+def _not_found(uri: str, modern: bool, exc: GroveError | None = None) -> RpcError:
     # Identical for every reason a URI cannot be read (only `data.uri` echoes the
-    # request); the era alone decides the code.
+    # request); the era alone decides the code. One exception: a version that a note the
+    # caller may read never had is said as such — `version_not_found`, as REST and the
+    # get_note tool say it — since it names nothing the caller could not read.
     code = INVALID_PARAMS if modern else LEGACY_RESOURCE_NOT_FOUND
+    if exc is not None and exc.code == "version_not_found":
+        return RpcError(code, exc.message, {"uri": uri, "code": exc.code,
+                                            **exc.wire_details()})
     return RpcError(code, "Resource not found.", {"uri": uri, "code": "resource_not_found"})
 
 
@@ -143,29 +146,36 @@ def _resource(resource: Resource) -> dict[str, Any]:
     return shown
 
 
-def _cursor_write(actor: Actor, index: int, provider: ResourceProvider,
+def _cursor_write(actor: Actor, index: int, providers: tuple[ResourceProvider, ...],
                   inner: str | None) -> str:
-    return signing.dumps({"b": list(caller_binding(actor)), "p": index,
-                          "s": list(provider.schemes), "c": inner}, salt=CURSOR_SALT)
+    return cursor_write(Cursor(binding=caller_binding(actor), fingerprint=_made_for(providers),
+                               key=(index, inner)), salt=CURSOR_SALT)
+
+
+def _made_for(providers: tuple[ResourceProvider, ...]) -> str:
+    """What a listing cursor is made for: the providers in order, by their schemes (the
+    module list may change on upgrade, and a cursor must not skip into another one)."""
+    return "|".join(",".join(provider.schemes) for provider in providers)
 
 
 def _cursor_read(actor: Actor, cursor: Any,
                  providers: tuple[ResourceProvider, ...]) -> tuple[int, str | None]:
-    """(provider index, its own cursor) from a cursor this server handed this caller;
-    the provider must still be the one it named (the module list may change on upgrade)."""
+    """(provider index, its own cursor) from a cursor this server handed this caller,
+    for these providers (`grove.kernel.paging`: signed, bound to the caller)."""
     refused = RpcError(INVALID_PARAMS, "The cursor is not valid.",
                        {"code": "invalid_cursor"})
-    if not isinstance(cursor, str) or len(cursor) > CURSOR_MAX_CHARS:
+    if not isinstance(cursor, str):
         raise refused
     try:
-        state = signing.loads(cursor, salt=CURSOR_SALT)
-    except signing.BadSignature:
+        key = cursor_read(cursor, salt=CURSOR_SALT, binding=caller_binding(actor),
+                          fingerprint=_made_for(providers)).key
+    except Invalid:
         raise refused from None
-    index, inner = state.get("p"), state.get("c")
-    if (state.get("b") != list(caller_binding(actor)) or not isinstance(index, int)
-            or not 0 <= index < len(providers)
-            or state.get("s") != list(providers[index].schemes)
-            or not (inner is None or isinstance(inner, str))):
+    if key is None or len(key) != 2:
+        raise refused
+    index, inner = key
+    if not (isinstance(index, int) and 0 <= index < len(providers)
+            and (inner is None or isinstance(inner, str))):
         raise refused
     return index, inner
 

@@ -52,13 +52,17 @@ class Tool:
             "inputSchema": _inline(compact_schema(
                 self.arguments.model_json_schema(by_alias=True), offer_null=False)),
             "outputSchema": output_schema(self.output),
-            "annotations": {  # the title is the tool's own (MCP 2025-06-18)
-                "readOnlyHint": self.read_only,
-                "destructiveHint": self.destructive,
-                "idempotentHint": self.idempotent,
-                "openWorldHint": False,
-            },
+            "annotations": self.annotations(),
         }
+
+    def annotations(self) -> dict[str, bool]:
+        """Every hint said outright (their defaults are the cautious ones), except
+        `idempotentHint` on a read-only tool, where MCP gives it no meaning. The title is
+        the tool's own (MCP 2025-06-18)."""
+        hints = {"readOnlyHint": self.read_only, "destructiveHint": self.destructive}
+        if not self.read_only:
+            hints["idempotentHint"] = self.idempotent
+        return {**hints, "openWorldHint": False}
 
 
 _NULL = {"type": "null"}
@@ -82,8 +86,9 @@ def compact_schema(node: Any, *, offer_null: bool = True, describe: bool = True)
                         for name, sub in value.items()}
         elif key == "title" and isinstance(value, str):
             continue
-        elif (key == "default" and value is None) or (key == "description" and not describe):
-            continue
+        elif (key == "default" and (value is None or value is False)) or (
+                key == "description" and not describe):
+            continue  # no default, or a flag's: a flag left out is false
         elif key == "description" and isinstance(value, str):
             # Shared with REST, where null has meanings tool arguments do not give it;
             # "(REST: …)" remarks are for the OpenAPI document only.
@@ -109,23 +114,70 @@ def compact_schema(node: Any, *, offer_null: bool = True, describe: bool = True)
             out = {**other, **out}
         elif not offer_null:
             out["anyOf"] = others
+    options = out.get("anyOf")
+    if isinstance(options, list) and options and all(
+            o.get("type") == "string" and set(o) <= {"type", "format", "const"}
+            for o in options):
+        # A union of strings (a date or a time; an id or "root"): one string, which the
+        # description spells out.
+        del out["anyOf"]
+        out = {"type": "string", **out}
     return out
 
 
 @functools.cache
 def output_schema(output: type[BaseModel]) -> dict[str, Any]:
-    """A result's schema as declared: compact, and an optional field is never null (it
-    is left out instead; `fit` makes every result keep that promise)."""
+    """A result's schema as declared: compact and lean (`_lean`), and no field is ever
+    null — one without a value is left out instead (`fit` makes every result keep that
+    promise), so null is taken out of each field's type, enum and `anyOf`."""
     schema = _inline(compact_schema(
         output.model_json_schema(by_alias=True, mode="serialization"), describe=False))
     for node in _objects(schema):
-        required = set(node.get("required", ()))
-        for name, prop in node.get("properties", {}).items():
-            kinds = prop.get("type")
-            if name not in required and isinstance(kinds, list) and "null" in kinds:
-                kinds = [k for k in kinds if k != "null"]
-                prop["type"] = kinds[0] if len(kinds) == 1 else kinds
-    return schema
+        for prop in node.get("properties", {}).values():
+            _never_null(prop)
+    return {**_lean(schema), "type": "object"}
+
+
+def _lean(node: Any) -> Any:
+    """A result schema without what a reader does not need and checking a result does
+    not miss: `type` beside `properties` (object), `items` (array), `enum` or `const`
+    — the keyword says it; the annotations `format` and `default` (a result has no
+    defaults, and its field names say which strings are times); and `required` — every
+    field of a result is sent whenever it has a value, and one without is left out,
+    never null, so the properties' types are the whole promise. The root keeps
+    `type: object` (MCP)."""
+    if isinstance(node, list):
+        return [_lean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key in ("format", "default", "required") and not isinstance(value, dict):
+            continue
+        if key == "type" and ((value == "object" and "properties" in node)
+                              or (value == "array" and "items" in node)
+                              or "enum" in node or "const" in node):
+            continue
+        out[key] = {name: _lean(sub) for name, sub in value.items()} if key in (
+            "properties", "$defs") else _lean(value)
+    return out
+
+
+def _never_null(prop: dict[str, Any]) -> None:
+    kinds = prop.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        kinds = [k for k in kinds if k != "null"]
+        prop["type"] = kinds[0] if len(kinds) == 1 else kinds
+    if isinstance(prop.get("enum"), list) and None in prop["enum"]:
+        prop["enum"] = [value for value in prop["enum"] if value is not None]
+    options = prop.get("anyOf")
+    if isinstance(options, list) and _NULL in options:
+        others = [option for option in options if option != _NULL]
+        del prop["anyOf"]
+        if len(others) == 1:
+            prop.update({**others[0], **prop})
+        else:
+            prop["anyOf"] = others
 
 
 def _inline(schema: dict[str, Any]) -> dict[str, Any]:
@@ -164,13 +216,21 @@ def _objects(schema: Any) -> list[dict[str, Any]]:
 
 
 def fit(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    """`value` without the nulls its schema leaves out (optional fields that are null)."""
+    """`value` without its null fields, at every depth its schema declares properties
+    (through `$ref`s, and the `anyOf` branch the value takes): a free-form object (a
+    full REST record) keeps its own nulls."""
     if "$ref" in schema:
-        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
+        schema = {**defs[schema["$ref"].rsplit("/", 1)[1]],
+                  **{k: v for k, v in schema.items() if k != "$ref"}}
+    if isinstance(schema.get("anyOf"), list):
+        for option in schema["anyOf"]:
+            branch = defs[option["$ref"].rsplit("/", 1)[1]] if "$ref" in option else option
+            if (isinstance(value, dict) and "properties" in branch) or (
+                    isinstance(value, list) and "items" in branch):
+                return fit(value, option, defs)
     if isinstance(value, dict) and "properties" in schema:
-        required = set(schema.get("required", ()))
         return {k: fit(v, schema["properties"].get(k, {}), defs) for k, v in value.items()
-                if v is not None or k in required}
+                if v is not None}
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [fit(v, schema["items"], defs) for v in value]
     return value

@@ -186,8 +186,14 @@ def serve(bridge: Bridge, stdin: IO[str], stdout: IO[str]) -> None:
             else:
                 reply = bridge.handle(message)
         if reply is not None:
-            stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+            stdout.write(line_of(reply))
             stdout.flush()
+
+
+def line_of(reply: dict[str, Any]) -> str:
+    """One message on stdout: compact JSON, as `/mcp` sends it (a client's context is
+    not free), and a newline."""
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def main(argv: list[str]) -> int:

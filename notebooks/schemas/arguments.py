@@ -116,9 +116,9 @@ _TEXT: JsonDict = {"pattern": STORABLE_TEXT}
 Importance = Annotated[float, Field(ge=0, le=1)]
 _NONBLANK: JsonDict = {"pattern": NONBLANK_TEXT}
 
-NOTE_ID = "`<uuid>` or `note:<uuid>[@<version>]` as recall cites it"
-NOTE_ID_CHANGE = NOTE_ID + " (a version acts as expectedVersion)."
-OPERATION_ID = "A UUID you pick: a retry with it replays the first result."
+NOTE_ID = "The note, as recall cites it"
+NOTE_ID_CHANGE = NOTE_ID + "; its @version acts as expectedVersion."
+OPERATION_ID = "A UUID: a retry with it replays the first result."
 
 
 def place_of(value: uuid.UUID | str | None) -> uuid.UUID | None:
@@ -164,8 +164,8 @@ class Operated(In):
 # -- notes -----------------------------------------------------------------------------------
 
 KIND = "preference: how the user likes things; handoff: where a task stands (needs taskId)."
-CONTENT = "Markdown (CommonMark + GitHub tables), trimmed"
-RETENTION = "Days to keep it, then it expires (restorable for 60 days)"
+CONTENT = "Markdown (GFM), trimmed"
+RETENTION = "Days to keep it (then it expires; restorable for 60 days)"
 TAGS = "Labels, e.g. [\"recipes\"]"
 # As given: a leading "#" and capitals are allowed (the service normalises them).
 TagName = Annotated[str, Field(pattern=r"^#?[A-Za-z0-9][A-Za-z0-9_./-]*$",
@@ -179,34 +179,33 @@ _RETENTION_SCHEMA: JsonDict = {"minimum": 1, "maximum": RETENTION_MAX_DAYS}
 
 
 class RememberIn(Operated):
-    content: str = Field(description=CONTENT + "; one idea per note works best.",
+    content: str = Field(description=CONTENT + "; one idea per note.",
                          json_schema_extra=_CONTENT_SCHEMA)
     kind: KindName = Field(description=KIND)
     notebook_id: Place | None = Field(
-        default=None, description="A notebook (`<uuid>`, `notebook:<uuid>`) or "
-        "\"personal\". Default: Personal.")
+        default=None, description="A notebook id, or \"personal\" (the default).")
     task_id: str | None = Field(
         default=None, max_length=TASK_ID_MAX_CHARS,
-        description="A handoff's task (stable, e.g. a ticket); a task's live handoff is "
-        "updated.", json_schema_extra=_NONBLANK)
+        description="A handoff's task (stable): its live handoff is updated.",
+        json_schema_extra=_NONBLANK)
     source_agent: str | None = Field(
         default=None, max_length=SOURCE_AGENT_MAX_CHARS,
         description="Who saves it, e.g. \"claude-code\".", json_schema_extra=_TEXT)
     # Optional but never null (the services have no null meaning for these).
     capture: Literal["explicit", "automatic"] | SkipJsonSchema[None] = Field(
-        default=None, description="\"automatic\" if you save on your own initiative (the "
-        "owner can pause those), \"explicit\" if asked. Default: explicit.")
+        default=None, description="automatic: on your own initiative (the owner can "
+        "pause those); explicit (default): asked to.")
     pinned: bool | SkipJsonSchema[None] = Field(default=None, description="Pinned notes lead "
-                                                "query-free recall. Default: false.")
+                                                "query-free recall.")
     tags: Tags | SkipJsonSchema[None] = Field(default=None, description=TAGS)
     importance: Importance | SkipJsonSchema[None] = Field(
-        default=None, description="Orders query-free recall. Default: 0.5.")
+        default=None, description="Orders query-free recall (default 0.5).")
     retention_days: int | None = Field(
-        default=None, description=RETENTION + ". Default: 30 for handoffs, else kept "
+        default=None, description=RETENTION + "; default: 30 for handoffs, else kept "
         "(REST: null = kept).", json_schema_extra=_RETENTION_SCHEMA)
     find_similar: bool = Field(
-        default=False, description="similar: near-duplicates too, not just the same text "
-        "(slower save).")
+        default=False, description="true: similar also names near-duplicates (a slower "
+        "save).")
 
     # What the service adds across fields, for the OpenAPI document (grove.interfaces.rest).
     openapi_rules: ClassVar[JsonDict] = {
@@ -225,8 +224,7 @@ class RememberIn(Operated):
 
 class NoteUpdateIn(Operated):
     expected_version: int | None = Field(
-        default=None, ge=1, description="The version you read (version_conflict if it "
-        "changed). Omitted: no check.")
+        default=None, ge=1, description="The version you read; omitted: no check.")
     content: str | SkipJsonSchema[None] = Field(
         default=None, description=CONTENT + "; replaces the whole body.",
         json_schema_extra=_CONTENT_SCHEMA)
@@ -243,7 +241,7 @@ class NoteUpdateIn(Operated):
     importance: Importance | SkipJsonSchema[None] = Field(
         default=None, description="Orders query-free recall.")
     retention_days: int | None = Field(
-        default=None, description=RETENTION + "; the clock restarts (REST: null = kept "
+        default=None, description=RETENTION + ", counted from now (REST: null = kept "
         "forever).",
         json_schema_extra=_RETENTION_SCHEMA)
 
@@ -276,8 +274,7 @@ class BatchItem(In):
 class BatchIn(Operated):
     items: list[NoteId | BatchItem] = Field(
         min_length=1, max_length=BATCH_MAX, json_schema_extra={"uniqueItems": True},
-        description="Note ids (`<uuid>`, `note:<uuid>[@<version>]`) or {id, "
-        "expectedVersion}; moved-on versions: version_conflict.")
+        description="Note ids, or {id, expectedVersion}.")
 
     def service_items(self) -> list[Any]:
         return [item.service_item() if isinstance(item, BatchItem)
@@ -289,8 +286,7 @@ class BatchIn(Operated):
 class MoveIn(Operated):
     note_ids: list[NoteId] = Field(min_length=1, max_length=BATCH_MAX,
                                    json_schema_extra={"uniqueItems": True},
-                                   description="Note ids (`<uuid>` or "
-                                   "`note:<uuid>[@<version>]`; versions are not checked).")
+                                   description="Note ids (versions are not checked).")
     notebook_id: Place | None = Field(description="Where to: a notebook id or \"personal\" "
                                       "(REST: null = Personal).")
 
@@ -303,11 +299,11 @@ class RestoreRevisionIn(Operated):
     revision: int = Field(ge=1, description="The version to bring back (see note_history).")
     durable: bool = Field(default=False, description="true: a handoff becomes a permanent "
                           "fact.")
-    expected_version: int | None = Field(default=None, ge=1, description="The current "
-                                         "version as you read it. Omitted: no check.")
+    expected_version: int | None = Field(default=None, ge=1, description="The version "
+                                         "you read; omitted: no check.")
 
 
-PLACE_FILTER = "A notebook (`<uuid>`, `notebook:<uuid>`) or \"personal\"; omitted: all granted"
+PLACE_FILTER = "A notebook id or \"personal\"; omitted: all granted"
 
 
 class SearchFilters(In):
@@ -375,17 +371,17 @@ class SearchIn(SearchFilters):
 class NotebookCreateIn(Operated):
     name: str = Field(max_length=NAME_MAX_CHARS, description="Unique among its siblings.",
                       json_schema_extra={"minLength": 1, **_NONBLANK})
-    parent_id: NotebookId | None = Field(default=None, description="Inside this notebook. "
-                                         "Default: the top level.")
+    parent_id: NotebookId | None = Field(default=None, description="Inside this notebook; "
+                                         "omitted: the top level.")
 
 
 class NotebookUpdateIn(Operated):
     name: str | SkipJsonSchema[None] = Field(
-        default=None, max_length=NAME_MAX_CHARS, description="A new name. Omitted: unchanged.",
+        default=None, max_length=NAME_MAX_CHARS, description="A new name.",
         json_schema_extra={"minLength": 1, **_NONBLANK})
     parent_id: NotebookId | Literal["root"] | None = Field(
         default=None, description="Move it inside this notebook, or \"root\" to the top "
-        "level (REST: null = top level). Omitted: it stays.")
+        "level (REST: null = top level).")
 
     openapi_rules: ClassVar[JsonDict] = {"anyOf": [{"required": ["name"]},
                                                    {"required": ["parentId"]}]}

@@ -15,6 +15,7 @@ from notebooks.schemas.briefs import (
     BriefTruth,
     BriefVision,
 )
+from notebooks.schemas.notes import known_false_words
 
 # The brief is what an agent trusts first, and much of it is written by others: notes and
 # notebook visions by any connection that may write there, connection names by whoever
@@ -59,7 +60,10 @@ def note_head(note: BriefNote) -> str:
         head += ", pinned"
     if note.notebook is not None:
         head += f", {one_line(note.notebook)}"
-    return f"### {note.id} — {head}, {note.updated:%Y-%m-%d}"
+    head += f", {note.updated:%Y-%m-%d}"
+    if note.authority:
+        head += ", declared ground truth"
+    return f"### {note.id} — {head}"
 
 
 TRUTH_RULES = {
@@ -92,7 +96,10 @@ def truth_block(truth: BriefTruth) -> str:
 
 
 def note_block(note: BriefNote) -> str:
-    return f"{note_head(note)}\n{fenced(note.content)}"
+    block = f"{note_head(note)}\n{fenced(note.content)}"
+    if note.known_false:
+        block += f"\n_{known_false_words(note.known_false)}_"
+    return block
 
 
 def index_line(entry: BriefIndexEntry) -> str:
@@ -117,8 +124,11 @@ def recent_title(since: date) -> str:
     return f"## Recent changes since {since:%Y-%m-%d}"
 
 
-def recent_more(more: int) -> str:
-    return f"- … and {more} more (recent_activity lists them all)"
+def recent_more(more: int, *, shown: int) -> str:
+    """The changes past the lines shown — or, none shown, how many there are."""
+    if shown:
+        return f"- … and {more} more (recent_activity lists them all)"
+    return f"- {more} {_noun(more, 'note')} changed (recent_activity lists them all)"
 
 
 def _noun(count: int, word: str) -> str:
@@ -154,9 +164,10 @@ def brief_markdown(*, header: str, startup: str, visions: list[BriefVision],
     if handoffs:
         blocks.append(SECTION_TITLES["handoffs"])
         blocks += [note_block(n) for n in handoffs]
-    recent_lines = [change_line(c) for c in recent] or [NOTHING_RECENT]
+    recent_lines = [change_line(c) for c in recent]
     if recent_available > len(recent):
-        recent_lines.append(recent_more(recent_available - len(recent)))
+        recent_lines.append(recent_more(recent_available - len(recent), shown=len(recent)))
+    recent_lines = recent_lines or [NOTHING_RECENT]  # only when nothing changed at all
     blocks.append(recent_title(since) + "\n" + "\n".join(recent_lines))
     for section in ("facts", "related"):
         chosen = [n for n in notes if n.section == section]

@@ -20,6 +20,7 @@ from grove.kernel.validation import STORABLE_TEXT, TIME_ZONE_MAX_CHARS, zone_nam
 from notebooks import rules
 from notebooks.models import VISION_MAX_CHARS
 from notebooks.schemas.arguments import (
+    PLACE_FILTER,
     KindName,
     NotebookId,
     Operated,
@@ -27,6 +28,7 @@ from notebooks.schemas.arguments import (
     ToolArguments,
     place_of,
 )
+from notebooks.schemas.notes import KnownFalse
 
 # -- vision ------------------------------------------------------------------------------------
 
@@ -52,19 +54,19 @@ class VisionRevisionOut(Out):
 class VisionIn(Operated):
     content: str = Field(
         max_length=VISION_MAX_CHARS + 1000,  # outer cap: the service trims, then checks
-        description=f"Markdown, what the work is for (trimmed, at most {VISION_MAX_CHARS} "
-        "characters); it replaces the whole vision; empty clears it.",
+        description=f"Markdown (trimmed, at most {VISION_MAX_CHARS} characters): the "
+        "whole vision; empty clears it.",
         json_schema_extra={"pattern": STORABLE_TEXT})
     # `true` is not version 1 (a lax reading would write over a newer vision).
     expected_version: int | None = Field(
-        default=None, ge=0, description="The version you read (0: none yet); "
-        "version_conflict if it changed. Omitted: no check.")
+        default=None, ge=0, description="The version you read (0: none yet); omitted: no "
+        "check.")
 
 
 class UpdateVisionArgs(ToolArguments, VisionIn):
     notebook_id: NotebookId | None = Field(
-        default=None, description="The notebook (`<uuid>` or `notebook:<uuid>`) whose "
-        "vision to replace. Omitted: the account's (needs every notebook and Personal).")
+        default=None, description="The notebook whose vision to replace; omitted: the "
+        "account's (needs a grant of everything).")
 
 
 class VisionSaved(Out):
@@ -81,34 +83,34 @@ Section = Literal["handoffs", "facts", "related"]
 FloorCount = Annotated[StrictInt, Field(ge=0, le=rules.BRIEF_FLOOR_MAX)]
 # One floor in a query string: a kind and a count from 0 to 20 (BRIEF_FLOOR_MAX).
 _FLOOR = r"(preference|fact|decision|solution|handoff):([0-9]|1[0-9]|20)"
-FLOORS = "Per kind, at least this many ranked first among the facts, e.g. {\"decision\": 3}."
+FLOORS = "Per kind, at least this many first among the facts, e.g. {\"decision\": 3}."
 
 
 class _BriefArguments(In):
     """The brief's arguments (`GET /v1/brief` query, the `brief` tool)."""
 
     notebook_id: Place | None = Field(
-        default=None, description="A notebook (`<uuid>`, `notebook:<uuid>`) or "
-        "\"personal\"; omitted: everything this connection may read.")
+        default=None, description=PLACE_FILTER + ".")
     include_personal: bool = Field(default=True, description="With a notebook: also "
                                    "Personal notes, when granted.")
     focus: str | None = Field(default=None, max_length=rules.BRIEF_FOCUS_MAX_CHARS,
                               description="What you are about to work on: adds related "
                               "notes (recall).", json_schema_extra={"pattern": STORABLE_TEXT})
     since: datetime | date | None = Field(
-        default=None, description="Recent changes since this date or time (ISO 8601; "
-        "without a zone: in timeZone). Default: 7 days ago.")
+        default=None, description="Recent changes since this ISO 8601 date or time "
+        "(without a zone: in timeZone); default 7 days ago.")
     time_zone: str = Field(default="UTC", max_length=TIME_ZONE_MAX_CHARS,
                            description="IANA zone for the dates shown, e.g. "
                            "America/Los_Angeles.")
     format: Literal["markdown", "json"] = Field(default="markdown", description="markdown: "
                                                 "one document; json: its parts.")
     budget_tokens: int = Field(default=rules.BRIEF_DEFAULT_TOKENS, ge=rules.BRIEF_MIN_TOKENS,
-                               le=rules.BRIEF_MAX_TOKENS, description="Token budget of the "
-                               "whole brief; pinned notes are delivered whatever it is.")
+                               le=rules.BRIEF_MAX_TOKENS, description="Tokens for the whole "
+                               "brief; pinned notes, and live handoffs' index lines, come "
+                               "whatever it is.")
     truth: Literal["manifest", "full"] = Field(
-        default="manifest", description="Declared ground truth as a manifest (first "
-        "lines, ids) or in full; always delivered.")
+        default="manifest", description="Declared ground truth as first lines and "
+        "headings, or in full.")
 
     def floor_counts(self) -> dict[str, int]:
         raise NotImplementedError
@@ -169,6 +171,9 @@ class BriefNote(Out):
     notebook: str | None = None  # left out for a Personal note
     task_id: str | None = None
     pinned: bool | None = None  # set (true) only for a pinned note
+    # What declared ground truth says of it (`truth_marks`): set only when true / found.
+    authority: bool | None = None
+    known_false: list[KnownFalse] | None = None
 
 
 class BriefIndexEntry(Out):
@@ -216,6 +221,13 @@ class BriefTruth(Out):
     notes: list[BriefTruthNote]
     withheld: int  # declared notes not given: archived, deleted or outside the grant
     negatives: list[str]  # claims known to be false here
+
+
+class ToolTruth(BriefTruth):
+    """The `truth` tool's answer: the truth as the brief gives it, and whether agents'
+    writes here are checked against it before they land (set only when they are)."""
+
+    checked: bool | None = None
 
 
 class BriefRecentMeta(Out):
@@ -271,6 +283,35 @@ class BriefOut(Out):
         return self.markdown  # json: the structured result's JSON
 
 
+class ToolBriefMeta(Out):
+    """The brief's counts as the `brief` tool gives them: what was delivered in full, as
+    index lines and dropped (with their ids), and the tokens against the budget. The
+    rest of the accounting — each tier's tokens, the zone, the tokenizer — is said in
+    the document itself and in `GET /v1/brief`'s meta."""
+
+    returned: int
+    indexed: int
+    dropped: int
+    available: int
+    truncated: bool
+    returned_items: list[str]
+    indexed_items: list[str]
+    dropped_items: list[str]
+    dropped_unlisted: int
+    tokens: int
+    budget_tokens: int
+
+
+class ToolBrief(BriefOut):
+    meta: ToolBriefMeta  # type: ignore[assignment]  # the tool's compact counts
+
+    @classmethod
+    def of(cls, brief: BriefOut) -> ToolBrief:
+        meta = ToolBriefMeta(**{name: getattr(brief.meta, name)
+                                for name in ToolBriefMeta.model_fields})
+        return cls(**{**dict(brief), "meta": meta})
+
+
 # -- who am I ----------------------------------------------------------------------------------
 
 
@@ -305,14 +346,13 @@ class WhoamiArgs(ToolArguments):
 
 class ActivityIn(In):
     since: datetime | date | None = Field(
-        default=None, description="Changes at or after this time (ISO 8601; a date is its "
-        "midnight UTC). Default: 7 days ago.")
+        default=None, description="Changes since this ISO 8601 date (midnight UTC) or "
+        "time; default 7 days ago.")
     notebook_id: Place | None = Field(
-        default=None, description="A notebook (`<uuid>`, `notebook:<uuid>`) or "
-        "\"personal\"; omitted: everything this connection may read.")
+        default=None, description=PLACE_FILTER + ".")
     connection_id: uuid.UUID | Literal["website"] | None = Field(
-        default=None, description="Only changes made by this connection (its id), or "
-        "\"website\" for the owner's own.")
+        default=None, description="Only changes by this connection id, or \"website\" "
+        "(the owner's).")
     cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
                                description="meta.nextCursor of the previous page.")
     limit: int = Field(default=rules.ACTIVITY_DEFAULT_LIMIT, ge=1,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Self
 
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,7 +57,7 @@ class NoteOut(Out):
     redacted: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     @classmethod
-    def of(cls, note: object) -> NoteOut:
+    def of(cls, note: object) -> Self:
 
         assert isinstance(note, Note)
         status = note.status
@@ -213,15 +213,36 @@ class KnownFalse(Out):
     claim: str
 
 
+def known_false_words(known_false: list[KnownFalse]) -> str:
+    """What a note matching claims known to be false says under it, in words (the
+    brief, the tools' text, the `note://` resource)."""
+    claims = "; ".join(f"“{' '.join(k.claim.split())}”" for k in known_false)
+    return f"Known to be false (the owner says): {claims} — do not present it as true."
+
+
+# What declared ground truth says of a note (SPEC §10), worked out once for every read
+# (`notebooks.selectors.truth_marks`) and carried by each of them under these names:
+# `authority` — declared ground truth where the read is held; `knownFalse` — claims known
+# to be false that the note matches (read it with care). REST always says both; the
+# tools' compact notes say them only when set.
+AUTHORITY = "Declared ground truth where this read is held (SPEC §10)."
+KNOWN_FALSE = "Claims known to be false that this note matches: read it with care."
+
+
 class RecallItem(Out):
     note: NoteOut
     score: float
     matched: list[str]  # "lexical", "semantic", "profile", "declared", "window"
     distance: float | None = None
-    # Declared ground truth of the scope's notebook (SPEC §10).
-    authority: bool = False
-    # Claims known to be false that this note matches: read it with care.
-    known_false: list[KnownFalse] = Field(default_factory=list)
+    authority: bool = Field(default=False, description=AUTHORITY)
+    known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
+
+
+class NoteRead(NoteOut):
+    """A note by id, with what declared ground truth says of it."""
+
+    authority: bool = Field(default=False, description=AUTHORITY)
+    known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
 
 
 class TimeWindowOut(Out):
@@ -252,6 +273,10 @@ class RecallMeta(Out):
     # read only some of its matches (`recall.MATCH_BUDGET`); left out otherwise.
     available_at_least: bool | SkipJsonSchema[None] = Field(
         default=None, exclude_if=lambda v: v is None)
+    # The `taskId` of a query-free recall when no live handoff in scope has it (the
+    # profile came without one); left out otherwise.
+    no_handoff: str | SkipJsonSchema[None] = Field(default=None,
+                                                   exclude_if=lambda v: v is None)
     # Left out when the query had no time words (REST and MCP alike).
     time_window: TimeWindowOut | SkipJsonSchema[None] = Field(
         default=None, exclude_if=lambda v: v is None)
@@ -284,6 +309,8 @@ class SearchItem(Out):
     matches: Matches | None = None
     # Named by a ground-truth declaration (the owner's library only).
     declared: bool = Field(default=False, exclude_if=lambda v: not v)
+    authority: bool = Field(default=False, description=AUTHORITY)
+    known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
 
 
 class SearchPage(Out):

@@ -3,17 +3,21 @@ omitted) and their compact results — what an agent reads, in as few tokens as 
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from grove.kernel.schemas import In, ListMeta, Out
+from notebooks.rules import BATCH_MAX
 from notebooks.schemas.arguments import (
     NOTE_ID,
     NOTE_ID_CHANGE,
     BatchIn,
+    BatchItem,
     MoveIn,
     NotebookCreateIn,
     NotebookId,
@@ -27,7 +31,15 @@ from notebooks.schemas.arguments import (
     SearchFilters,
     ToolArguments,
 )
-from notebooks.schemas.notes import NotebookOut, NoteOut, RecallMeta, RememberOut, RevisionOut
+from notebooks.schemas.notes import (
+    KnownFalse,
+    NotebookOut,
+    NoteOut,
+    RecallMeta,
+    RememberOut,
+    RevisionOut,
+    known_false_words,
+)
 from notebooks.schemas.truth import PendingRef
 
 
@@ -81,10 +93,34 @@ class CompactNote(Out):
 
 
 class ToolNote(CompactNote):
-    """A compact note that can carry its full record (`full: true`, get_note), as
-    `GET /v1/notes/{id}` returns it."""
+    """A compact note with what declared ground truth says of it (`authority`, set only
+    when true; `knownFalse`, only when it matches a claim known to be false — the same
+    marks REST gives, `notebooks.selectors.truth_marks`), and its full record on request
+    (`full: true`, get_note), as `GET /v1/notes/{id}` returns it."""
 
+    authority: bool | None = None
+    known_false: list[KnownFalse] | None = None
     record: dict[str, Any] | None = None
+
+    @classmethod
+    def marked(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
+               authority: bool = False, known_false: Sequence[KnownFalse] = (),
+               full: bool = False, record: dict[str, Any] | None = None) -> Self:
+        fields: dict[str, Any] = {}
+        if authority:
+            fields["authority"] = True
+        if known_false:
+            fields["known_false"] = list(known_false)
+        return cls.of(note, names, full=full, record=record).model_copy(update=fields)
+
+    def mcp_line(self) -> str:
+        """The compact line, saying in words what ground truth says of the note."""
+        line = super().mcp_line()
+        head, _, body = line.partition("\n")
+        if self.authority:
+            head += " — declared ground truth"
+        warning = f"\n{known_false_words(self.known_false)}" if self.known_false else ""
+        return f"{head}\n{body}{warning}"
 
 
 class ToolNotebook(Out):
@@ -160,11 +196,22 @@ class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):
     pass
 
 
+# A batch's items as tool arguments: note ids, each fenced by the version it names
+# (`note:<id>@<version>`, as recall cites it). The `{id, expectedVersion}` objects REST
+# documents say the same thing and are still accepted; the tool's schema names one form.
+ToolItems = Annotated[list[NoteId | BatchItem], WithJsonSchema({
+    "type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": BATCH_MAX,
+    "uniqueItems": True})]
+ITEMS = Field(min_length=1, max_length=BATCH_MAX, description="Note ids; one with an "
+              "@version that moved on: version_conflict.")
+
+
 class ForgetArgs(ToolArguments, BatchIn):
-    pass
+    items: ToolItems = ITEMS
 
 
 class ArchiveArgs(ToolArguments, BatchIn):
+    items: ToolItems = ITEMS
     restore: bool = Field(default=False, description="true: bring archived or expired notes "
                           "back instead of archiving.")
 
@@ -182,8 +229,7 @@ class NotebookCreateArgs(ToolArguments, NotebookCreateIn):
 
 
 class _ChangedNotebook(In):
-    notebook_id: NotebookId = Field(description="The notebook to rename or move "
-                                    "(`<uuid>` or `notebook:<uuid>`).")
+    notebook_id: NotebookId = Field(description="The notebook to rename or move.")
 
 
 class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
@@ -207,6 +253,9 @@ class RecallResult(Out):
     def mcp_text(self) -> str | None:
         meta = self.meta
         head = f"{meta.returned} of {meta.available} notes ({meta.mode})"
+        if meta.no_handoff is not None:
+            head = (f"No live handoff has task id “{meta.no_handoff}” here; the profile "
+                    f"without one. {head}")
         if meta.pending:
             head += f"; {meta.pending} not indexed for meaning yet"
         if meta.truncated:
@@ -252,6 +301,29 @@ class Saved(Out):
     def of(cls, note: NoteOut, created: bool | None = None) -> Saved:
         return cls(id=note.versioned_id, indexing=note.indexing, created=created,
                    pending_revision=note.pending_revision, redacted=note.redacted or None)
+
+    def mcp_text(self) -> str | None:
+        """A held write says in words that nothing was saved yet and who decides, over
+        the structured result's JSON; any other write is that JSON alone."""
+        held = self.pending_revision
+        if held is None:
+            return None
+        if self.id is None:
+            what = ("Not saved yet: this new note is held for the owner's review — it is "
+                    "not in Grove until the owner accepts it (recall and lists do not "
+                    "find it).")
+        else:
+            what = (f"Not saved yet: this change is held for the owner's review — "
+                    f"{self.id} stays as it was, and everyone (you included) reads that "
+                    "version until the owner accepts the change.")
+        if held.verdict is not None:
+            what += f" The check against declared ground truth says: {held.verdict}"
+            what += (f" ({', '.join(held.contradicts)})." if held.contradicts else ".")
+        decides = ("The owner decides, on the website: the notebook's page, Ground truth → "
+                   f"“Changes waiting for you” (held change {held.id}). Do not send it "
+                   "again; tell the user it waits for their review.")
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return f"{what} {decides}\n\n{json.dumps(data, ensure_ascii=False, separators=(',', ':'))}"
 
 
 class Remembered(Saved):

@@ -71,10 +71,10 @@ class TruthQuery(In):
 
 class TruthArgs(ToolArguments):
     notebook_id: NotebookId | None = Field(
-        default=None, description="The notebook (`<uuid>` or `notebook:<uuid>`) whose "
-        "declared truth to read. Omitted: the account's.")
+        default=None, description="The notebook whose truth to read; omitted: the "
+        "account's.")
     full: bool = Field(default=False, description="Every declared note in full (default: "
-                       "a manifest of first lines and headings with ids).")
+                       "first lines and headings).")
 
 
 class PendingRef(Out):

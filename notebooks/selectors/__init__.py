@@ -13,6 +13,8 @@
 | `whoami` | what a connection is and may do (the brief's startup line) |
 | `activity` | recent activity: revisions in scope since a time |
 | `truth` | declared ground truth of a place, and its negative claims |
+| `truth_marks` | what ground truth says of each note a read returns: `authority`, `knownFalse` |
+| `note_reads` | a note by id as every interface gives it, and a note at a version |
 | `trash` | Recently deleted: what the owner may still bring back |
 | `negatives` | matching text against claims known to be false |
 
@@ -40,8 +42,9 @@ from notebooks.selectors.library import (
     notebook_shelf,
     notebook_subtree_counts,
 )
+from notebooks.selectors.note_reads import note_at_version, note_read
 from notebooks.selectors.trash import TrashPage, trash_list
-from notebooks.selectors.truth import truth_get
+from notebooks.selectors.truth import truth_for_agent, truth_get
 from notebooks.selectors.vision import vision_get, vision_revisions
 from notebooks.selectors.whoami import whoami
 
@@ -51,6 +54,7 @@ __all__ = [
     "brief_get",
     "trash_list",
     "TrashPage",
+    "truth_for_agent",
     "truth_get",
     "vision_get",
     "vision_revisions",
@@ -59,6 +63,8 @@ __all__ = [
     "NotebookPage",
     "note_get",
     "note_list",
+    "note_at_version",
+    "note_read",
     "note_page",
     "note_revisions",
     "notebook_get",

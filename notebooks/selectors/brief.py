@@ -72,8 +72,6 @@ from notebooks.schemas.briefs import (
     BriefNote,
     BriefOut,
     BriefRecentMeta,
-    BriefTruth,
-    BriefTruthNote,
     BriefVision,
     Section,
     WhoamiOut,
@@ -88,7 +86,8 @@ from notebooks.selectors.brief_budget import (
     share,
 )
 from notebooks.selectors.recall import recall
-from notebooks.selectors.truth import Truth, manifest_of, scoped_truth
+from notebooks.selectors.truth import Truth, agent_truth, scoped_truth
+from notebooks.selectors.truth_marks import UNMARKED, Marks, active_profile, truth_marks
 from notebooks.selectors.vision import byline, connection_names
 from notebooks.selectors.whoami import whoami_in
 
@@ -107,6 +106,7 @@ class Gathered:
     available: int  # every note the brief could carry (pinned, handoffs, facts)
     names: dict[uuid.UUID, str]  # notebook paths
     truth: Truth
+    marks: dict[uuid.UUID, Marks]  # what ground truth says of each candidate
 
 
 def _visions(notebook: Notebook | None, zone: ZoneInfo,
@@ -209,30 +209,17 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         recent, recent_available = _recent(scope, since, zone, connections)
         hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
         related = [Candidate(hits[i], "related") for i in related_ids if i in hits]
+        candidates = {n.id: n for n in [*pinned, *handoffs, *facts, *hits.values()]}
+        marks = truth_marks(list(candidates.values()), truth, profile=active_profile())
         return Gathered(
             who=who, visions=_visions(scope.notebook, zone, connections),
             pinned=[Candidate(n, _section(n), pinned=i < rules.BRIEF_PINNED_GUARANTEED)
                     for i, n in enumerate(pinned)],
-            handoffs=[Candidate(n, "handoffs") for n in handoffs],
+            # A live handoff keeps at least its index line (`allocate`).
+            handoffs=[Candidate(n, "handoffs", keep=True) for n in handoffs],
             facts=[Candidate(n, "facts") for n in facts],
             recent=recent, recent_available=recent_available, available=available,
-            names=names, truth=truth), related
-
-
-def _brief_truth(truth: Truth, names: Mapping[uuid.UUID, str], *,
-                 full: bool) -> BriefTruth:
-    notes = []
-    for note, declared in truth.notes:
-        manifest = manifest_of(note.content)
-        line = manifest.first_line + (f" (sections: {' · '.join(manifest.headings)})"
-                                      if manifest.headings else "")
-        notes.append(BriefTruthNote(
-            id=note.versioned_id, declared_version=declared, kind=note.kind,
-            notebook=(names.get(note.notebook_id, "(a notebook you cannot see)")
-                      if note.notebook_id else None),
-            line=line, content=note.content if full else None))
-    return BriefTruth(state=truth.state, policy=truth.policy, notes=notes,
-                      withheld=truth.withheld, negatives=[n.claim for n in truth.negatives])
+            names=names, truth=truth, marks=marks), related
 
 
 def _section(note: Note) -> Section:
@@ -242,8 +229,8 @@ def _section(note: Note) -> Section:
 # -- the brief ---------------------------------------------------------------------------------
 
 
-def _brief_note(candidate: Candidate, zone: ZoneInfo,
-                names: Mapping[uuid.UUID, str]) -> BriefNote:
+def _brief_note(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
+                marks: Marks) -> BriefNote:
     note = candidate.note
     fields: dict[str, Any] = {
         "id": note.versioned_id, "kind": note.kind, "section": candidate.section,
@@ -254,15 +241,23 @@ def _brief_note(candidate: Candidate, zone: ZoneInfo,
         fields["task_id"] = note.task_id
     if note.pinned:
         fields["pinned"] = True
+    if marks.authority:
+        fields["authority"] = True
+    if marks.known_false:
+        fields["known_false"] = list(marks.known_false)
     return BriefNote(**fields)
 
 
-def _index_entry(candidate: Candidate, zone: ZoneInfo,
-                 names: Mapping[uuid.UUID, str]) -> BriefIndexEntry:
+def _index_entry(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
+                 marks: Marks) -> BriefIndexEntry:
     note = candidate.note
     title = first_line(note.content, 80) or note.kind
     place = names.get(note.notebook_id, "a notebook") if note.notebook_id else "Personal"
     detail = f"{note.kind}, {place}, {note.updated_at.astimezone(zone):%Y-%m-%d}"
+    if marks.authority:
+        detail += ", declared ground truth"
+    if marks.known_false:
+        detail += "; known to be false: " + "; ".join(k.claim for k in marks.known_false)
     return BriefIndexEntry(id=note.versioned_id, section=candidate.section,
                            line=f"{title} — {detail}")
 
@@ -309,18 +304,29 @@ def brief_get(
     # Solutions reach a brief only through `focus`; the other kinds are counted already.
     available = gathered.available + sum(1 for c in related if c.note.kind == Kind.SOLUTION
                                          and not c.note.pinned)
-    notes = Counted(order, lambda c: _brief_note(c, zone, gathered.names), note_block)
-    entries = Counted(order, lambda c: _index_entry(c, zone, gathered.names), index_line)
+    def marks(c: Candidate) -> Marks:
+        return gathered.marks.get(c.note.id, UNMARKED)
+
+    notes = Counted(order, lambda c: _brief_note(c, zone, gathered.names, marks(c)),
+                    note_block)
+    entries = Counted(order, lambda c: _index_entry(c, zone, gathered.names, marks(c)),
+                      index_line)
 
     today = now.astimezone(zone).date()
     since_day = _day_in(since_at, zone)
     header = header_line(gathered.who.connection_name or "the owner", today, zone.key)
-    declared = _brief_truth(gathered.truth, gathered.names, full=truth == "full")
+    declared = agent_truth(gathered.truth, gathered.names, full=truth == "full")
+    # What the document holds whatever the notes: the titles of the sections that may
+    # appear (a section without candidates never does), the longer wording of the recent
+    # changes' count, and a footer as long as a real one can be.
+    sections = {c.section for c in order} | ({"index"} if order else set())
     fixed_text = "\n\n".join([
         header, gathered.who.startup, *(vision_block(v) for v in gathered.visions),
-        truth_block(declared),
-        recent_title(since_day), recent_more(gathered.recent_available),
-        *SECTION_TITLES.values(), footer(_meta_template(budget), wordy=True)])
+        truth_block(declared), recent_title(since_day),
+        max(recent_more(gathered.recent_available, shown=0),
+            recent_more(gathered.recent_available, shown=1), key=count_tokens),
+        *(title for name, title in SECTION_TITLES.items() if name in sections),
+        footer(_meta_template(budget), wordy=True)])
     left = budget - count_tokens(fixed_text)
     shown, recent_tokens = fit_lines(
         count_each([change_line(c) for c in gathered.recent]),

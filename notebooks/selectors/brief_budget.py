@@ -19,6 +19,7 @@ class Candidate:
     note: Any  # a Note (its id, kind, content, …)
     section: Section
     pinned: bool = False  # guaranteed: in full whatever the budget (the first pinned notes)
+    keep: bool = False  # guaranteed at least an index line whatever the budget (handoffs)
 
 
 def ranked(*, pinned: Sequence[Candidate], handoffs: Sequence[Candidate],
@@ -64,9 +65,11 @@ def allocate(candidates: Sequence[Candidate], full_cost: Callable[[int], int],
              index_budget: int) -> Allocation:
     """Walk the ranking: pinned notes in full whatever they cost; the others in full
     while they fit, then — from the first that does not — as index lines while those
-    fit, then dropped. Each candidate lands in exactly one tier. Costs are asked for by
-    position (`full_cost(i)`, `index_cost(i)`) only while a tier is open, so a long
-    tail of dropped notes is never rendered or counted."""
+    fit, then dropped; but a candidate to `keep` (a live handoff) is never dropped: past
+    the index budget it still takes its index line. Each candidate lands in exactly one
+    tier. Costs are asked for by position (`full_cost(i)`, `index_cost(i)`) only while a
+    tier is open or a kept candidate needs its line, so a long tail of dropped notes is
+    never rendered or counted."""
     full: list[Candidate] = []
     index: list[Candidate] = []
     dropped: list[Candidate] = []
@@ -91,6 +94,10 @@ def allocate(candidates: Sequence[Candidate], full_cost: Callable[[int], int],
                 spent_index += line_cost
                 continue
             index_open = False
+        if candidate.keep:
+            index.append(candidate)
+            spent_index += index_cost(i)
+            continue
         dropped.append(candidate)
     return Allocation(full=full, index=index, dropped=dropped, full_tokens=spent,
                       index_tokens=spent_index)

@@ -363,9 +363,9 @@ def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
     queues: dict[str, list[Note]] = {str(k): [] for k in PROFILE_KINDS}
     for note in sorted(ranked, key=lambda n: n.rank):
         queues[note.kind].append(note)
-    ordered: list[Note] = []
-    if task_id:
-        ordered += list(scope.notes().filter(kind=Kind.HANDOFF, task_id=task_id)[:1])
+    handoff = list(scope.notes().filter(kind=Kind.HANDOFF, task_id=task_id)[:1]
+                   ) if task_id else []
+    ordered: list[Note] = [*handoff]
     ordered += [note for note, _ in truth.notes if note not in ordered]
     pinned = sorted((n for queue in queues.values() for n in queue if n.pinned),
                     key=lambda n: (-n.importance, -n.updated_at.timestamp(), str(n.id)))
@@ -378,11 +378,11 @@ def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
                                           else ["profile"], None)
                                          for rank, n in enumerate(ordered)], limit, max_chars,
                                         truth=truth, profile=profile)
-    available = candidates.count() + len(truth.notes) + (
-        1 if task_id and ordered and ordered[0].kind == Kind.HANDOFF else 0)
+    available = candidates.count() + len(truth.notes) + len(handoff)
     meta = RecallMeta(returned=len(items), available=available,
                       truncated=len(items) < available, limit=limit, max_chars=max_chars,
-                      mode="profile", pending=pending, policy=truth.policy)
+                      mode="profile", pending=pending, policy=truth.policy,
+                      no_handoff=task_id if task_id and not handoff else None)
     return RecallOut(data=items, meta=meta)
 
 

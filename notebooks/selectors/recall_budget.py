@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from notebooks.models import Note
 from notebooks.schemas.notes import NoteOut, RecallItem
-from notebooks.selectors import negatives
 from notebooks.selectors.truth import Truth
+from notebooks.selectors.truth_marks import truth_marks
 
 
 def item_chars(note: NoteOut) -> int:
@@ -33,9 +33,9 @@ def within_budget(ranked: list[tuple[Note, float, list[str], float | None]], lim
             break
         spent += cost
         chosen.append((out, score, matched, distance))
-    warned = negatives.notes_matching([out.id for out, *_ in chosen], truth.negatives,
-                                      profile)
+    marks = truth_marks([out for out, *_ in chosen], truth, profile=profile)
     return [RecallItem(note=out, score=round(score, 6), matched=matched,
                        distance=None if distance is None else round(distance, 6),
-                       authority=out.id in truth.ids, known_false=warned.get(out.id, []))
+                       authority=marks[out.id].authority,
+                       known_false=list(marks[out.id].known_false))
             for out, score, matched, distance in chosen]

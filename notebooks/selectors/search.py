@@ -52,6 +52,8 @@ from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to, resolve_scope
 from notebooks.selectors.note_counts import live_note_count
 from notebooks.selectors.search_terms import Matching, matching, plain_text
+from notebooks.selectors.truth import scoped_truth
+from notebooks.selectors.truth_marks import UNMARKED, active_profile, truth_marks
 
 SEARCH_CURSOR_SALT = "grove.notes.search"
 
@@ -104,6 +106,7 @@ def note_search(
     matches: bool = False,
     exact_count: bool = True,
     include_subnotebooks: bool = False,
+    marks: bool = False,
 ) -> SearchPage:
     """One page of the caller's notes matching the query and filters. Read-only.
 
@@ -118,7 +121,8 @@ def note_search(
     rank is shown newest first (`SearchPage.sort` says which). Without `exact_count`, the
     matches of such a query are not all counted (the website's "1,000+"):
     `meta.available` counts those among the first SEARCH_RANK_MAX + 1 the index found
-    (`lower_bound`). Raises Invalid
+    (`lower_bound`). `marks`: each item says what declared ground truth says of its note
+    (`truth_marks`, held to the one notebook listed, if one). Raises Invalid
     (bad filters, tampered/foreign/mismatched cursor) and NotFound (notebook)."""
     typed = None
     if query is not None:
@@ -243,6 +247,9 @@ def note_search(
                            order=_ORDERS[order],
                            after=opened.key, limit=limit)
         rows = page.rows
+        # The truth this list is held to: its one notebook's, when it lists one.
+        marked = truth_marks(rows, scoped_truth(scope),
+                             profile=active_profile()) if marks else {}
         items = []
         for note in rows:
             evidence = None
@@ -250,8 +257,11 @@ def note_search(
                 evidence = Matches(query=query, note_version=note.version,
                                    terms=sorted(getattr(note, "matched_terms", None) or []),
                                    snippet=getattr(note, "headline", ""))
+            said = marked.get(note.id, UNMARKED)
             items.append(SearchItem(note=NoteOut.of(note), matches=evidence,
-                                    declared=getattr(note, "declared", False)))
+                                    declared=getattr(note, "declared", False),
+                                    authority=said.authority,
+                                    known_false=list(said.known_false)))
         next_cursor = cursor_after(opened, page, ceiling=ceiling, salt=SEARCH_CURSOR_SALT)
         if lower_bound:  # what this page found is known to match too
             available = max(available, len(items) + (1 if next_cursor else 0))

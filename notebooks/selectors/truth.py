@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from grove.kernel.actor import READ, Actor
 from grove.kernel.tenancy import tenant
 from notebooks.models import NegativeClaim, Note, Notebook, TruthDeclaration, TruthNote
-from notebooks.rules import EVERYWHERE, clean_bool, parse_uuid
+from notebooks.rules import EVERYWHERE, clean_bool, notebook_paths, parse_uuid
+from notebooks.schemas.briefs import BriefTruth, BriefTruthNote, ToolTruth
 from notebooks.schemas.truth import (
     NegativeOut,
     Policy,
@@ -29,7 +31,13 @@ from notebooks.schemas.truth import (
     TruthOut,
     TruthState,
 )
-from notebooks.selectors.access import Scope, access_notebook, notes_live, resolve_scope
+from notebooks.selectors.access import (
+    Scope,
+    access_notebook,
+    live_notebooks,
+    notes_live,
+    resolve_scope,
+)
 
 MANIFEST_LINE_CHARS = 160
 MANIFEST_HEADINGS = 12
@@ -63,18 +71,12 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
     declarations = {d.notebook_id: d for d in TruthDeclaration.objects.filter(
         notebook_id__in=[notebook.id] if notebook else []) | TruthDeclaration.objects.filter(
         notebook__isnull=True)}
-    own = declarations.get(notebook.id if notebook else None)
-    account = declarations.get(None)
-    state: TruthState = "none"
-    declaration = None
-    if own is not None:
-        state, declaration = "own", own
-    elif notebook is not None and notebook.inherit_account_truth and account is not None:
-        state, declaration = "inherited", account
-    negatives = list(NegativeClaim.objects.filter(
+    state, declaration = in_effect(notebook.id if notebook else None,
+                                   bool(notebook and notebook.inherit_account_truth),
+                                   declarations)
+    negatives = applying(notebook.id if notebook else None, NegativeClaim.objects.filter(
         notebook_id__in=[notebook.id] if notebook else []) | NegativeClaim.objects.filter(
         notebook__isnull=True))
-    negatives.sort(key=lambda n: (n.notebook_id is not None, n.created_at, str(n.id)))
     if declaration is None:
         return Truth(state="none", policy=None, notebook=notebook, declaration=None,
                      negatives=negatives)
@@ -86,6 +88,27 @@ def truth_for(actor: Actor, notebook: Notebook | None) -> Truth:
     return Truth(state=state, policy=cast(Policy, declaration.policy), notebook=notebook,
                  declaration=declaration, notes=notes, withheld=len(entries) - len(notes),
                  negatives=negatives)
+
+
+def in_effect(place: uuid.UUID | None, inherits: bool,
+              declarations: dict[uuid.UUID | None, TruthDeclaration]
+              ) -> tuple[TruthState, TruthDeclaration | None]:
+    """Which declaration holds in a place (a notebook id; None: the account), among the
+    account's (`declarations` by place): its own; else, for a notebook that `inherits`
+    (its `inherit_account_truth`), the account's; else none."""
+    own = declarations.get(place)
+    if own is not None:
+        return "own", own
+    if place is not None and inherits and None in declarations:
+        return "inherited", declarations[None]
+    return "none", None
+
+
+def applying(place: uuid.UUID | None, claims: Any) -> list[NegativeClaim]:
+    """The claims known to be false in a place (None: the account): the account's,
+    which apply everywhere, then the place's own — each in the order they were added."""
+    found = [c for c in claims if c.notebook_id is None or c.notebook_id == place]
+    return sorted(found, key=lambda n: (n.notebook_id is not None, n.created_at, str(n.id)))
 
 
 def truth_place(scope: Scope) -> Notebook | None:
@@ -182,6 +205,40 @@ def truth_out(truth: Truth, *, full: bool) -> TruthOut:
 def negative_out(claim: NegativeClaim) -> NegativeOut:
     return NegativeOut(id=claim.id, claim=claim.claim, notebook_id=claim.notebook_id,
                        created_at=claim.created_at)
+
+
+def agent_truth(truth: Truth, names: Mapping[uuid.UUID, str], *, full: bool) -> BriefTruth:
+    """The truth as agents read it — in the brief and from the `truth` tool: each declared
+    note by its current versioned id, first line and headings (or in `full`), its
+    notebook by name; the negatives as claims."""
+    notes = []
+    for note, declared in truth.notes:
+        manifest = manifest_of(note.content)
+        line = manifest.first_line + (f" (sections: {' · '.join(manifest.headings)})"
+                                      if manifest.headings else "")
+        notes.append(BriefTruthNote(
+            id=note.versioned_id, declared_version=declared, kind=note.kind,
+            notebook=(names.get(note.notebook_id, "(a notebook you cannot see)")
+                      if note.notebook_id else None),
+            line=line, content=note.content if full else None))
+    return BriefTruth(state=truth.state, policy=truth.policy, notes=notes,
+                      withheld=truth.withheld, negatives=[n.claim for n in truth.negatives])
+
+
+def truth_for_agent(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
+                    full: Any = False) -> ToolTruth:
+    """`truth_get` as the `truth` tool answers it (`agent_truth`), and whether agents'
+    writes there are checked against it."""
+    full = clean_bool(full, what="full")
+    notebook_uuid = None if notebook_id is None else parse_uuid(notebook_id,
+                                                                what="notebook id")
+    actor.require(READ)
+    with tenant(actor):
+        notebook = None if notebook_uuid is None else access_notebook(actor, notebook_uuid)
+        names = notebook_paths(live_notebooks(actor))
+        found = agent_truth(truth_for(actor, notebook), names, full=full)
+    checked = notebook is not None and notebook.verify_agent_writes
+    return ToolTruth(**dict(found), checked=True if checked else None)
 
 
 def truth_get(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,

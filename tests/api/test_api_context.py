@@ -123,9 +123,11 @@ def test_the_tools_answer_what_the_routes_answer(api, owner, garden):
                         "&budgetTokens=900"))
     tool = call(api.key, "brief", args)
     assert tool["content"][0]["text"] == rest["markdown"]
-    # The tool leaves out what REST says is null (its outputSchema has no nulls).
-    assert tool["structuredContent"]["meta"] == {k: v for k, v in rest["meta"].items()
-                                                 if v is not None}
+    # The tool's meta: the counts, with their ids, and the tokens (the rest of the
+    # accounting is REST's), the same values.
+    tool_meta = tool["structuredContent"]["meta"]
+    assert {"returned", "indexed", "dropped", "droppedItems", "tokens"} <= set(tool_meta)
+    assert tool_meta == {k: rest["meta"][k] for k in tool_meta}
     json_tool = call(api.key, "brief", {**args, "format": "json"})
     assert json_tool["structuredContent"]["facts"][0]["content"] == "A fact for both."
     who = call(api.key, "whoami", {})
@@ -174,9 +176,12 @@ def test_ground_truth_over_rest_and_mcp(owner, garden):
     assert rest["notes"][0]["content"] is None
     full = data(limited.get(f"/notebooks/{garden.id}/truth?full=true"))
     assert full["notes"][0]["content"].endswith("Before 9.")
-    tool = call(key, "truth", {"notebookId": f"notebook:{garden.id}"})
-    assert [(n["versionedId"], n["manifest"]) for n in tool["structuredContent"]["notes"]] \
-        == [(n["versionedId"], n["manifest"]) for n in rest["notes"]]
+    # The tool answers as the brief gives ground truth: each declared note by its
+    # versioned id, with its first line and headings.
+    tool = call(key, "truth", {"notebookId": f"notebook:{garden.id}"})["structuredContent"]
+    assert [(n["id"], n["line"]) for n in tool["notes"]] == [
+        (n["versionedId"], "Watering (sections: Morning)") for n in rest["notes"]]
+    assert (tool["state"], tool["policy"], tool["withheld"]) == ("own", "restrict", 0)
     assert data(limited.get("/truth"))["state"] == "none"
     hidden = factories.notebook(owner, "Hidden")
     assert limited.get(f"/notebooks/{hidden.id}/truth").status_code == 404

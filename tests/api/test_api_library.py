@@ -157,7 +157,7 @@ def test_revisions_restore_and_typed_ids(owner, api):
     assert data(api.get(f"/get/{book['typedId']}"))["name"] == "Typed"
     for bad in ("note:nope", f"note:{note['id']}@x", "conversation:1", "plain"):
         assert api.get(f"/get/{bad}").status_code in (400, 404)
-    error(api.get(f"/get/note:{note['id']}@9"), 404, "not_found")
+    error(api.get(f"/get/note:{note['id']}@9"), 404, "version_not_found")
 
 
 def test_recall_profile_and_budget(owner, api):

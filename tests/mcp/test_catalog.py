@@ -89,6 +89,21 @@ def test_a_cursor_is_signed_and_bound_to_the_caller(catalog, owner, key, era):
     assert [r["uri"] for r in second] == ["fixture://item/2", "fixture://item/3"]
 
 
+def test_a_listing_cursor_is_the_kernels_signed_cursor(catalog, owner):
+    """One signer for every list (`grove.kernel.paging`): the listing's cursor opens with
+    it, bound to the caller, made for the providers in their order."""
+    from grove.interfaces import mcp_resources
+    from grove.interfaces.mcp_catalog import resource_providers
+    from grove.kernel.paging import caller_binding, cursor_read
+
+    key, actor = new_key(owner)
+    _uris, cursors = every_page(handshake, key)
+    made_for = "|".join(",".join(p.schemes) for p in resource_providers())
+    opened = cursor_read(cursors[0], salt=mcp_resources.CURSOR_SALT,
+                         binding=caller_binding(actor), fingerprint=made_for)
+    assert opened.key == (0, "offset:2")  # the test provider's own cursor, carried inside
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_reading_within_the_grant_and_one_answer_for_everything_else(owner, era):
     send = ERAS[era]
@@ -108,13 +123,17 @@ def test_reading_within_the_grant_and_one_answer_for_everything_else(owner, era)
     status, code = NOT_FOUND[era]
     answers = []
     for uri in (f"note://{ungranted.id}", f"note://{foreign.id}", f"note://{uuid.uuid4()}",
-                f"notebook://{hidden.id}", f"brief://{hidden.id}", f"note://{seen.id}@9",
+                f"notebook://{hidden.id}", f"brief://{hidden.id}", f"note://{ungranted.id}@1",
                 "nothing://at/all", "no-scheme", f"NOTE://{ungranted.id}"):
         found = error(send(key, "resources/read", {"uri": uri}), status, code)
         assert found["data"] == {"uri": uri, "code": "resource_not_found"}
         answers.append({**found, "data": {**found["data"], "uri": "…"}})
     assert all(answer == answers[0] for answer in answers)  # nothing to tell them apart
     assert answers[0]["message"] == "Resource not found."
+    # A version the readable note never had names nothing hidden: said as REST says it.
+    missing = error(send(key, "resources/read", {"uri": f"note://{seen.id}@9"}), status, code)
+    assert missing["data"] == {"uri": f"note://{seen.id}@9", "code": "version_not_found",
+                               "currentVersion": 1}
     error(send(key, "resources/read", {}), INVALID[era], -32602)
     # A uri that is no string: the handshake era says so; in 2026 no Mcp-Name header can
     # mirror it, which is the header mismatch the SDK server answers too.

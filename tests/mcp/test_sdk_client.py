@@ -215,7 +215,7 @@ def test_two_sdk_agents_under_restrict_share_truth_and_the_owners_decisions(site
     async def declared(client):
         truth = await client.call_tool("truth", {"notebookId": f"notebook:{ops.id}"})
         brief = await client.call_tool("brief", {"notebookId": f"notebook:{ops.id}"})
-        return ([n["versionedId"] for n in truth.structured_content["notes"]],
+        return ([n["id"] for n in truth.structured_content["notes"]],
                 brief.content[0].text)
 
     url = f"{site_url}/mcp"
@@ -261,5 +261,11 @@ def test_two_sdk_agents_under_restrict_share_truth_and_the_owners_decisions(site
     assert wrote.is_error is False, wrote
     held = wrote.structured_content
     assert "id" not in held and held["indexing"] == "held"
+    said = wrote.content[0].text  # in words: nothing saved yet, and who decides
+    assert said.startswith("Not saved yet: this new note is held for the owner's review")
+    assert "The owner decides, on the website" in said and held["pendingRevision"]["id"] in said
+    assert "contradicts" in said
+    proposed_text = proposed.content[0].text
+    assert proposed_text.startswith("Not saved yet") and rules[0].versioned_id in proposed_text
     assert (held["pendingRevision"]["verdict"], held["pendingRevision"]["contradicts"]) == (
         "contradicts", [cite])

@@ -12,7 +12,8 @@ import pytest
 
 from grove.kernel.errors import Forbidden, Invalid, NotFound
 from notebooks import services
-from notebooks.mcp_context import PROMPTS, RESOURCE_PAGE, RESOURCES
+from notebooks.mcp_context import PROMPTS, RESOURCES
+from notebooks.selectors.resources import RESOURCE_PAGE
 from tests import factories
 from tests.factories import op
 
@@ -144,3 +145,26 @@ def test_the_prompts_render(owner):
     with pytest.raises(NotFound):
         PROMPT["save_handoff"].render(agent, {"taskId": "beds",
                                               "notebookId": str(garden.id)})
+
+
+def test_the_interface_reads_through_selectors():
+    """The MCP resources and prompts module parses, calls one selector and shapes: it opens
+    no tenant transaction, pages nothing and queries no model itself (the reads live in
+    `notebooks.selectors.resources`); the transport signs no cursor of its own."""
+    import ast
+    from pathlib import Path
+
+    import grove.interfaces.mcp_resources
+    import notebooks.mcp_context
+
+    for module, refused in ((notebooks.mcp_context, {"grove.kernel.tenancy",
+                                                      "grove.kernel.paging",
+                                                      "notebooks.selectors.access"}),
+                            (grove.interfaces.mcp_resources, {"django.core.signing"})):
+        tree = ast.parse(Path(module.__file__).read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom)} | {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+            for alias in node.names}
+        assert not imported & refused, (module.__name__, imported & refused)
+        assert ".objects." not in Path(module.__file__).read_text(), module.__name__

@@ -207,6 +207,12 @@ def test_query_free_recall_is_the_profile(actor):
     with_task = recall(actor=actor, task_id="t-1")
     assert with_task.data[0].note.id == handoff.id
     assert [i.note.kind for i in with_task.data][1:] == ["preference", "fact", "decision"]
+    assert with_task.meta.no_handoff is None and with_task.meta.available == 4
+    # A task id no live handoff has is said, not passed over: the profile comes alone.
+    unknown = recall(actor=actor, task_id="t-9")
+    assert unknown.meta.no_handoff == "t-9"
+    assert [i.note.kind for i in unknown.data] == ["preference", "fact", "decision"]
+    assert unknown.meta.model_dump(by_alias=True)["noHandoff"] == "t-9"
 
 
 def test_the_profile_keeps_every_kind_when_one_kind_floods_it(actor):
