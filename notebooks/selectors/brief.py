@@ -352,7 +352,7 @@ def brief_get(
         dropped_unlisted=max(0, available - listed),
         pinned=sum(1 for c in placed.full if c.pinned), budget_tokens=budget, tokens=0,
         full_text_tokens=placed.full_tokens, index_tokens=placed.index_tokens,
-        index_budget=index_budget, tokenizer=TOKENIZER_NAME, time_zone=zone.key,
+        index_budget=placed.index_budget, tokenizer=TOKENIZER_NAME, time_zone=zone.key,
         today=today, since=since_day,
         recent=BriefRecentMeta(returned=len(recent), available=gathered.recent_available,
                                tokens=recent_tokens),

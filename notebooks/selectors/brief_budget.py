@@ -58,6 +58,7 @@ class Allocation:
     dropped: list[Candidate]
     full_tokens: int
     index_tokens: int
+    index_budget: int  # the index tier's budget, with what the full text left unspent
 
 
 def allocate(candidates: Sequence[Candidate], full_cost: Callable[[int], int],
@@ -65,8 +66,9 @@ def allocate(candidates: Sequence[Candidate], full_cost: Callable[[int], int],
              index_budget: int) -> Allocation:
     """Walk the ranking: pinned notes in full whatever they cost; the others in full
     while they fit, then — from the first that does not — as index lines while those
-    fit, then dropped; but a candidate to `keep` (a live handoff) is never dropped: past
-    the index budget it still takes its index line. Each candidate lands in exactly one
+    fit (in the index budget and what the full text left unspent), then dropped; but a
+    candidate to `keep` (a live handoff) is never dropped: past the index budget it
+    still takes its index line. Each candidate lands in exactly one
     tier. Costs are asked for by position (`full_cost(i)`, `index_cost(i)`) only while a
     tier is open or a kept candidate needs its line, so a long tail of dropped notes is
     never rendered or counted."""
@@ -87,6 +89,7 @@ def allocate(candidates: Sequence[Candidate], full_cost: Callable[[int], int],
                 spent += cost
                 continue
             full_open = False
+            index_budget += max(0, full_budget - spent)  # nothing of the budget lies idle
         if index_open:
             line_cost = index_cost(i)
             if spent_index + line_cost <= index_budget:
@@ -100,7 +103,7 @@ def allocate(candidates: Sequence[Candidate], full_cost: Callable[[int], int],
             continue
         dropped.append(candidate)
     return Allocation(full=full, index=index, dropped=dropped, full_tokens=spent,
-                      index_tokens=spent_index)
+                      index_tokens=spent_index, index_budget=index_budget)
 
 
 class Counted[T]:

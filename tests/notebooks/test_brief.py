@@ -305,20 +305,22 @@ def test_allocate_walks_the_ranking_in_tiers():
         def __init__(self, i):
             self.id, self.kind = i, "fact"
 
-    cands = [Candidate(N(i), "facts", pinned=(i == 0)) for i in range(7)]
+    cands = [Candidate(N(i), "facts", pinned=(i == 0)) for i in range(8)]
     asked: list[int] = []
 
     def cost(values):
         return lambda i: asked.append(i) or values[i]
 
-    placed = allocate(cands, cost([5, 10, 10, 100, 5, 5, 5]), cost([3] * 7),
+    placed = allocate(cands, cost([5, 10, 10, 100, 5, 5, 5, 5]), cost([3] * 8),
                       full_budget=30, index_budget=6)
     assert [c.note.id for c in placed.full] == [0, 1, 2]
-    assert [c.note.id for c in placed.index] == [3, 4]  # from the first misfit on
-    assert [c.note.id for c in placed.dropped] == [5, 6]  # 4–6 would fit in full: no
-    assert (placed.full_tokens, placed.index_tokens) == (25, 6)
+    # From the first misfit on, index lines — in their budget and the 5 tokens the full
+    # text left unspent (6 + 5 = 11: three lines of 3).
+    assert [c.note.id for c in placed.index] == [3, 4, 5]
+    assert [c.note.id for c in placed.dropped] == [6, 7]  # 4–7 would fit in full: no
+    assert (placed.full_tokens, placed.index_tokens, placed.index_budget) == (25, 9, 11)
     # Nothing is counted once both tiers are closed (the long tail stays unrendered).
-    assert 6 not in asked
+    assert 7 not in asked
     # Pinned notes take the reserve first, whatever they cost.
     pinned = [Candidate(N(i), "facts", pinned=i < 2) for i in range(4)]
     placed = allocate(pinned, [400, 400, 1, 1].__getitem__, [3, 3, 3, 3].__getitem__,
@@ -440,7 +442,7 @@ def test_the_counts_line_says_one_note_and_one_index_line_in_the_singular(owner)
 
     factories.note(owner, _long("irrigation"), kind="fact")
     factories.note(owner, _long("compost"), kind="fact")
-    tight = brief_get(actor=owner, budget_tokens=600)
+    tight = brief_get(actor=owner, budget_tokens=300)
     assert (tight.meta.returned, tight.meta.indexed, tight.meta.dropped) == (1, 1, 1)
     assert tight.markdown.splitlines()[-1].startswith(
         "_1 note in full, 1 as index line, 1 left out"), tight.markdown

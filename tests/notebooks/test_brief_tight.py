@@ -54,3 +54,15 @@ def test_the_text_never_contradicts_its_counts(busy, budget):
         assert int(more.group(1)) == recent.available - recent.returned and not counted
     else:
         assert int(counted.group(1)) == recent.available and not more
+
+
+@pytest.mark.parametrize("budget", [300, 400, 600, 1000])
+def test_a_tight_budget_is_spent_not_left_idle(busy, budget):
+    """What the full text cannot use goes to index lines: with 41 notes to carry, a
+    brief of 400 tokens used 257 before, leaving notes out. (What is left is what the
+    fixed parts reserve at their longest: the footer's counts, the recent changes'
+    wording.)"""
+    owner, _ = busy
+    meta = brief_get(actor=owner, budget_tokens=budget).meta
+    assert meta.dropped > 0  # more notes than fit: the budget is the limit
+    assert 0.8 * budget <= meta.tokens <= budget, meta
