@@ -58,9 +58,12 @@ def test_both_arms_the_rows_and_the_counts_are_one_statement(owner, monkeypatch)
     assert result.data
     sent = _statements(ctx.captured_queries)
     # The tenant context read, then made together with the HNSW settings; the scope's
-    # known-false claims; the query's lexemes with their counts; the one statement; and
-    # the context put back for the surrounding (test) transaction.
-    assert len(sent) == 6, sent
+    # known-false claims; the query's lexemes with their counts; the one statement; the
+    # ground-truth marks of the items' places (declarations, then claims:
+    # `truth_marks`, two small reads when nothing is declared); and the context put back
+    # for the surrounding (test) transaction.
+    assert len(sent) == 8, sent
+    assert "notebooks_truthdeclaration" in sent[5] and "notebooks_negativeclaim" in sent[6]
     assert "hnsw.ef_search" in sent[1] and "grove.account_mac" in sent[1]
     folded = [sql for sql in sent if "grove_lexical_matches(" in sql]
     assert len(folded) == 1 and "<=>" in folded[0] and "notebooks_note" in folded[0]
