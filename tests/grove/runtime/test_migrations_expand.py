@@ -24,6 +24,9 @@ REVIEWED = {
     ("grove", "0014_account_tombstone"):
         "grove_current_account() keeps its signature and only answers NULL for a deleted "
         "account; a trigger refuses changing a tombstone, which no release did",
+    ("notebooks", "0030_ingest_upload_parts"):
+        "a new table's row-level security and its same-account foreign key; nothing an "
+        "older release reads or writes changes",
 }
 
 
