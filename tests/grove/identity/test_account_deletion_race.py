@@ -6,8 +6,10 @@ no job waiting."""
 
 from __future__ import annotations
 
+import io
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +22,8 @@ from django.db import connections
 from grove.identity import deletion
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Job
-from notebooks.models import IngestedChunk, Note, Notebook
+from notebooks.models import IngestedChunk, IngestUpload, IngestUploadPart, Note, Notebook
+from notebooks.services.ingest_upload import ingest_upload_start
 from tests import factories
 
 pytestmark = pytest.mark.usefixtures("committed")
@@ -123,3 +126,21 @@ def test_an_ingest_racing_the_deletion_leaves_no_live_row(tmp_path: Path):
             account_id=actor.account_id, status__in=["queued", "running"]).exists()
         assert IngestedChunk.objects.using("owner").filter(
             account_id=actor.account_id, note__in=ingested).exists()
+
+
+def test_an_upload_waiting_for_its_job_goes_with_the_account():
+    """What an upload holds until its job is done (the sealed zip, files with note text)
+    is dropped by the deletion, and the upload ends `failed`."""
+    actor = factories.owner("uploader")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("a.md", "Waiting to be unpacked.")
+    started = ingest_upload_start(actor=actor, notebook="Vault", archive=buffer, name="a.zip")
+
+    deletion.account_delete(actor=actor, password=PASSWORD)
+
+    with tenant(actor.account_id, using="owner"):
+        assert not IngestUploadPart.objects.using("owner").filter(
+            account_id=actor.account_id).exists()
+        upload = IngestUpload.objects.using("owner").get(id=started.id)
+    assert (upload.state, upload.error) == ("failed", "The account was deleted.")
