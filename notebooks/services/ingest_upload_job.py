@@ -136,7 +136,8 @@ def _unpack(actor: Actor, upload: IngestUpload, runner: uuid.UUID,
                 spool.write(unseal(upload.id, index, bytes(sealed)))
             except Unsealable:
                 raise Refused("The upload could not be read back (the server's secret key "
-                              "changed since it was stored); upload it again.") from None
+                              "changed since it was stored, or it was altered); upload it "
+                              "again.") from None
         spool.seek(0)
         try:
             with open_zip(spool) as archive:

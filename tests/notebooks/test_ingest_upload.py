@@ -273,3 +273,38 @@ def test_zip_bombs_and_broken_members_are_refused_or_skipped_never_a_500():
     done = ingest_upload_get(actor=owner, upload_id=started.id)
     assert (done.state, done.total_files) == ("done", 1)
     assert any(line.reason.startswith("unreadable") for line in done.skipped)
+
+
+@pytest.mark.django_db
+def test_an_unpack_cut_short_is_done_again_without_doubles(embedder):
+    """A worker that died while unpacking left some files stored and the parts still
+    there: the next attempt drops those files and unpacks the whole upload again."""
+    owner = factories.owner("gina")
+    started = ingest_upload_start(actor=owner, notebook="Vault", name="v.zip",
+                                  archive=vault_zip())
+    with tenant(owner):  # what the dead attempt had stored of it
+        IngestUploadFile.objects.create(account_id=owner.account_id, upload_id=started.id,
+                                        path="guide.md", content=b"half of an unpack")
+    run_jobs(owner)
+    done = ingest_upload_get(actor=owner, upload_id=started.id)
+    assert (done.state, done.total_files, done.done_files, done.counts["created"]) == (
+        "done", 3, 3, 3)
+    with tenant(owner):
+        assert not Note.objects.filter(content="half of an unpack").exists()
+
+
+@pytest.mark.django_db
+def test_a_part_that_does_not_open_ends_the_upload_failed(embedder):
+    owner = factories.owner("hal")
+    started = ingest_upload_start(actor=owner, notebook="Vault", name="v.zip",
+                                  archive=vault_zip())
+    with tenant(owner):  # one byte of the sealed upload changed in the database
+        part = IngestUploadPart.objects.get(upload_id=started.id)
+        sealed = bytearray(bytes(part.data))
+        sealed[10] ^= 1
+        IngestUploadPart.objects.filter(id=part.id).update(data=bytes(sealed))
+    run_jobs(owner)
+    failed = ingest_upload_get(actor=owner, upload_id=started.id)
+    assert failed.state == "failed" and "could not be read back" in failed.error
+    with tenant(owner):
+        assert not Note.objects.exists() and not IngestUploadPart.objects.exists()
