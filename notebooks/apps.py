@@ -15,7 +15,7 @@ class NotebooksConfig(AppConfig):
         from notebooks.selectors.truth import declared_extra
         from notebooks.selectors.vision_pages import account_vision_extra
         from notebooks.services.indexing import HANDLER
-        from notebooks.services.ingest_upload import HANDLER as INGEST_UPLOAD_HANDLER
+        from notebooks.services.ingest_upload_job import HANDLER as INGEST_UPLOAD_HANDLER
 
         jobs.register(HANDLER)
         jobs.register(INGEST_UPLOAD_HANDLER)
@@ -26,10 +26,17 @@ class NotebooksConfig(AppConfig):
         # Account deletion hides the library; `grove purge` removes what is past the window.
         from grove.identity.deletion import register_hider
         from grove.kernel import purge
-        from notebooks.purge import hide_notebooks, hide_notes, purge_notebooks, purge_notes
+        from notebooks.purge import (
+            hide_notebooks,
+            hide_notes,
+            hide_uploads,
+            purge_notebooks,
+            purge_notes,
+        )
 
         register_hider("notes", hide_notes)
         register_hider("notebooks", hide_notebooks)
+        register_hider("uploads", hide_uploads)
         purge.register(30, "notes", purge_notes)
         purge.register(40, "notebooks", purge_notebooks)
         # The note page's "ground truth" badge.

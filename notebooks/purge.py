@@ -11,7 +11,17 @@ from django.db import connections, transaction
 from django.db.models import ProtectedError, Q
 
 from grove.kernel.operations import PURGED
-from notebooks.models import NegativeClaim, Note, Notebook, Status, TruthDeclaration, Vision
+from notebooks.models import (
+    IngestUpload,
+    IngestUploadFile,
+    IngestUploadPart,
+    NegativeClaim,
+    Note,
+    Notebook,
+    Status,
+    TruthDeclaration,
+    Vision,
+)
 
 
 def hide_notes(account_id: uuid.UUID, now: datetime) -> int:
@@ -22,6 +32,16 @@ def hide_notes(account_id: uuid.UUID, now: datetime) -> int:
 def hide_notebooks(account_id: uuid.UUID, now: datetime) -> int:
     return Notebook.objects.filter(account_id=account_id, deleted_at__isnull=True).update(
         deleted_at=now)
+
+
+def hide_uploads(account_id: uuid.UUID, now: datetime) -> int:
+    """Uploads not finished end `failed`; what they still hold (the sealed upload, files
+    waiting with note text) goes at once, not at the purge."""
+    IngestUploadPart.objects.filter(account_id=account_id).delete()
+    IngestUploadFile.objects.filter(account_id=account_id).delete()
+    return IngestUpload.objects.filter(account_id=account_id).exclude(
+        state__in=[IngestUpload.State.DONE, IngestUpload.State.FAILED]).update(
+        state=IngestUpload.State.FAILED, finished_at=now, error="The account was deleted.")
 
 
 def purgeable_notes(account_id: uuid.UUID, cutoff: datetime) -> Q:

@@ -10,12 +10,18 @@ The owner, signed in to the website and giving the password again, deletes the a
    request of any of them is refused. Then, for good: every connection is revoked,
    every OAuth grant and token is deleted, and each app's revoker runs (sharing:
    every share link is revoked).
-2. **Hide**: each app soft-deletes its content (notes, notebooks, conversations), the
-   account's unfinished jobs are discarded, and the tombstone (`Account.deleted_at`)
-   is set last. From its commit the account's tenant context opens nothing (grove
-   0014): a job delayed past the deletion, a request that authenticated just before
-   it, an operation id retried after it or a late OAuth callback reads no row and
-   writes none (`tenant()` answers such a write `account_deleted`, 410).
+2. **Hide**: first the account lock is taken exclusive (`grove.kernel.tenancy.
+   lock_account`): every transaction in the account's context holds it shared, so
+   the hide waits for those already running — a file of a bulk ingest, a request
+   that authenticated just before the revoke, a job — to commit, and every one that
+   starts later waits for the hide. Then each app soft-deletes its content (notes,
+   notebooks, conversations), the account's unfinished jobs are discarded, and the
+   tombstone (`Account.deleted_at`) is set. From its commit the account's tenant
+   context opens nothing (grove 0014): the transactions that waited, a job delayed
+   past the deletion, an operation id retried after it or a late OAuth callback read
+   no row and write none (`tenant()` answers such a write `account_deleted`, 410).
+   No write lands between "hide the notes" and the tombstone: the lock is taken in
+   the statement that sets the context, before anything is read or written.
 
 The rows stay, hidden, until the operator runs `grove purge --older-than DAYS`
 (`grove.kernel.purge`), which removes them for good and keeps only the tombstone.
@@ -38,7 +44,7 @@ from django.utils import timezone
 from grove.identity.oauth import end_account_tokens
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Gone, Invalid
-from grove.kernel.tenancy import tenant
+from grove.kernel.tenancy import lock_account, tenant
 from grove.models import Account, Connection, Job
 
 # (account id, the step's time) → how many rows it changed.
@@ -117,6 +123,14 @@ def _revoke(account_id: uuid.UUID) -> tuple[datetime, dict[str, int]]:
 
 
 def _hide(account_id: uuid.UUID) -> tuple[datetime, dict[str, int]]:
+    with transaction.atomic():
+        # Before the context is entered (whose shared hold this would upgrade): wait for
+        # every transaction in the account to end, hold back every new one to the commit.
+        lock_account(account_id)
+        return _hide_locked(account_id)
+
+
+def _hide_locked(account_id: uuid.UUID) -> tuple[datetime, dict[str, int]]:
     with tenant(account_id):
         now = timezone.now()
         hidden = {name: step(account_id, now) for name, step in _HIDERS.items()}

@@ -10,6 +10,12 @@ What counts as a credential:
   GitLab, Slack, Stripe, OpenAI, SendGrid, Twilio, npm, PyPI, Discord, Telegram, …),
   plus a few it lacks (Google API keys, Anthropic and newer OpenAI keys, Hugging Face
   tokens, Grove's own API keys);
+* an AWS secret access key in prose — 40 characters of base64's alphabet, both cases
+  and a digit, `/` or `+`, standing alone — when an access key id is within
+  AWS_SECRET_NEAR_KEY_ID characters or the word "secret" within
+  AWS_SECRET_AFTER_KEYWORD characters before it ("key AKIA… with secret wJalr…");
+  detect-secrets sees it only quoted after an `aws…key` name, the keyword rule only as
+  an assignment;
 * `password=` lines — detect-secrets' keyword rule (password, secret, api_key, token…
   followed by `=`, `:=`, or `:` with a quoted value), where an unquoted value is its
   first word; after a bare colon only a one-word value with a digit or symbol counts
@@ -28,6 +34,7 @@ kinds and counts only.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -71,6 +78,18 @@ _EXTRA = (
     # A password in a URL with characters detect-secrets' rule stops at (`!`, `$`, …).
     ("basic-auth-credentials", re.compile(r"://[^\s:/@]+:([^\s/@]+)@")),
 )
+
+# The AWS secret access key in prose: a run of exactly this many characters of its
+# alphabet (RE2: linear), shaped like one (`_aws_secret_shaped`), near its context.
+AWS_SECRET_CHARS = 40
+AWS_SECRET_AFTER_KEYWORD = 48  # characters between "secret" and the key
+AWS_SECRET_NEAR_KEY_ID = 120  # characters between an access key id and the key
+_AWS_RUN = r"[A-Za-z0-9/+]+"
+_AWS_KEY_ID = r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"  # detect-secrets' rule
+_SECRET_WORD = re.compile(r"secret", re.IGNORECASE)
+# A run that goes on as another kind of token (base64 padding, base64url, an
+# identifier) is a piece of something longer, not a key.
+_GOES_ON = frozenset("=-_")
 
 # detect-secrets detectors not used: entropy (see above) and public IP addresses,
 # which are not credentials.
@@ -243,6 +262,40 @@ def _extra() -> tuple[tuple[str, Any], ...]:
     return tuple((kind, _linear(regex)) for kind, regex in _EXTRA)
 
 
+@cache
+def _aws_rules() -> tuple[Any, Any]:
+    return (_linear(re.compile(_AWS_RUN)), _linear(re.compile(_AWS_KEY_ID)))
+
+
+def _aws_secret_shaped(value: str) -> bool:
+    """Random base64 has both cases and nearly always a digit, `/` or `+`; a hex hash,
+    a word or a CamelCase name has not, and a path has more than a few slashes."""
+    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() or c in "/+" for c in value) and value.count("/") <= 4)
+
+
+def _aws_secrets(text: str) -> Iterable[Span]:
+    """AWS secret access keys written in prose (see the module's docstring). Linear:
+    one RE2 pass for the runs, one for the key ids, a bounded window per run."""
+    runs_rule, key_id_rule = _aws_rules()
+    runs = [(start, end) for start, end in (m.span() for m in runs_rule.finditer(text))
+            if end - start == AWS_SECRET_CHARS
+            and (start == 0 or text[start - 1] not in _GOES_ON)
+            and (end == len(text) or text[end] not in _GOES_ON)
+            and _aws_secret_shaped(text[start:end])]
+    if not runs:
+        return
+    key_ids = [m.span() for m in key_id_rule.finditer(text)]
+    starts = [start for start, _ in key_ids]
+    for start, end in runs:
+        before = text[max(0, start - AWS_SECRET_AFTER_KEYWORD - len("secret")):start]
+        at = bisect.bisect_left(starts, start)  # the first key id after the run
+        near = (at < len(key_ids) and key_ids[at][0] - end <= AWS_SECRET_NEAR_KEY_ID) or (
+            at > 0 and start - key_ids[at - 1][1] <= AWS_SECRET_NEAR_KEY_ID)
+        if near or _SECRET_WORD.search(before):
+            yield Span(start, end, "aws-secret-access-key")
+
+
 def _owner(text: str, patterns: Sequence[OwnerPattern]) -> Iterable[Span]:
     for item in patterns:
         for match in compile_pattern(item.pattern).finditer(text):
@@ -256,6 +309,7 @@ def find(text: str, patterns: Sequence[OwnerPattern] = ()) -> list[Span]:
     spans = [Span(*match.span(), "private-key") for match in _PEM.finditer(text)]
     spans.extend(Span(*match.span(), "private-key") for match in _PUTTY.finditer(text))
     spans.extend(_tokens(text))
+    spans.extend(_aws_secrets(text))
     spans.extend(_keywords(text))
     spans.extend(_owner(text, patterns))
     merged: list[Span] = []

@@ -18,6 +18,17 @@ and a MAC it has seen is worthless in any other transaction or backend.
 owner role); the runtime checks at start that the stored key is the one it derives
 (`context_works`), so a changed SECRET_KEY is a clear error, not an empty library.
 Everything is transaction-local: a pooled connection carries nothing between requests.
+
+**The account lock.** Every transaction that enters an account's context holds that
+account's lock shared, taken in the statement that sets the context, before anything
+is read or written. Account deletion takes it exclusive (`lock_account`) before it hides
+the account and sets the tombstone (`grove.identity.deletion`): it waits for every
+transaction already working in the account — a file of a bulk ingest, a request, a
+job — to end, and every transaction that enters later waits for the deletion's commit
+and then finds the tombstone (its context opens nothing). So no write can land between
+"hide the notes" and the tombstone, whatever path it comes by. Shared holders never wait
+for each other; the lock is an advisory one in its own key space (two int4 keys), so it
+never collides with the bigint-keyed locks of the services.
 """
 
 from __future__ import annotations
@@ -50,6 +61,9 @@ KEY_SALT = "grove.tenancy.context"
 TRANSACTION_IDENTITY = (
     "pg_backend_pid(), (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint"
 )
+# The account lock's key space: pg_advisory_xact_lock*(ACCOUNT_LOCK_CLASS, int4 of the
+# account). Two accounts that share the int4 only ever wait for each other's deletion.
+ACCOUNT_LOCK_CLASS = 0x67726F76  # "grov"
 # Keys the database can check MACs with: purpose (row of `grove_secret`) → salt of the
 # key derived from SECRET_KEY. Apps add theirs in AppConfig.ready (sharing: share links).
 DATABASE_KEYS: dict[str, str] = {"tenant": KEY_SALT}
@@ -87,9 +101,35 @@ def enter(cursor: Any, account_id: uuid.UUID | str | None,
 
 def restore(cursor: Any, context: tuple[str, str] | None,
             local: tuple[tuple[str, str], ...] = ()) -> None:
+    """Set the context (and `local` settings); an account's context comes with the
+    account lock held shared until the transaction ends (see the module's docstring)."""
     pairs = [*(((SETTING, context[0]), (MAC_SETTING, context[1])) if context else ()), *local]
-    cursor.execute("SELECT " + ", ".join("set_config(%s, %s, true)" for _ in pairs),
-                   [value for pair in pairs for value in pair])
+    calls = ["set_config(%s, %s, true)" for _ in pairs]
+    values: list[Any] = [value for pair in pairs for value in pair]
+    if context and context[0]:
+        calls.append("pg_advisory_xact_lock_shared(%s, %s)")
+        values.extend(account_lock_key(context[0]))
+    cursor.execute("SELECT " + ", ".join(calls), values)
+
+
+def account_lock_key(account_id: uuid.UUID | str) -> tuple[int, int]:
+    """The account lock's two int4 keys."""
+    head = uuid.UUID(str(account_id)).bytes[:4]
+    return ACCOUNT_LOCK_CLASS, int.from_bytes(head, "big", signed=True)
+
+
+def lock_account(account_id: uuid.UUID | str, using: str = "default") -> None:
+    """Take the account lock exclusive until the caller's transaction ends: wait for
+    every transaction in the account's context to end, and hold back every new one
+    until then (account deletion). Call it in a transaction, before entering the
+    account's context — the shared hold `tenant()` takes would otherwise be upgraded,
+    and two such upgrades wait for each other."""
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_account holds its lock to the end of a transaction: "
+                           "open one first")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", account_lock_key(account_id))
 
 
 @contextmanager

@@ -10,10 +10,11 @@ file in it cannot be re-included). Hidden folders and files (`.git`, `.obsidian`
 
 A zip file is walked by the same rules (`walk_zip`): its `.groundignore` files apply
 as they would on disk, and a member whose path leaves the archive (`../`, an absolute
-path) is skipped, as is one whose declared size is over the limit — and none is read
-past the limit whatever it declares. A zip that declares more than ZIP_MAX_MEMBERS
-entries is refused before its directory is read (`TooManyMembers`), and a name that
-appears twice is read once (a bomb that repeats one large entry gets one).
+path: `unsafe_path_reason`) is skipped with that reason, as is one whose declared size
+is over the limit — and none is read past the limit whatever it declares. A zip that
+declares more than ZIP_MAX_MEMBERS entries is refused before its directory is read
+(`TooManyMembers`), and a name that appears twice is read once (a bomb that repeats one
+large entry gets one).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ ZIP_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplemen
 @dataclass(frozen=True)
 class Skipped:
     path: PurePosixPath
-    reason: str  # ignored | hidden | not a text note | symbolic link | too large
+    reason: str  # ignored | hidden | not a text note | symbolic link | too large |
+    # absolute path | leaves the folder (..) | unsafe path
 
 
 def _spec(folder: Path) -> pathspec.GitIgnoreSpec | None:
@@ -169,7 +171,8 @@ def walk_zip(archive: zipfile.ZipFile) -> Iterator[Found | Skipped]:
     specs: dict[PurePosixPath, pathspec.GitIgnoreSpec] = {}
     for name, info in members.items():
         path = PurePosixPath(name)
-        if path.name == IGNORE_FILE and _safe(path) and info.file_size <= MAX_FILE_BYTES:
+        if path.name == IGNORE_FILE and unsafe_path_reason(path) is None \
+                and info.file_size <= MAX_FILE_BYTES:
             try:
                 text = _member_reader(archive, info)().decode("utf-8", "replace")
             except ZIP_ERRORS:
@@ -177,8 +180,8 @@ def walk_zip(archive: zipfile.ZipFile) -> Iterator[Found | Skipped]:
             specs[path.parent] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
     for name in sorted(members):
         info, path = members[name], PurePosixPath(name)
-        if not _safe(path):
-            yield Skipped(path, "unsafe path")
+        if (unsafe := unsafe_path_reason(path)) is not None:
+            yield Skipped(path, unsafe)
             continue
         if path.name == IGNORE_FILE:
             continue
@@ -212,6 +215,15 @@ def _ignored_in_zip(specs: dict[PurePosixPath, pathspec.GitIgnoreSpec],
     return _ignored(mine, path, folder=False)
 
 
-def _safe(path: PurePosixPath) -> bool:
-    return bool(path.parts) and not path.is_absolute() and ".." not in path.parts \
-        and "\\" not in str(path) and ":" not in path.parts[0]
+def unsafe_path_reason(path: PurePosixPath) -> str | None:
+    """Why a path from an upload (a zip member's name, a folder upload's relative path)
+    cannot be placed inside the notebook, or None when it can."""
+    if not path.parts:
+        return "unsafe path"
+    if path.is_absolute():
+        return "absolute path"
+    if ".." in path.parts:
+        return "leaves the folder (..)"
+    if "\\" in str(path) or ":" in path.parts[0]:
+        return "unsafe path"
+    return None

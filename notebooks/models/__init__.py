@@ -20,7 +20,12 @@ from notebooks.models.briefs import (
     VisionRevision,
 )
 from notebooks.models.counts import NoteCount
-from notebooks.models.ingest import IngestedChunk, IngestUpload, IngestUploadFile
+from notebooks.models.ingest import (
+    IngestedChunk,
+    IngestUpload,
+    IngestUploadFile,
+    IngestUploadPart,
+)
 from notebooks.models.notes import (
     CONTENT_MAX_CHARS,
     EXPIRED_RESTORE_WINDOW_DAYS,
@@ -71,6 +76,7 @@ __all__ = [
     "IngestedChunk",
     "IngestUpload",
     "IngestUploadFile",
+    "IngestUploadPart",
     "Kind",
     "NegativeClaim",
     "Note",

@@ -46,11 +46,12 @@ class IngestedChunk(models.Model):
 
 
 class IngestUpload(models.Model):
-    """A folder or zip uploaded on the website, ingested by a background job
-    (`notebooks.services.ingest_upload`). Its files wait as `IngestUploadFile` rows until
-    the job has ingested each (then the row is dropped), so the progress is what is
-    left, and a job that dies is finished by the next attempt (the ledger makes the
-    files already done cost nothing)."""
+    """A folder or zip uploaded on the website, unpacked and ingested by a background
+    job (`notebooks.services.ingest_upload`). What was uploaded waits as
+    `IngestUploadPart` rows until the job unpacks it; then its files wait as
+    `IngestUploadFile` rows until the job has ingested each (then the row is dropped),
+    so the progress is what is left, and a job that dies is finished by the next
+    attempt (the ledger makes the files already done cost nothing)."""
 
     class State(models.TextChoices):
         QUEUED = "queued"
@@ -105,3 +106,22 @@ class IngestUploadFile(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class IngestUploadPart(models.Model):
+    """A piece of an uploaded zip as the request stored it (a folder arrives as a zip
+    the request builds), read back in order by the upload's job, which unpacks it and
+    drops the parts in the same transaction as it stores the files."""
+
+    id = models.BigAutoField(primary_key=True)
+    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="+")
+    upload = models.ForeignKey(IngestUpload, on_delete=models.CASCADE, related_name="parts")
+    data = models.BinaryField()
+
+    class Meta:
+        db_table = "notebooks_ingestuploadpart"
+        indexes = [models.Index(fields=["upload", "id"], name="ingestuploadpart_next")]
+
+    def __str__(self) -> str:
+        return f"part {self.id} of {self.upload_id}"

@@ -42,6 +42,8 @@ from notebooks.services.notes_many import NewNote, notes_create_many
 # Part of every file's hash: a change in how files become notes makes the next run
 # look at every file again.
 RULES_VERSION = "chunks-1200-150/2"  # 2: Grove's Markdown export kept whole
+# Why a file without text (once front matter and private regions are gone) made no note.
+EMPTY = "empty: no text to bring in"
 
 
 @dataclass
@@ -206,6 +208,9 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
             notebook_id = (_folder_notebook(actor, root, path.parent.parts, made)
                            if subfolders and path.parent.parts else root.id)
             chunks = chunk_markdown(prepared.body)
+        if not chunks and not rows:  # nothing to bring in, and nothing brought in before
+            outcome.skipped = EMPTY
+            return outcome
         note_ids: dict[int, uuid.UUID] = {}
         new: list[Chunk] = []
         moved: list[uuid.UUID] = []

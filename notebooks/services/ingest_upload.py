@@ -1,62 +1,60 @@
 """Folder and zip uploads on the website (issue 22 item 1): the same ingest as
 `grove ingest`, run by a background job with its progress on a page.
 
-`ingest_upload_start` walks what was uploaded with the folder rules (`walk_zip`: a
-folder arrives as a zip the server builds from the browser's relative paths), stores
-each file to ingest as a row — its private regions and credentials already gone — and
-queues one `ingest_upload` job — in one transaction,
-so the request does no ingesting and holds no file in memory past the one it reads.
-The job (`_execute`, outside any transaction) takes the rows in order: each file is
-ingested in its own transaction (`ingest_file`), then its row is dropped and the
-counts added up in another. A worker that dies mid-upload loses nothing: the job's
-lease runs out, `recover` queues it again, and the files already done are unchanged
-on the ledger, so they cost a hash each.
+The request only stores (issue 36 item 2.6: parsing a 5,000-file zip in the request
+held it 22.7 s). `ingest_upload_start` checks what a zip's end record says without
+reading its directory (that it is a zip; how many entries it declares), makes the
+notebook if it must, and stores the upload as it came — sealed, in parts
+(`notebooks.ingest.sealed`: it still holds private regions and credentials) — with one
+`ingest_upload` job, in one transaction. The job (`notebooks.services.ingest_upload_job`)
+unpacks it by the folder rules (`walk_zip`), makes each file safe (`clean_source`),
+then ingests the files one transaction each; the progress page follows it.
+
+A folder arrives as its files with their relative paths, which the browser — or
+whoever posts the form — chose: `folder_as_zip` packs the safe ones into a zip (so a
+folder is walked by exactly the rules a zip is) and leaves out, with the reason, a
+path that is absolute or climbs out with `..` (`unsafe_path_reason`), which would
+otherwise have become notebooks named after the folders it names.
 """
 
 from __future__ import annotations
 
-import logging
 import shutil
 import uuid
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import PurePosixPath
 from typing import IO, Any
 
-from django.db import OperationalError
-from django.db.models import F
-from django.utils import timezone
+from django.db.models import Exists, OuterRef
 
-from grove.identity.hygiene import SecretRules, secret_rules
 from grove.kernel import jobs
 from grove.kernel.actor import WRITE, Actor
-from grove.kernel.errors import GroveError, Invalid, NotFound
+from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
-from grove.models import Job
-from notebooks.ingest.files import ZIP_ERRORS, Found, TooManyMembers, open_zip, walk_zip
-from notebooks.models import IngestUpload, IngestUploadFile
+from notebooks.ingest.files import ZIP_MAX_MEMBERS, Skipped, declared_members, unsafe_path_reason
+from notebooks.ingest.sealed import PART_BYTES, seal
+from notebooks.models import IngestUpload, IngestUploadPart
 from notebooks.rules import clean_kind, parse_uuid
-from notebooks.services.ingest import (
-    FileOutcome,
-    Unreadable,
-    clean_source,
-    ingest_file,
-    ingest_root,
-)
-
-logger = logging.getLogger(__name__)
+from notebooks.services.ingest import ingest_root
 
 INGEST_UPLOAD = "ingest_upload"
-UPLOAD_MAX_FILES = 20_000
-# Text read from one upload (after private regions and credentials are gone): every
-# byte is screened in the request, so a bomb that inflates is stopped here. A bigger
-# folder goes in with `grove ingest`, which reads one file at a time.
-UPLOAD_MAX_BYTES = 128 * 1024 * 1024
 SHOWN_PATHS = 20  # per skip reason, on the progress page
 SHOWN_WARNINGS = 50
-COUNTS = ("created", "updated", "retagged", "unchanged", "removed")
+
+
+@dataclass(frozen=True)
+class SkipLine:
+    """One line of the summary's Skipped list: why, how many files, the first paths."""
+
+    reason: str
+    count: int
+    paths: list[str]
+
+    @property
+    def more(self) -> int:
+        return self.count - len(self.paths)
 
 
 @dataclass(frozen=True)
@@ -64,25 +62,30 @@ class UploadOut:
     id: uuid.UUID
     name: str
     notebook_id: uuid.UUID
+    notebook_name: str
     state: str
+    unpacking: bool  # stored, not unpacked yet
     total_files: int
     done_files: int
     failed_files: int
     counts: dict[str, int]
     redacted: dict[str, int]
-    skipped: dict[str, list[str]]
+    skipped: list[SkipLine]
     warnings: list[str]
     error: str
     created_at: Any
     finished_at: Any
 
     @classmethod
-    def of(cls, row: IngestUpload) -> UploadOut:
-        return cls(id=row.id, name=row.name, notebook_id=row.root_id, state=row.state,
+    def of(cls, row: IngestUpload, *, unpacking: bool = False) -> UploadOut:
+        return cls(id=row.id, name=row.name, notebook_id=row.root_id,
+                   notebook_name=row.root.name, state=row.state,
+                   unpacking=unpacking and row.state in (IngestUpload.State.QUEUED,
+                                                         IngestUpload.State.RUNNING),
                    total_files=row.total_files, done_files=row.done_files,
-                   failed_files=row.failed_files, counts=row.counts,
-                   redacted=row.redacted, skipped=row.skipped, warnings=row.warnings,
-                   error=row.error, created_at=row.created_at, finished_at=row.finished_at)
+                   failed_files=row.failed_files, counts=row.counts, redacted=row.redacted,
+                   skipped=skip_lines(row.skipped), warnings=row.warnings, error=row.error,
+                   created_at=row.created_at, finished_at=row.finished_at)
 
     @property
     def finished(self) -> bool:
@@ -92,213 +95,114 @@ class UploadOut:
     def percent(self) -> int:
         return 100 if not self.total_files else 100 * self.done_files // self.total_files
 
+    @property
+    def brought_in(self) -> int:
+        """Files whose notes are in the notebook now (created, changed or unchanged)."""
+        return self.counts.get("files", 0)
 
-def folder_as_zip(files: Iterable[tuple[str, IO[bytes]]], out: IO[bytes]) -> None:
+    @property
+    def skipped_files(self) -> int:
+        return sum(line.count for line in self.skipped)
+
+
+def skip_lines(skipped: dict[str, Any]) -> list[SkipLine]:
+    """The stored {reason: {"count", "paths"}} as summary lines (an upload of an older
+    release stored {reason: [paths]})."""
+    lines = []
+    for reason, entry in sorted(skipped.items()):
+        if isinstance(entry, dict):
+            lines.append(SkipLine(reason, int(entry.get("count", 0)), list(entry["paths"])))
+        else:
+            lines.append(SkipLine(reason, len(entry), list(entry)))
+    return lines
+
+
+def add_skipped(skipped: dict[str, Any], reason: str, path: str) -> None:
+    """Count one skipped file under its reason, keeping the first SHOWN_PATHS paths."""
+    entry = skipped.get(reason)
+    if not isinstance(entry, dict):
+        old = list(entry or [])
+        entry = skipped[reason] = {"count": len(old), "paths": old[:SHOWN_PATHS]}
+    entry["count"] += 1
+    if len(entry["paths"]) < SHOWN_PATHS:
+        entry["paths"].append(path)
+
+
+def folder_as_zip(files: Iterable[tuple[str, IO[bytes]]], out: IO[bytes]) -> list[Skipped]:
     """A browser's folder upload — (relative path, file) pairs, the chosen folder's own
     name first in each path — as a zip of the folder's contents, so it is walked by
-    exactly the rules a zip is."""
+    exactly the rules a zip is. A path that is absolute or climbs with `..` is not
+    packed: it comes back as `Skipped` with the reason."""
+    left_out: list[Skipped] = []
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as archive:
         for relative, file in files:
-            parts = PurePosixPath(relative.replace("\\", "/")).parts
-            inner = PurePosixPath(*parts[1:]) if len(parts) > 1 else PurePosixPath(*parts)
+            path = PurePosixPath(relative.replace("\\", "/"))
+            reason = unsafe_path_reason(path)
+            if reason is not None:
+                left_out.append(Skipped(path, reason))
+                continue
+            inner = PurePosixPath(*path.parts[1:]) if len(path.parts) > 1 else path
             with archive.open(zipfile.ZipInfo(inner.as_posix()), "w") as member:
                 shutil.copyfileobj(file, member, 1 << 16)
+    return left_out
 
 
 def ingest_upload_start(*, actor: Actor, notebook: str, archive: IO[bytes], name: str,
-                        kind: str = "fact", subfolders: bool = False) -> UploadOut:
-    """Queue an upload (a zip, or a folder made one by `folder_as_zip`) for ingest into
-    `notebook` (an id, or a top-level notebook's name, made if missing). Not a zip →
-    `invalid_upload`; nothing to ingest → `nothing_to_ingest`; neither writes anything."""
+                        kind: str = "fact", subfolders: bool = False,
+                        skipped: Iterable[Skipped] = ()) -> UploadOut:
+    """Store an upload (a seekable zip, or a folder made one by `folder_as_zip`, whose
+    left-out paths are `skipped`) for its job to unpack and ingest into `notebook` (an
+    id, or a top-level notebook's name, made if missing). Reads no member: not a zip →
+    `invalid_upload`; more entries declared than ZIP_MAX_MEMBERS → `too_many_files`;
+    neither writes anything. Queues the job on commit."""
     actor.require_session()
     actor.require(WRITE)
     kind = clean_kind(kind)
     if not isinstance(notebook, str) or not notebook.strip():
         raise Invalid("Name the notebook the files go into.", code="notebook_required")
-    try:
-        opened = open_zip(archive)
-    except TooManyMembers as exc:
-        raise Invalid(f"Too many entries: {exc}.", code="too_many_files") from None
-    except (zipfile.BadZipFile, OSError):
+    declared = declared_members(archive)
+    if declared is None:
         raise Invalid("That is not a zip file; upload a .zip or choose a folder.",
-                      code="invalid_upload") from None
-    with opened:
-        items = list(walk_zip(opened))
-        found = [item for item in items if isinstance(item, Found)]
-        if not found:
-            raise Invalid("Nothing to ingest: no .md, .markdown, .mdx or .txt file that "
-                          "is not ignored.", code="nothing_to_ingest")
-        if len(found) > UPLOAD_MAX_FILES:
-            raise Invalid(f"At most {UPLOAD_MAX_FILES} files an upload; use `grove ingest` "
-                          "for more.", code="too_many_files")
-        skipped: dict[str, list[str]] = {}
-        for item in items:
-            if not isinstance(item, Found):
-                skipped.setdefault(item.reason, []).append(str(item.path))
-        # One transaction: the notebook, the upload and its files, or nothing at all.
-        with tenant(actor):
-            root = ingest_root(actor, notebook.strip())
-            upload = IngestUpload.objects.create(
-                account_id=actor.account_id, root=root, name=name[:200] or "upload",
-                kind=kind, subfolders=bool(subfolders), total_files=len(found),
-                skipped=_shown(skipped))
-            rules, read = secret_rules(actor.account_id), 0
-            for item in found:
-                content = _readied(actor, item, rules, upload)
-                if content is None:
-                    upload.total_files -= 1
-                    continue
-                read += len(content)
-                if read > UPLOAD_MAX_BYTES:
-                    raise Invalid(f"More than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB of text "
-                                  "in one upload; use `grove ingest` for a folder this "
-                                  "large.", code="upload_too_large")
-                IngestUploadFile.objects.create(account_id=actor.account_id, upload=upload,
-                                                path=str(item.path), content=content)
-            upload.save(update_fields=["skipped", "total_files", "redacted"])
-            jobs.enqueue(account_id=actor.account_id, kind=INGEST_UPLOAD, target_id=upload.id)
-    return UploadOut.of(upload)
+                      code="invalid_upload")
+    if declared > ZIP_MAX_MEMBERS:
+        raise Invalid(f"Too many entries: the zip declares {declared}; at most "
+                      f"{ZIP_MAX_MEMBERS}.", code="too_many_files")
+    left_out: dict[str, Any] = {}
+    for item in skipped:
+        add_skipped(left_out, item.reason, str(item.path))
+    # One transaction: the notebook, the upload, its parts and its job, or nothing.
+    with tenant(actor):
+        root = ingest_root(actor, notebook.strip())
+        upload = IngestUpload.objects.create(
+            account_id=actor.account_id, root=root, name=name[:200] or "upload", kind=kind,
+            subfolders=bool(subfolders), skipped=left_out)
+        index = 0
+        archive.seek(0)
+        while block := archive.read(PART_BYTES):
+            IngestUploadPart.objects.create(account_id=actor.account_id, upload=upload,
+                                            data=seal(upload.id, index, block))
+            index += 1
+        jobs.enqueue(account_id=actor.account_id, kind=INGEST_UPLOAD, target_id=upload.id)
+    return UploadOut.of(upload, unpacking=True)
 
 
-def _readied(actor: Actor, item: Found, rules: SecretRules,
-             upload: IngestUpload) -> bytes | None:
-    """A file's bytes as they may wait in the database (`clean_source`: nothing private
-    or secret is stored even for the minutes a file waits). None: skipped, and why
-    noted."""
-    try:
-        source = clean_source(actor, item.read(), rules)
-    except ZIP_ERRORS as exc:
-        _add_skipped(upload, f"unreadable: {exc.__class__.__name__}", str(item.path))
-        return None
-    except Unreadable as exc:
-        _add_skipped(upload, exc.reason, str(item.path))
-        return None
-    for kind, count in source.redacted.items():
-        upload.redacted[kind] = upload.redacted.get(kind, 0) + count
-    return source.text.encode("utf-8")
+def _with_unpacking() -> Any:
+    return IngestUpload.objects.select_related("root").annotate(unpacking=Exists(
+        IngestUploadPart.objects.filter(upload_id=OuterRef("id"))))
 
 
 def ingest_upload_get(*, actor: Actor, upload_id: uuid.UUID | str) -> UploadOut:
     actor.require_session()
     upload_uuid = parse_uuid(upload_id, what="upload id")
     with tenant(actor):
-        row = IngestUpload.objects.filter(id=upload_uuid).first()
+        row = _with_unpacking().filter(id=upload_uuid).first()
     if row is None:
         raise NotFound("No such upload.", code="upload_not_found")
-    return UploadOut.of(row)
+    return UploadOut.of(row, unpacking=row.unpacking)
 
 
 def ingest_upload_list(*, actor: Actor, limit: int = 10) -> list[UploadOut]:
     actor.require_session()
     with tenant(actor):
-        rows = list(IngestUpload.objects.order_by("-created_at")[:limit])
-    return [UploadOut.of(row) for row in rows]
-
-
-def _shown(skipped: dict[str, list[str]]) -> dict[str, list[str]]:
-    return {reason: paths[:SHOWN_PATHS] + ([f"… and {len(paths) - SHOWN_PATHS} more"]
-                                           if len(paths) > SHOWN_PATHS else [])
-            for reason, paths in sorted(skipped.items())}
-
-
-def _add_skipped(upload: IngestUpload, reason: str, path: str) -> None:
-    paths = upload.skipped.setdefault(reason, [])
-    if len(paths) < SHOWN_PATHS:
-        paths.append(path)
-
-
-# -- the job --------------------------------------------------------------------------------
-
-
-def _load(batch: Sequence[Job]) -> dict[uuid.UUID, Any]:
-    found = IngestUpload.objects.filter(id__in=[job.target_id for job in batch]).exclude(
-        state=IngestUpload.State.DONE).values_list("id", "account_id")
-    by_upload = dict(found)
-    return {job.id: (job.target_id, by_upload[job.target_id])
-            for job in batch if job.target_id in by_upload}
-
-
-def _execute(inputs: list[Any]) -> list[Any]:
-    return [_run(upload_id, account_id) for upload_id, account_id in inputs]
-
-
-def _run(upload_id: uuid.UUID, account_id: uuid.UUID) -> str:
-    """Ingest the upload's waiting files, oldest first. A later attempt (the lease ran
-    out, `recover` queued the job again) takes the upload over with its own `runner`
-    token; an earlier one still going notices at its next file and stops."""
-    actor, runner = Actor.for_session(account_id), uuid.uuid4()
-    with tenant(actor):
-        upload = IngestUpload.objects.select_related("root").get(id=upload_id)
-        upload.state, upload.runner = IngestUpload.State.RUNNING, runner
-        upload.save(update_fields=["state", "runner"])
-    rules = secret_rules(account_id)
-    made: dict[tuple[str, ...], uuid.UUID] = {}
-    while True:
-        with tenant(actor):
-            if not IngestUpload.objects.filter(id=upload_id, runner=runner).exists():
-                return "taken over"
-            row = IngestUploadFile.objects.filter(upload_id=upload_id).order_by("id").first()
-        if row is None:
-            break
-        failed = True
-        try:
-            outcome = ingest_file(actor=actor, root=upload.root, path=PurePosixPath(row.path),
-                                  raw=bytes(row.content), kind=upload.kind,
-                                  subfolders=upload.subfolders, made=made, rules=rules)
-            failed = False
-        except OperationalError:
-            raise  # the database went away: the job is retried, the file with it
-        except GroveError as exc:
-            outcome = FileOutcome(path=row.path, skipped=f"failed: {exc.message}")
-        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the upload
-            # The class only: a database error's text can quote the row it refused.
-            logger.warning("ingest upload %s: %s failed (%s)", upload_id, row.id,
-                           exc.__class__.__name__)
-            outcome = FileOutcome(path=row.path, skipped=f"failed: {exc.__class__.__name__}")
-        with tenant(actor):
-            IngestUploadFile.objects.filter(id=row.id).delete()
-            _record(upload_id, outcome, failed)
-    with tenant(actor):
-        IngestUpload.objects.filter(id=upload_id, runner=runner).update(
-            state=IngestUpload.State.DONE, finished_at=timezone.now())
-    return "done"
-
-
-def _record(upload_id: uuid.UUID, outcome: FileOutcome, failed: bool) -> None:
-    upload = IngestUpload.objects.select_for_update().get(id=upload_id)
-    for name in COUNTS:
-        upload.counts[name] = upload.counts.get(name, 0) + getattr(outcome, name)
-    for kind, count in outcome.redacted.items():
-        upload.redacted[kind] = upload.redacted.get(kind, 0) + count
-    if outcome.skipped:
-        _add_skipped(upload, outcome.skipped, outcome.path)
-    room = SHOWN_WARNINGS - len(upload.warnings)
-    upload.warnings += [f"{outcome.path}: {w}" for w in outcome.warnings][:max(0, room)]
-    upload.done_files = F("done_files") + 1
-    if failed:
-        upload.failed_files = F("failed_files") + 1
-    upload.save()
-
-
-def _complete(batch: list[Job], inputs: dict[uuid.UUID, Any],
-              outputs: dict[uuid.UUID, Any]) -> set[uuid.UUID]:
-    return {job.id for job in batch if job.id in outputs}
-
-
-def _failed(job: Job) -> None:
-    """Given up on: the files still waiting are dropped (they hold note text), and the
-    page says so."""
-    IngestUploadFile.objects.filter(upload_id=job.target_id).delete()
-    IngestUpload.objects.filter(id=job.target_id).update(
-        state=IngestUpload.State.FAILED, finished_at=timezone.now(),
-        error="The ingest stopped after repeated database errors; the files not yet "
-              "ingested were dropped — upload the folder again to finish (what is done "
-              "stays done).")
-
-
-HANDLER = jobs.Handler(
-    kind=INGEST_UPLOAD, load=_load, execute=_execute, complete=_complete, on_failed=_failed,
-    transient=(OperationalError,), max_attempts=5,
-    # One attempt ingests the whole upload; past this `recover` takes the job back and
-    # the next attempt finishes what is left.
-    lease=timedelta(hours=2))
+        rows = list(_with_unpacking().order_by("-created_at")[:limit])
+    return [UploadOut.of(row, unpacking=row.unpacking) for row in rows]

@@ -1,5 +1,6 @@
 """Bring notes in on the website (issue 22): upload a folder or a zip, watch it being
-ingested by a background job (`notebooks.services.ingest_upload`)."""
+unpacked and ingested by a background job (`notebooks.services.ingest_upload`). The
+request stores the upload and answers with the progress page at once."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from grove.interfaces.middleware import session_actor
 from grove.kernel.errors import GroveError
 from notebooks.context import notebooks_for
+from notebooks.ingest.files import Skipped
 from notebooks.models import Kind
 from notebooks.services.ingest_upload import (
     folder_as_zip,
@@ -40,7 +42,7 @@ def _page(request: HttpRequest, *, error: str | None = None, status: int = 200,
 def ingest_upload(request: HttpRequest) -> HttpResponse:
     """GET: the form and the recent uploads. POST: a zip (`archive`) or a folder's files
     (`folder`, with their relative paths in `paths`, as the page's script sends them)
-    queued for ingest; then the upload's progress page."""
+    stored for the job to unpack and ingest; then the upload's progress page."""
     if request.method == "GET":
         return _page(request)
     notebook = request.POST.get("notebook", "")
@@ -50,6 +52,7 @@ def ingest_upload(request: HttpRequest) -> HttpResponse:
     archive = request.FILES.get("archive")
     folder = request.FILES.getlist("folder")
     spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+    left_out: list[Skipped] = []
     try:
         if archive is not None and archive.size:
             name = archive.name or "upload.zip"
@@ -64,7 +67,7 @@ def ingest_upload(request: HttpRequest) -> HttpResponse:
                     or not all(isinstance(p, str) for p in paths):
                 paths = [file.name for file in folder]  # no script: names without folders
             name = paths[0].split("/", 1)[0] if "/" in paths[0] else "folder"
-            folder_as_zip(zip(paths, folder, strict=True), spool)
+            left_out = folder_as_zip(zip(paths, folder, strict=True), spool)
         else:
             return _page(request, error="Choose a zip file or a folder.", status=400,
                          form=form)
@@ -72,7 +75,7 @@ def ingest_upload(request: HttpRequest) -> HttpResponse:
         try:
             started = ingest_upload_start(
                 actor=session_actor(request), notebook=notebook, archive=spool,
-                name=name, kind=kind, subfolders=subfolders)
+                name=name, kind=kind, subfolders=subfolders, skipped=left_out)
         except GroveError as exc:
             return _page(request, error=exc.message, status=exc.status, form=form)
     finally:

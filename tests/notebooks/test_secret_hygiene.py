@@ -214,3 +214,17 @@ def test_a_vision_is_screened_like_a_note(owner):
                                    content=f"Ship it. Deploy key {KEY}.")
     assert saved.content == f"Ship it. Deploy key {MARKED}."
     assert stored_anywhere(owner, KEY) == []
+
+
+def test_an_aws_secret_key_in_prose_keeps_neither_half(owner, embedder):
+    """Issue 36 item 3.6: the secret half went in whole when it stood in a sentence."""
+    secret = "wJalr" + "Qm7Tz2Kp9Xv/Lc4Rn8Bd+Hs6Fy1Gu3Ne5Wa"  # 40 characters
+    saved = services.note_remember(
+        actor=owner, operation_id=op(), kind="fact",
+        content=f"The backup job uses key {KEY} with secret {secret} until June.")
+    assert saved.redacted == {"aws-access-key": 1, "aws-secret-access-key": 1}
+    assert saved.note.content == ("The backup job uses key [redacted: aws-access-key] with "
+                                  "secret [redacted: aws-secret-access-key] until June.")
+    index_all(owner)
+    assert stored_anywhere(owner, secret) == [] and stored_anywhere(owner, KEY) == []
+    assert all(secret not in text for text in embedder.seen)

@@ -198,6 +198,8 @@ def test_patterns_re2_cannot_compile_or_that_match_nothing_are_refused(pattern):
 HOSTILE = [
     "pwd" * 2000, "secret" * 1000, "a" * 80_000 + " AKIAIOSFODNN7EXAMPLE", "/" * 100_000,
     "eyJ" * 6000, "api_key=" * 700, "password=abc123x " * 20_000, "-" * 100_000 + ":",
+    ("secret " + "Ab1/" * 10 + " ") * 4000, ("AKIAIOSFODNN7EXAMPLE " + "Ab1+" * 10 + " ") * 3000,
+    "Ab1+" * 25_000,
 ]
 
 
@@ -218,6 +220,49 @@ def test_hostile_text_cannot_stall_a_save():
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# AWS secret access keys written in prose (issue 36 item 3.6): found beside an access
+# key id or after the word "secret", however the sentence puts them.
+AWS_KEY_ID = f"AKIA{rand(UPPER_DIGITS, 16)}"
+AWS_SECRET = f"wJalr{rand(ALNUM, 12)}/{rand(ALNUM, 10)}+{rand(ALNUM, 11)}"
+BASE64ISH = f"Zq8{rand(ALNUM, 20)}/{rand(ALNUM, 16)}"  # 40 characters, the same alphabet
+
+
+@pytest.mark.parametrize("text", [
+    f"key {AWS_KEY_ID} with secret {AWS_SECRET}",
+    f"Use the key {AWS_KEY_ID} with secret {AWS_SECRET} for the backups.",
+    f"Access key: {AWS_KEY_ID}, secret: {AWS_SECRET}",
+    f"{AWS_KEY_ID} / {AWS_SECRET}",
+    f"| staging | {AWS_KEY_ID} | {AWS_SECRET} |",
+    f"AWS creds for the bucket: {AWS_KEY_ID}, {AWS_SECRET}.",
+    f"the secret access key is {AWS_SECRET}",
+    f"Secret key {AWS_SECRET} (rotated in May)",
+    f"SecretAccessKey {AWS_SECRET}",
+    f"aws_secret_access_key = {AWS_SECRET}",
+    f"{AWS_SECRET} goes with {AWS_KEY_ID}",
+    f"Staging account:\n- id {AWS_KEY_ID}\n- {AWS_SECRET}\n",
+])
+def test_an_aws_secret_key_in_prose_goes(text):
+    cleaned = redact(text, find(text))
+    assert AWS_SECRET not in cleaned and AWS_SECRET[:20] not in cleaned, cleaned
+    assert AWS_KEY_ID not in cleaned
+    assert "[redacted: aws-secret-access-key]" in cleaned or "[redacted: password]" in cleaned
+
+
+@pytest.mark.parametrize("text", [
+    f"Build artifact {BASE64ISH} uploaded to the cache.",
+    f"The upload token for the CDN is {BASE64ISH}",
+    f"key {BASE64ISH} of the sort index",
+    "The secret is commit 3f9c2a7e41b8d0c6f5e2a1b9c8d7e6f5a4b3c2d1, see the log.",
+    "secret plans in /Users/ada/Documents/Grove/Notes/Plans/2026/q3",
+    "Keep secrets out: ThisIsAVeryLongCamelCaseIdentifierNameXY",
+    f"secret-{BASE64ISH} is a base64url fragment",
+    f"secret blob {BASE64ISH}{rand(ALNUM, 20)}== (longer than a key)",
+    f"Rotate the AKIA keys. {'Unrelated words go on here for a long while. ' * 4}{BASE64ISH}",
+])
+def test_a_40_character_string_away_from_aws_context_stays(text):
+    assert find(text) == [], [text[s.start:s.end] for s in find(text)]
 
 
 def test_overlapping_finds_become_one_marker():

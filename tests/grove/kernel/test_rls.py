@@ -15,6 +15,7 @@ from ask.services import conversation_create, turn_submit
 from grove.kernel import jobs, tenancy
 from grove.runtime import dbroles
 from notebooks import services
+from notebooks.models import IngestUploadFile
 from notebooks.services import term_stats as termstats
 from notebooks.services.ingest import ingest_file, ingest_root
 from notebooks.services.ingest_upload import ingest_upload_start
@@ -30,7 +31,7 @@ EXPECTED_TABLES = {
     "notebooks_termdelta", "notebooks_notecount", "notebooks_vision", "notebooks_visionrevision",
     "notebooks_truthdeclaration", "notebooks_truthnote", "notebooks_negativeclaim",
     "notebooks_pendingrevision", "notebooks_ingestedchunk", "notebooks_ingestupload",
-    "notebooks_ingestuploadfile", "ask_conversation", "ask_turn",
+    "notebooks_ingestuploadfile", "notebooks_ingestuploadpart", "ask_conversation", "ask_turn",
     "ask_proposal", "sharing_share",
 }
 
@@ -78,7 +79,11 @@ def populate(actor):
     upload = io.BytesIO()
     with zipfile.ZipFile(upload, "w") as archive:
         archive.writestr("b.md", "secret uploaded")
-    ingest_upload_start(actor=actor, notebook=str(nb.id), archive=upload, name="u.zip")
+    started = ingest_upload_start(actor=actor, notebook=str(nb.id), archive=upload,
+                                  name="u.zip")  # its parts, until its job unpacks them
+    with tenancy.tenant(actor):  # a file waiting for the job (as it would once unpacked)
+        IngestUploadFile.objects.create(account_id=actor.account_id, upload_id=started.id,
+                                        path="b.md", content=b"secret uploaded")
     return nb, note
 
 

@@ -33,6 +33,9 @@ REVIEWED = {
         "still held a token are emptied (the toolkit looks tokens up by checksum); an old "
         "process's codes and the new one's are not interchangeable for the minute a code "
         "lives",
+    ("notebooks", "0030_ingest_upload_parts"):
+        "a new table's row-level security and its same-account foreign key; nothing an "
+        "older release reads or writes changes",
 }
 
 
