@@ -10,6 +10,8 @@ import pytest
 from grove.kernel.tenancy import tenant
 from notebooks import services
 from notebooks.models import Note
+from notebooks.rules import EVERYWHERE
+from notebooks.selectors.access import resolve_scope
 from notebooks.selectors.truth import scoped_truth
 from notebooks.selectors.truth_marks import truth_marks
 from tests import factories
@@ -17,10 +19,10 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 
 
-def _marks(actor, notes, scope=None):
+def _marks(actor, notes, place=EVERYWHERE):
     with tenant(actor):
         rows = list(Note.objects.filter(id__in=[n.id for n in notes]))
-        found = truth_marks(rows, scoped_truth(actor, scope), profile=None)
+        found = truth_marks(rows, scoped_truth(resolve_scope(actor, place)), profile=None)
     return {note.id: (found[note.id].authority,
                       sorted(k.claim for k in found[note.id].known_false)) for note in notes}
 
@@ -49,7 +51,7 @@ def test_each_note_is_marked_by_its_own_place_unless_the_read_has_one():
     assert everywhere[personal.id] == (True, [])  # the account's own set
     assert everywhere[wrong.id] == (False, ["Deploys happen on Fridays"])
     # Held to Own's truth, every note is marked by Own's declaration and negatives.
-    held = _marks(owner, notes, scope=[own.id])
+    held = _marks(owner, notes, place=[own.id])
     assert held[personal.id] == (True, []) and held[in_heir.id] == (False, [])
     assert held[in_own.id] == (True, ["Staging is db-stage-1"])
     assert held[wrong.id] == (False, ["Deploys happen on Fridays"])
