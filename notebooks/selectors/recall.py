@@ -355,16 +355,17 @@ def recall(
             items = _within_budget([(notes[i], fused[i], matched[i], distances.get(i))
                                     for i in head if i in notes], limit, max_chars,
                                    truth=truth, profile=profile)
-        available = max(available, len(items))
         # A lower bound when the arm read only some of a clause's matches: then there
         # is more than this answer, whatever the count says.
-        meta = RecallMeta(returned=len(items), available=available,
-                          truncated=len(items) < available or gathered.lexical_capped,
-                          limit=limit, max_chars=max_chars,
-                          mode="hybrid" if semantic is not None else "lexical",
-                          pending=gathered.pending, policy=truth.policy, coverage=coverage,
-                          available_at_least=True if gathered.lexical_capped else None,
-                          time_window=tw.out(window))
+        if gathered.lexical_capped:
+            available = max(available, len(items) + 1)
+        meta = RecallMeta.of(returned=len(items), available=available,
+                             limit=limit, max_chars=max_chars,
+                             mode="hybrid" if semantic is not None else "lexical",
+                             pending=gathered.pending, policy=truth.policy,
+                             coverage=coverage,
+                             available_at_least=True if gathered.lexical_capped else None,
+                             time_window=tw.out(window))
         return RecallOut(data=items, meta=meta)
 
 
@@ -408,9 +409,9 @@ def _profile(scope: Scope, task_id: str | None, limit: int, max_chars: int,
                            truth=truth, profile=profile)
     available = candidates.count() + len(truth.notes) + (
         1 if task_id and ordered and ordered[0].kind == Kind.HANDOFF else 0)
-    meta = RecallMeta(returned=len(items), available=available,
-                      truncated=len(items) < available, limit=limit, max_chars=max_chars,
-                      mode="profile", pending=pending, policy=truth.policy)
+    meta = RecallMeta.of(returned=len(items), available=available, limit=limit,
+                         max_chars=max_chars, mode="profile", pending=pending,
+                         policy=truth.policy)
     return RecallOut(data=items, meta=meta)
 
 

@@ -366,7 +366,7 @@ def test_the_public_json_speaks_the_rest_envelope(owner):
         assert body["success"] is True and [n["id"] for n in body["data"]] == [str(note.id)]
         assert {k: v for k, v in body["meta"].items() if k != "generatedAt"} == {
             "share": "notebook", "title": "Shared", "maxAgeSeconds": 60, "returned": 1,
-            "limit": 5, "truncated": False, "nextCursor": None}
+            "available": 1, "limit": 5, "truncated": False, "nextCursor": None}
     one = visit(f"/public/shares/{share.token}/notes/{note.id}.json").json()
     assert one["data"] == whole["data"][0] and one["meta"]["share"] == "notebook"
     with override_settings(GROVE_PUBLIC_RATE_LIMIT=1):

@@ -24,6 +24,9 @@ REVIEWED = {
     ("grove", "0014_account_tombstone"):
         "grove_current_account() keeps its signature and only answers NULL for a deleted "
         "account; a trigger refuses changing a tombstone, which no release did",
+    ("sharing", "0004_share_member_count"):
+        "adds grove_share_members and grove_share_count; grove_share_notes keeps its "
+        "signature and its answers (its conditions moved into grove_share_members)",
 }
 
 
