@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,19 +66,55 @@ def checks_run() -> list[str]:
     return sorted(CHECKS.get_all_names())
 
 
-def run_schemathesis(url: str, *, headers: dict[str, str], max_examples: int, workers: int = 2,
+@dataclass(frozen=True)
+class Caller:
+    """Credentials for a run, given to schemathesis as the document's security schemes
+    (so it knows them: `ignored_auth` takes them away to see they are needed, and it
+    makes up none for the other scheme), and headers sent with every request."""
+
+    auth: dict[str, dict[str, str]]
+    headers: dict[str, str]
+    http_headers: dict[str, str]  # the same credentials for a plain HTTP client
+
+    def config(self) -> str:
+        tables = [f"[auth.openapi.{scheme}]\n" + "".join(
+            f"{name} = {json.dumps(value)}\n" for name, value in fields.items())
+            for scheme, fields in self.auth.items()]
+        return CONFIG.read_text() + "\n" + "\n".join(tables)
+
+
+def key_auth(key: str) -> Caller:
+    """An API key, as the document's `KeyAuth` scheme."""
+    return Caller(auth={"KeyAuth": {"bearer": key}}, headers={},
+                  http_headers={"Authorization": f"Bearer {key}"})
+
+
+def session_auth(session_id: str, csrf: str) -> Caller:
+    """The owner's website session, as the document's `OwnerSession` scheme (the
+    `sessionid` cookie). Django's CSRF check also wants its `csrftoken` cookie beside the
+    header: it rides in the same Cookie header, after the session's value."""
+    return Caller(auth={"OwnerSession": {"api_key": f"{session_id}; csrftoken={csrf}"}},
+                  headers={"X-CSRFToken": csrf},
+                  http_headers={"Cookie": f"sessionid={session_id}; csrftoken={csrf}",
+                                "X-CSRFToken": csrf})
+
+
+def run_schemathesis(url: str, caller: Caller, *, max_examples: int, workers: int = 2,
                      seed: int | None = None, include: list[str] | None = None,
                      phases: str | None = None, report_dir: Path | None = None,
                      timeout: float = 3600) -> dict[str, Any]:
-    """The schemathesis CLI with `--checks all` over `url`'s OpenAPI document; the run's
-    figures from its JSON report (operations, cases, failures by code and check)."""
+    """The schemathesis CLI with `--checks all` over `url`'s OpenAPI document, as
+    `caller`; the run's figures from its JSON report (operations, cases, failures by
+    code and check)."""
     own_dir = report_dir is None
     report_dir = report_dir or Path(tempfile.mkdtemp(prefix="grove-schemathesis-"))
-    command = [str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(CONFIG),
+    config = report_dir / "schemathesis.toml"  # bench/schemathesis.toml and the caller
+    config.write_text(caller.config())
+    command = [str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(config),
                "run", f"{url}/v1/openapi.json", "--checks", "all",
                "--max-examples", str(max_examples), "--workers", str(workers),
                "--report", "json", "--report-dir", str(report_dir), "--no-color"]
-    for name, value in headers.items():
+    for name, value in caller.headers.items():
         command += ["-H", f"{name}: {value}"]
     for name in include or ():
         command += ["--include-name", name]
@@ -91,7 +128,7 @@ def run_schemathesis(url: str, *, headers: dict[str, str], max_examples: int, wo
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout, check=False)
     seconds = time.monotonic() - started
-    reports = sorted(glob.glob(str(report_dir / "*.json")))
+    reports = sorted(glob.glob(str(report_dir / "json-*.json")))
     if not reports:
         raise RuntimeError(f"schemathesis wrote no report:\n{done.stdout[-3000:]}\n"
                            f"{done.stderr[-3000:]}")
@@ -125,24 +162,21 @@ def session_operations(url: str) -> list[str]:
                   if any("OwnerSession" in s for s in operation.get("security", ())))
 
 
-def signed_in(url: str, username: str, password: str) -> dict[str, str]:
-    """The headers of a website session: its cookies and the CSRF token."""
+def signed_in(url: str, username: str, password: str) -> Caller:
+    """A website session, signed in through the login page."""
     with httpx.Client(base_url=url, timeout=30) as web:
         page = web.get("/login/")
         answer = web.post("/login/", data={"csrfmiddlewaretoken": CSRF.search(page.text)[1],
                                            "username": username, "password": password})
         if answer.status_code != 302:
             raise RuntimeError(f"sign-in failed: {answer.status_code}")
-        cookies = {name: web.cookies[name] for name in ("sessionid", "csrftoken")}
-    return {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items()),
-            "X-CSRFToken": cookies["csrftoken"]}
+        return session_auth(web.cookies["sessionid"], web.cookies["csrftoken"])
 
 
-def seed(url: str, key: str, session: dict[str, str]) -> None:
+def seed(url: str, key: Caller, session: Caller) -> None:
     """Something for the operations to find: notebooks (one inside another), notes of
     several kinds, a conversation and a share."""
-    with httpx.Client(base_url=url, timeout=30,
-                      headers={"Authorization": f"Bearer {key}"}) as api:
+    with httpx.Client(base_url=url, timeout=30, headers=key.http_headers) as api:
         home = api.post("/v1/notebooks", json={"name": "Home"}).json()["data"]["id"]
         garden = api.post("/v1/notebooks", json={"name": "Garden", "parentId": home})
         garden_id = garden.json()["data"]["id"]
@@ -156,7 +190,7 @@ def seed(url: str, key: str, session: dict[str, str]) -> None:
             saved = api.post("/v1/notes", json=body)
             if saved.status_code != 201:
                 raise RuntimeError(saved.text)
-    with httpx.Client(base_url=url, timeout=30, headers=session) as web:
+    with httpx.Client(base_url=url, timeout=30, headers=session.http_headers) as web:
         for path, body in (("/v1/conversations", {"id": "3f1f1c1e-8d7a-4c55-9b2c-1c1d2e3f4a5b"}),
                            ("/v1/shares", {"notebookId": home})):
             made = web.post(path, json=body)
@@ -201,22 +235,25 @@ def run(*, examples: int, workers: int, seed_value: int | None) -> dict[str, Any
                 "password": PASSWORD, "password_again": PASSWORD})
             if made.status_code != 302:
                 raise RuntimeError(made.text[:500])
-        key = grove(home, "key", "create", "--user", "owner", "--name", "fuzz", "--all").strip()
+        key = key_auth(grove(home, "key", "create", "--user", "owner", "--name", "fuzz",
+                             "--all").strip())
         session = signed_in(url, "owner", PASSWORD)
         seed(url, key, session)
         passes = {}
-        passes["key"] = run_schemathesis(url, headers={"Authorization": f"Bearer {key}"},
-                                         max_examples=examples, workers=workers,
-                                         seed=seed_value)
+        passes["key"] = run_schemathesis(url, key, max_examples=examples,
+                                         workers=workers, seed=seed_value)
         show("key", passes["key"])
-        passes["session"] = run_schemathesis(url, headers=session, max_examples=examples,
+        passes["session"] = run_schemathesis(url, session, max_examples=examples,
                                              workers=workers, seed=seed_value,
                                              include=session_operations(url))
         show("session", passes["session"])
-        errors_logged = log.read_text().count("Traceback")
+        logged = log.read_text()
         return {"examples_per_operation": examples, "workers": workers,
                 "checks": checks_run(), "passes": passes,
-                "server_tracebacks": errors_logged}
+                "server_tracebacks": logged.count("Traceback"),
+                # What the server logged of each error (the first few), to find its cause.
+                "server_errors": [block[-3000:] for block
+                                  in logged.split("Traceback (most recent call last):")[1:4]]}
     finally:
         if serve is not None:
             serve.terminate()
@@ -256,6 +293,8 @@ def main() -> None:
     total = sum(p["failure_count"] for p in figures["passes"].values())
     print(f"\nchecks: {', '.join(figures['checks'])}")
     print(f"failures in all: {total}; server tracebacks logged: {figures['server_tracebacks']}")
+    for block in figures["server_errors"]:
+        print(f"--- a server error, as logged:\n{block}")
     print(f"wrote {write_result('schema_fuzz', figures)}")
     sys.exit(1 if total else 0)
 

@@ -210,16 +210,17 @@ class ListMeta(Out):
 
     @classmethod
     def of(cls, *, returned: int, available: int, limit: int,
-           next_cursor: str | None = None, **extra: Any) -> Self:
+           next_cursor: str | None = None, lower_bound: bool = False, **extra: Any) -> Self:
         """The one builder of a list's meta — REST lists, search, recall, activity, the
         MCP list tools and the public share pages all call it (subclasses add their own
         fields through `extra`). `truncated` is true whenever fewer items came back than
-        are available, and whenever a next page exists.
+        are available, whenever a next page exists, and when `available` is only a lower
+        bound (`lower_bound`: more may match than were counted).
 
         A count and its page are read by separate statements: a row committed between
         them can make the page hold one more than was counted. `available` is then what
         the page itself proves, never less than `returned`."""
         available = max(available, returned)
         return cls(returned=returned, available=available,
-                   truncated=returned < available or next_cursor is not None,
+                   truncated=returned < available or next_cursor is not None or lower_bound,
                    limit=limit, next_cursor=next_cursor, **extra)

@@ -250,8 +250,12 @@ class NoteUpdateIn(Operated):
 
     CHANGEABLE: ClassVar = ("content", "kind", "task_id", "source_agent", "pinned", "tags",
                             "importance", "retention_days")
-    openapi_rules: ClassVar[JsonDict] = {"anyOf": [
-        {"required": [to_camel(name)]} for name in CHANGEABLE]}
+    # A change needs a field; a change to a handoff that names the task names one (one
+    # that leaves the note's own taskId missing is a 409: the document cannot see it).
+    openapi_rules: ClassVar[JsonDict] = {
+        "anyOf": [{"required": [to_camel(name)]} for name in CHANGEABLE],
+        "if": {"properties": {"kind": {"const": "handoff"}}, "required": ["kind", "taskId"]},
+        "then": {"properties": {"taskId": {"type": "string", "pattern": NONBLANK_TEXT}}}}
 
     def changes(self) -> dict[str, Any]:
         """The fields to change (omitted fields stay; null only where it means "clear")."""

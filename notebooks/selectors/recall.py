@@ -356,11 +356,9 @@ def recall(
                                     for i in head if i in notes], limit, max_chars,
                                    truth=truth, profile=profile)
         # A lower bound when the arm read only some of a clause's matches: then there
-        # is more than this answer, whatever the count says.
-        if gathered.lexical_capped:
-            available = max(available, len(items) + 1)
-        meta = RecallMeta.of(returned=len(items), available=available,
-                             limit=limit, max_chars=max_chars,
+        # may be more than this answer, whatever the count says.
+        meta = RecallMeta.of(returned=len(items), available=available, limit=limit,
+                             lower_bound=gathered.lexical_capped, max_chars=max_chars,
                              mode="hybrid" if semantic is not None else "lexical",
                              pending=gathered.pending, policy=truth.policy,
                              coverage=coverage,

@@ -231,3 +231,19 @@ def test_key_arguments_the_document_refuses_are_refused(document, owner):
         error(web.post("/v1/connections/keys", body, content_type="application/json"),
               status, code)
     assert key_in.is_valid({"name": "k", "allNotebooks": False, "notebooks": [str(book.id)]})
+
+
+def test_a_handoff_without_a_task_is_a_conflict_with_the_note_as_it_is(document, owner, api):
+    """`{"kind": "handoff"}` on a fact without a taskId is valid by the document — it
+    cannot see the note — and was refused 400; it conflicts with the note: 409. A change
+    that itself names the kind and a null task is invalid by the document too: 400."""
+    note = factories.note(owner, "Sorting the shed.")
+    update_in = jsonschema.Draft202012Validator(
+        {"$ref": "#/components/schemas/NoteUpdateIn", "components": document["components"]})
+    assert update_in.is_valid({"kind": "handoff"})
+    error(api.patch(f"/notes/{note.id}", {"kind": "handoff"}), 409, "task_id_required")
+    contradiction = {"kind": "handoff", "taskId": None}
+    assert not update_in.is_valid(contradiction)
+    error(api.patch(f"/notes/{note.id}", contradiction), 400, "task_id_required")
+    changed = data(api.patch(f"/notes/{note.id}", {"kind": "handoff", "taskId": "shed"}))
+    assert (changed["kind"], changed["taskId"], changed["version"]) == ("handoff", "shed", 2)

@@ -19,7 +19,7 @@ import secrets
 import pytest
 from django.test import Client
 
-from bench.schema_fuzz import run_schemathesis, session_operations
+from bench.schema_fuzz import key_auth, run_schemathesis, session_auth, session_operations
 from grove.identity import services
 from grove.models import Account
 from tests import factories
@@ -43,22 +43,19 @@ def owner_and_key(site_url, committed, settings):
     return owner, key
 
 
-def _session_headers(owner) -> dict[str, str]:
-    """A website session as a browser holds it: the session cookie, and a CSRF token in
-    its cookie and header."""
+def _signed_in(owner):
+    """The owner's website session, as a browser holds it (and a CSRF token)."""
     web = Client()
     web.force_login(Account.objects.get(id=owner.account_id))
-    csrf = secrets.token_urlsafe(24)[:32]
-    return {"Cookie": f"sessionid={web.cookies['sessionid'].value}; csrftoken={csrf}",
-            "X-CSRFToken": csrf}
+    return session_auth(web.cookies["sessionid"].value, secrets.token_hex(16))
 
 
 def test_the_document_says_what_the_server_accepts(site_url, owner_and_key):
     owner, key = owner_and_key
-    with_key = run_schemathesis(site_url, headers={"Authorization": f"Bearer {key}"},
-                                max_examples=EXAMPLES, seed=36, timeout=900)
-    with_session = run_schemathesis(site_url, headers=_session_headers(owner),
-                                    max_examples=EXAMPLES, seed=36, timeout=600,
+    with_key = run_schemathesis(site_url, key_auth(key), max_examples=EXAMPLES, seed=36,
+                                timeout=900)
+    with_session = run_schemathesis(site_url, _signed_in(owner), max_examples=EXAMPLES,
+                                    seed=36, timeout=600,
                                     include=session_operations(site_url))
     for name, run in (("key", with_key), ("session", with_session)):
         print(f"\nschemathesis, {name}: {run['operations']['tested']} operations, "

@@ -33,7 +33,9 @@ def _consistent(where: str, items: list[Any], meta: dict[str, Any]) -> None:
     returned, available = meta["returned"], meta["available"]
     assert returned == len(items), (where, meta)
     assert 0 <= returned <= available, (where, meta)
-    assert meta["truncated"] is (returned < available), (where, meta)
+    # A lower bound (recall's availableAtLeast) may hide more than it counted.
+    assert meta["truncated"] is (returned < available or bool(meta.get("availableAtLeast"))
+                                 or meta.get("nextCursor") is not None), (where, meta)
     assert returned <= meta["limit"], (where, meta)
     cursor = meta.get("nextCursor")
     assert cursor is None or (isinstance(cursor, str) and meta["truncated"]), (where, meta)

@@ -195,7 +195,7 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     # availableAtLeast, when its count is a lower bound — about 35; the writes' `redacted`,
     # the credentials a save replaced by markers — about 200; every list's meta in one
     # shape, list_notebooks' and recall's included — about 115).
-    assert len(response.content) <= 34_265
+    assert len(response.content) <= 34_270
 
 
 def test_tool_results_match_their_declared_output_schemas(owner, key):

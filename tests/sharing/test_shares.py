@@ -53,7 +53,10 @@ def share_notebook(owner, notebook, **options):
 
 
 def shared_ids(share) -> list[str]:
+    """The ids a share's JSON lists (one page holds them all here), checking that its
+    count (`meta.available`, grove_share_count) agrees with them in every state."""
     body = visit(f"/public/shares/{share.token}.json").json()
+    assert body["meta"]["available"] == len(body["data"]), body["meta"]
     return [n["id"] for n in body["data"]]
 
 
