@@ -2,7 +2,7 @@
 loaded by `bench/schema_fuzz.py` and `tests/api/test_fuzz.py`).
 
 The document states every rule a JSON Schema can: types, ranges, patterns, which fields
-go together. Two refusals it cannot state, and documents in words instead:
+go together. Three refusals it cannot state, and documents in words instead:
 
 * **a cursor's signature** (SPEC §4): the document gives a signed cursor's exact shape
   (`grove.kernel.paging.CURSOR_PATTERN`), so `cursor=0` is invalid by it; but text of
@@ -10,7 +10,10 @@ go together. Two refusals it cannot state, and documents in words instead:
   `invalid_cursor` / `cursor_mismatch`, like an unknown id no schema can rule out;
 * **a note named twice in one batch** under two spellings (`<uuid>`, `note:<UUID>@3`):
   `uniqueItems` compares the strings, the service compares the notes — 400
-  `duplicate_ids`.
+  `duplicate_ids`;
+* **a tool's arguments** over `POST /v1/tools/{tool}`: each tool's own `inputSchema`
+  (`GET /v1/tools`), which the path's one body schema cannot follow — 400
+  `invalid_arguments`.
 
 `bench/schemathesis.toml` lets `positive_data_acceptance` take a 400 on exactly the
 operations where these can happen, and `unstated_refusals_only` takes the allowance
@@ -51,12 +54,16 @@ def _note_named_twice(case: Any) -> bool:
 
 CURSOR = (("invalid_cursor", "cursor_mismatch"), _sent_cursor)
 DUPLICATES = (("duplicate_ids",), _note_named_twice)
+# `POST /v1/tools/{tool}`: the body is the named tool's inputSchema (`GET /v1/tools`),
+# which the one body schema of the path cannot follow.
+TOOL_ARGUMENTS = (("invalid_arguments",), lambda case: True)
 # The operations bench/schemathesis.toml names, with the rule each may refuse by.
 UNSTATED: dict[str, tuple[tuple[str, ...], Callable[[Any], bool]]] = {
     "GET /v1/notes": CURSOR, "POST /v1/notes/search": CURSOR, "GET /v1/notebooks": CURSOR,
     "GET /v1/activity": CURSOR, "POST /v1/conversations/search": CURSOR,
     "POST /v1/notes/archive": DUPLICATES, "POST /v1/notes/restore": DUPLICATES,
     "POST /v1/notes/forget": DUPLICATES, "POST /v1/notes/move": DUPLICATES,
+    "POST /v1/tools/{tool}": TOOL_ARGUMENTS,
 }
 
 

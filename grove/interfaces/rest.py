@@ -211,7 +211,21 @@ class GroveAPI(NinjaAPI):
             rules = model.__dict__.get("openapi_rules")
             if rules and model.__name__ in components:
                 components[model.__name__].update(rules)
+        _name_the_tools(schema)
         return schema
+
+
+def _name_the_tools(schema: dict[str, Any]) -> None:
+    """`POST /v1/tools/{tool}` runs the tools `tools/list` declares: the document names
+    them (another name is a 404). Their arguments are each tool's `inputSchema` (`GET
+    /v1/tools`), which one body schema cannot follow: the body is any object, and
+    arguments a tool refuses are 400 `invalid_arguments`."""
+    from grove.interfaces.mcp_tools import tools
+
+    operation = schema.get("paths", {}).get("/v1/tools/{tool}", {}).get("post")
+    for parameter in (operation or {}).get("parameters", ()):
+        if parameter["name"] == "tool":
+            parameter["schema"]["enum"] = list(tools())
 
 
 def _subclasses(cls: type) -> list[type]:
