@@ -367,6 +367,8 @@ def complete(jobs: list[Job], inputs: dict[uuid.UUID, Input],
         # after (its `updated_at`, below) deadlocked with a retry of the same turn.
         conversation = Conversation.objects.select_for_update(of=("self",)).filter(
             turns__id=job.target_id).values_list("id", flat=True).first()
+        if conversation is None:
+            continue
         turn = Turn.objects.select_for_update().filter(
             id=job.target_id, conversation_id=conversation,
             status=Turn.Status.PENDING).first()
