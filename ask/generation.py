@@ -362,8 +362,16 @@ def complete(jobs: list[Job], inputs: dict[uuid.UUID, Input],
     stored: set[uuid.UUID] = set()
     now = timezone.now()
     for job in jobs:
+        # The conversation first, then the turn: the order the services lock them in
+        # (`turn_retry`, `turn_submit`). Locking the turn first and the conversation
+        # after (its `updated_at`, below) deadlocked with a retry of the same turn.
+        conversation = Conversation.objects.select_for_update(of=("self",)).filter(
+            turns__id=job.target_id).values_list("id", flat=True).first()
+        if conversation is None:
+            continue
         turn = Turn.objects.select_for_update().filter(
-            id=job.target_id, status=Turn.Status.PENDING).first()
+            id=job.target_id, conversation_id=conversation,
+            status=Turn.Status.PENDING).first()
         if turn is None:
             continue
         output = outputs[job.id]

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from ninja import Schema
 from pydantic import Field
 from pydantic.json_schema import JsonDict
 
@@ -20,11 +19,11 @@ from ask.rules import (
     QUERY_MAX_CHARS,
     SEARCH_MAX_CHARS,
 )
-from grove.kernel.schemas import In, Out
+from grove.kernel.paging import CURSOR_DOC, CursorText
+from grove.kernel.schemas import In, Out, QueryIn, Uuid
 from grove.kernel.validation import NONBLANK_TEXT, STORABLE_TEXT
 from notebooks.rules import EVERYWHERE
 from notebooks.schemas.arguments import (
-    CURSOR_MAX_CHARS,
     PLACE_FILTER,
     Place,
     ToolArguments,
@@ -61,11 +60,11 @@ class AskIn(In):
 
 
 class ContextIn(In):
-    notes: list[uuid.UUID] = Field(default_factory=list,
+    notes: list[Uuid] = Field(default_factory=list,
                                    max_length=CONTEXT_NOTES_MAX,
                                    json_schema_extra={"uniqueItems": True},
                                    description="Up to 12 note ids, each once")
-    notebooks: list[uuid.UUID] = Field(default_factory=list,
+    notebooks: list[Uuid] = Field(default_factory=list,
                                        max_length=CONTEXT_NOTEBOOKS_MAX,
                                        json_schema_extra={"uniqueItems": True},
                                        description="Up to 6 notebook ids, each once")
@@ -73,9 +72,9 @@ class ContextIn(In):
 
 
 class ConversationCreateIn(In):
-    id: uuid.UUID = Field(description="The conversation's id, chosen by the client (a UUID): "
+    id: Uuid = Field(description="The conversation's id, chosen by the client (a UUID): "
                                       "retrying the same create is harmless")
-    notebook_id: uuid.UUID | None = Field(
+    notebook_id: Uuid | None = Field(
         default=None, description="One notebook; null = Personal only; omit for all granted")
     include_personal: bool = True
     title: str | None = Field(default=None, json_schema_extra={"pattern": STORABLE_TEXT})
@@ -88,11 +87,11 @@ class ConversationCreateIn(In):
 
 
 class TidyIn(In):
-    notebook_id: uuid.UUID | None = Field(description="The notebook to tidy; null = Personal")
+    notebook_id: Uuid | None = Field(description="The notebook to tidy; null = Personal")
 
 
 class TurnIn(In):
-    id: uuid.UUID = Field(description="The turn's id, chosen by the client (a UUID): a retry "
+    id: Uuid = Field(description="The turn's id, chosen by the client (a UUID): a retry "
                                       "with the same id and body replays")
     query: str = Field(description=f"The question (at most {QUERY_MAX_CHARS:,} characters)",
                        json_schema_extra=_QUESTION)
@@ -125,7 +124,7 @@ class HistorySearchIn(In):
                               json_schema_extra={"pattern": STORABLE_TEXT},
                               description="Literal, case-insensitive text to find in titles "
                                           "and questions")
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
+    cursor: CursorText | None = Field(default=None, description=CURSOR_DOC)
 
 
 class AnswerBlock(Out):
@@ -456,5 +455,7 @@ class AskToolOut(Out):
         return "\n\n".join(lines)
 
 
-class ListFilters(Schema):
-    after: uuid.UUID | None = None
+class ListFilters(QueryIn):
+    after: Uuid | None = Field(default=None, description="The last conversation id of the "
+                               "previous page (its meta.nextCursor); one that is not yours: "
+                               "404.")

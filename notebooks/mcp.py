@@ -15,6 +15,7 @@ from typing import Any
 
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
+from grove.kernel.schemas import ListMeta
 from notebooks import selectors, services
 from notebooks.schemas.arguments import (
     expected,
@@ -154,8 +155,8 @@ def _notebooks(actor: Actor, args: NotebookListArgs) -> NotebookPage:
     page, available, next_cursor = selectors.notebook_page(
         actor=actor, include_archived=args.include_archived, cursor=args.cursor,
         limit=args.limit)
-    return NotebookPage(notebooks=[ToolNotebook.of(nb) for nb in page], available=available,
-                        next_cursor=next_cursor)
+    return NotebookPage(data=[ToolNotebook.of(nb) for nb in page], meta=ListMeta.of(
+        returned=len(page), available=available, limit=args.limit, next_cursor=next_cursor))
 
 
 def _create_notebook(actor: Actor, args: NotebookCreateArgs) -> ToolNotebook:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
 from django.utils import timezone
+from pydantic.json_schema import JsonDict
 
-from grove.kernel.schemas import In, Out
+from grove.kernel.schemas import In, ListMeta, Out, Uuid
 
 
 class ShareOut(Out):
@@ -60,13 +61,15 @@ class PublicNote:
 @dataclass(frozen=True)
 class ShareVisit:
     """What one visitor request opened: the share and either one note (`note`) or a page
-    of a notebook share's notes (`notes`, the `limit` it was cut at, `next_cursor`)."""
+    of a notebook share's notes (`notes`, the `limit` it was cut at, `next_cursor`, and
+    how many notes the share holds in all, `available`)."""
 
     share: PublicShare
     note: PublicNote | None = None
     notes: tuple[PublicNote, ...] = ()
     limit: int = 0
     next_cursor: str | None = None
+    available: int = 0  # the share's notes in all (a page's)
 
 
 class PublicNoteOut(Out):
@@ -91,19 +94,24 @@ class ShareMeta(Out):
     max_age_seconds: int
 
 
-class SharePageMeta(ShareMeta):
-    """A page of a notebook share's notes: the list fields of every list's meta
-    (`ListMeta`) but `available` — the public read path pages, it does not count (its
-    functions return at most a page), so there is no real count to give."""
-
-    returned: int
-    limit: int
-    truncated: bool  # a next page exists
-    next_cursor: str | None = None
+class SharePageMeta(ListMeta, ShareMeta):
+    """A page of a notebook share's notes: every list's meta (`ListMeta.of`: how many
+    notes the share holds in all, `truncated` whenever this page is not all of them) and
+    the delivery metadata."""
 
 
 class ShareIn(In):
-    note_id: uuid.UUID | None = None
-    notebook_id: uuid.UUID | None = None
+    note_id: Uuid | None = None
+    notebook_id: Uuid | None = None
     include_subnotebooks: bool = False
     allow_indexing: bool = False
+
+    # What the service checks across fields, for the OpenAPI document: one note or one
+    # notebook; only a notebook has sub-notebooks.
+    openapi_rules: ClassVar[JsonDict] = {
+        "anyOf": [{"required": ["noteId"], "properties": {"noteId": {"type": "string"},
+                                                          "notebookId": {"type": "null"}}},
+                  {"required": ["notebookId"],
+                   "properties": {"notebookId": {"type": "string"}, "noteId": {"type": "null"}}}],
+        "if": {"required": ["noteId"], "properties": {"noteId": {"type": "string"}}},
+        "then": {"properties": {"includeSubnotebooks": {"const": False}}}}

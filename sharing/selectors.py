@@ -78,6 +78,13 @@ def the_note(share: PublicShare) -> PublicNote | None:
     return found[0] if found else None
 
 
+def member_count(share: PublicShare) -> int:
+    """How many notes the share holds now (what its pages list, in all)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT grove_share_count(%s)", [share.token])
+        return int(cursor.fetchone()[0])
+
+
 def clean_limit(value: Any) -> int:
     if value in (None, ""):
         return PAGE_DEFAULT
@@ -193,7 +200,8 @@ def _page_visit(share: PublicShare, cursor: str | None, limit: Any) -> ShareVisi
         notes, next_cursor = page(share, cursor=cursor or None, limit=size)
     except InvalidPage as error:
         raise PageRefused(str(error), share=share) from None
-    return ShareVisit(share=share, notes=tuple(notes), limit=size, next_cursor=next_cursor)
+    return ShareVisit(share=share, notes=tuple(notes), limit=size, next_cursor=next_cursor,
+                      available=member_count(share))
 
 
 def share_content(*, token: str, note_id: Any = None, cursor: str | None = None,

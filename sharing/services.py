@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from grove.kernel.actor import Actor
-from grove.kernel.errors import Invalid, NotFound
+from grove.kernel.errors import Conflict, Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from notebooks.selectors.access import access_note, access_notebook
 from sharing.models import Share
@@ -37,13 +37,13 @@ def share_create(*, actor: Actor, note_id: Any = None, notebook_id: Any = None,
         if note_id is not None:
             note = access_note(actor, note_id)
             if note.status != "active":
-                raise Invalid("Only an active note can be shared.", code="note_not_active")
+                raise Conflict("Only an active note can be shared.", code="note_not_active")
             target = {"note_id": note.id}
         else:
             notebook = access_notebook(actor, notebook_id)
             if notebook.archived_at is not None:
-                raise Invalid("An archived notebook cannot be shared.",
-                              code="notebook_archived")
+                raise Conflict("An archived notebook cannot be shared.",
+                               code="notebook_archived")
             target = {"notebook_id": notebook.id}
         live = Share.objects.select_related("note", "notebook")\
             .filter(revoked_at__isnull=True, **target).first()

@@ -100,9 +100,9 @@ def _meta(share: PublicShare) -> ShareMeta:
 
 def _notes_json(request: HttpRequest, visit: ShareVisit) -> HttpResponse:
     """A page of notes: a list, like every list's `data`."""
-    meta = SharePageMeta(**_meta(visit.share).model_dump(), returned=len(visit.notes),
-                         limit=visit.limit, truncated=visit.next_cursor is not None,
-                         next_cursor=visit.next_cursor)
+    meta = SharePageMeta.of(returned=len(visit.notes), available=visit.available,
+                            limit=visit.limit, next_cursor=visit.next_cursor,
+                            **_meta(visit.share).model_dump())
     return _json(request, visit.share, [PublicNoteOut.of(n) for n in visit.notes], meta)
 
 

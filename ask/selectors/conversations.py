@@ -52,7 +52,7 @@ from ask.schemas import (
 from ask.selectors.citations import with_changes
 from ask.selectors.proposal_state import proposals_of
 from grove.kernel.actor import READ, Actor
-from grove.kernel.errors import Forbidden, Invalid, NotFound
+from grove.kernel.errors import Forbidden, NotFound
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
@@ -161,8 +161,9 @@ def conversation_list(*, actor: Actor, after: Any = None
             key = parse_uuid(after, what="after")
             mark = conversations_visible_to(actor, hidden=True).filter(client_id=key)\
                 .values_list("created_at", "id").first()
-            if mark is None:
-                raise Invalid("after names no conversation of yours.", code="invalid_after")
+            if mark is None:  # an unknown id, as anywhere else: not found
+                raise NotFound("after names no conversation of yours.",
+                               code="conversation_not_found")
         page = keyset_page(rows, order=("-created_at", "-id"), after=mark, limit=PAGE)
     last = page.rows[-1].client_id if page.next_key else None
     return [ConversationOut.of(c) for c in page.rows], last, total

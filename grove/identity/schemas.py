@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
+from pydantic.json_schema import JsonDict
 
-from grove.kernel.schemas import In, Out
+from grove.kernel.schemas import In, Out, Uuid
+from grove.kernel.validation import NONBLANK_TEXT
 
 
 class GrantOut(Out):
@@ -113,21 +115,34 @@ class AccountSettingsOut(Out):
                                     for item in account.secret_patterns])
 
 
+# What the services check across fields, for the OpenAPI document
+# (grove.interfaces.rest): a grant names every notebook or a list, not both.
+_ALL_OR_LIST: JsonDict = {"not": {
+    "required": ["allNotebooks", "notebooks"],
+    "properties": {"allNotebooks": {"const": True}, "notebooks": {"minItems": 1}}}}
+_NAME: JsonDict = {"pattern": NONBLANK_TEXT}
+Capabilities = Annotated[list[Literal["memory:read", "memory:write"]], Field(min_length=1)]
+
+
 class KeyCreateIn(In):
-    name: str = Field(max_length=200)
-    capabilities: list[Literal["memory:read", "memory:write"]] = ["memory:read", "memory:write"]
+    name: str = Field(max_length=200, json_schema_extra=_NAME)
+    capabilities: Capabilities = ["memory:read", "memory:write"]
     personal: bool = False
     all_notebooks: bool = False
-    notebooks: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
+    notebooks: list[Uuid] = Field(default_factory=list, max_length=1000)
+
+    openapi_rules: ClassVar[JsonDict] = _ALL_OR_LIST
 
 
 class ConnectionPatchIn(In):
-    expected_state: str = Field(max_length=64)
-    name: str | None = Field(default=None, max_length=200)
-    capabilities: list[Literal["memory:read", "memory:write"]] | None = None
+    expected_state: str = Field(min_length=1, max_length=64)
+    name: str | None = Field(default=None, max_length=200, json_schema_extra=_NAME)
+    capabilities: Capabilities | None = None
     personal: bool | None = None
     all_notebooks: bool | None = None
-    notebooks: list[uuid.UUID] | None = Field(default=None, max_length=1000)
+    notebooks: list[Uuid] | None = Field(default=None, max_length=1000)
+
+    openapi_rules: ClassVar[JsonDict] = _ALL_OR_LIST
 
 
 class AccountSettingsIn(In):

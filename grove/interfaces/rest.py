@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Router, Swagger
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
@@ -73,10 +74,9 @@ def ok(data: Any, *, meta: Any = None) -> dict[str, Any]:
 def listed(items: list[Any], *, available: int | None = None, limit: int | None = None,
            next_cursor: str | None = None) -> dict[str, Any]:
     """A list envelope whose meta tells "everything" from "page one" (SPEC §4)."""
-    available = len(items) if available is None else available
-    meta = ListMeta(returned=len(items), available=available,
-                    truncated=len(items) < available,
-                    limit=len(items) if limit is None else limit, next_cursor=next_cursor)
+    meta = ListMeta.of(returned=len(items),
+                       available=len(items) if available is None else available,
+                       limit=len(items) if limit is None else limit, next_cursor=next_cursor)
     return ok(items, meta=meta)
 
 
@@ -94,9 +94,24 @@ class KeyAuth(HttpBearer):
 
     openapi_description = "An API key created on the Connections page or with `grove key create`."
 
-    def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
+    def __call__(self, request: HttpRequest) -> Actor | None:
+        """No `Authorization` header: not this scheme (the session may answer). One that
+        was sent — empty, another scheme, a wrong key — is a failed attempt: 401, even
+        beside a signed-in session (the caller meant the header)."""
+        if self.header not in request.headers:
+            return None
         request.bearer_sent = True  # type: ignore[attr-defined]
-        return services.connection_authenticate(token)
+        scheme, *token = request.headers[self.header].split(" ")
+        if scheme.lower() != self.openapi_scheme or not token:
+            raise AuthenticationError()
+        return self.authenticate(request, " ".join(token))
+
+    def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
+        """The key's actor; an unknown, malformed or revoked key is refused."""
+        actor = services.connection_authenticate(token)
+        if actor is None:
+            raise AuthenticationError()
+        return actor
 
 
 class OwnerSession(SessionAuth):
@@ -196,7 +211,21 @@ class GroveAPI(NinjaAPI):
             rules = model.__dict__.get("openapi_rules")
             if rules and model.__name__ in components:
                 components[model.__name__].update(rules)
+        _name_the_tools(schema)
         return schema
+
+
+def _name_the_tools(schema: dict[str, Any]) -> None:
+    """`POST /v1/tools/{tool}` runs the tools `tools/list` declares: the document names
+    them (another name is a 404). Their arguments are each tool's `inputSchema` (`GET
+    /v1/tools`), which one body schema cannot follow: the body is any object, and
+    arguments a tool refuses are 400 `invalid_arguments`."""
+    from grove.interfaces.mcp_tools import tools
+
+    operation = schema.get("paths", {}).get("/v1/tools/{tool}", {}).get("post")
+    for parameter in (operation or {}).get("parameters", ()):
+        if parameter["name"] == "tool":
+            parameter["schema"]["enum"] = list(tools())
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -285,6 +314,10 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
                  "field": ".".join(str(p) for p in e.get("loc", ())[2:])
                  or ".".join(str(p) for p in e.get("loc", ())[1:2]),
                  "msg": str(e.get("msg", ""))} for e in exc.errors][:20]
+    if problems and all(p["in"] == "path" for p in problems):
+        # A path names a resource; one that cannot be an id names none (as Django's own
+        # path converters answer).
+        return error_response(request, 404, "not_found", "Not found.")
     first = problems[0] if problems else {"field": "", "msg": "invalid request"}
     where = first["field"] or "request"
     return error_response(request, 422, "invalid_request", f"{where}: {first['msg']}",
@@ -327,6 +360,15 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 def not_found_view(request: HttpRequest, rest: str = "") -> HttpResponse:
     """Any other path under /v1: the envelope, not Django's HTML page."""
     return error_response(request, 404, "not_found", "No such API route.")
+
+
+@api.exception_handler(MultiPartParserError)
+def _malformed_form(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    # Read when a session's CSRF check looks for a form token: a multipart type without
+    # its boundary cannot be read at all. The API takes JSON bodies.
+    return error_response(request, 400, "invalid_request",
+                          "The body could not be read; send JSON (Content-Type: "
+                          "application/json).")
 
 
 @api.exception_handler(RequestDataTooBig)

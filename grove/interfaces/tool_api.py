@@ -29,7 +29,8 @@ def tool_list(request: HttpRequest) -> Any:
     "/tools/{tool}", response={200: Ok[dict[str, Any]], **WRITE_ERRORS},
     openapi_extra={"requestBody": {"content": {"application/json": {"schema": {
         "type": "object", "description": "The tool's arguments, exactly as over MCP "
-                                        "(see tools/list for each tool's inputSchema)"}}}}},
+                                        "(see tools/list for each tool's inputSchema); "
+                                        "arguments it refuses: 400 invalid_arguments"}}}}},
     summary="Run an MCP tool with the same arguments; the result in the REST envelope "
             "(with ?format=mcp: the MCP tool result itself, errors included)")
 def tool_run(request: HttpRequest, tool: str, format: Literal["rest", "mcp"] = "rest") -> Any:

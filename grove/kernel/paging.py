@@ -17,17 +17,19 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
 from operator import or_
-from typing import Any, overload
+from typing import Annotated, Any, overload
 
 from django.core import signing
 from django.db.models import Model, Q, QuerySet
 from django.utils.dateparse import parse_datetime
+from pydantic import AfterValidator, WithJsonSchema
 
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid
@@ -35,6 +37,12 @@ from grove.kernel.errors import Invalid
 # A cursor longer than this was not made by `cursor_write` (real ones are a few hundred
 # characters); refusing it first keeps a visitor's junk away from the signature check.
 CURSOR_MAX_CHARS = 2000
+# What every signed cursor looks like (Django's signing: the payload in URL-safe base64,
+# "." first when compressed, the time in base 62, the HMAC-SHA256 in URL-safe base64).
+# The documents state it, and text of any other shape is refused before the signature
+# is checked. A text of this shape may still fail its signature: that is a 400 too.
+CURSOR_PATTERN = r"^\.?[A-Za-z0-9_-]+:[0-9A-Za-z]+:[A-Za-z0-9_-]{43}$"
+_CURSOR_SHAPE = re.compile(CURSOR_PATTERN)
 
 Binding = tuple[str, ...]
 Key = tuple[Any, ...]
@@ -63,6 +71,24 @@ class Cursor:
 
 def _refused() -> Invalid:
     return Invalid("The cursor is not valid.", code="invalid_cursor")
+
+
+def cursor_text(text: Any) -> str:
+    """`text` if it has the shape of a cursor (a string of at most CURSOR_MAX_CHARS,
+    `CURSOR_PATTERN`); Invalid `invalid_cursor` otherwise — the same refusal as a
+    cursor that fails its signature."""
+    if not isinstance(text, str) or len(text) > CURSOR_MAX_CHARS \
+            or _CURSOR_SHAPE.match(text) is None:
+        raise _refused()
+    return text
+
+
+CURSOR_DOC = ("meta.nextCursor of the previous page. (REST: of the same list with the same "
+              "filters; any other value, or one whose signature fails, is refused: 400 "
+              "invalid_cursor, or cursor_mismatch when made for other filters.)")
+# A cursor argument (REST and MCP alike): its shape documented, checked by `cursor_text`.
+CursorText = Annotated[str, AfterValidator(cursor_text), WithJsonSchema(
+    {"type": "string", "pattern": CURSOR_PATTERN, "maxLength": CURSOR_MAX_CHARS})]
 
 
 def _pack(value: Any) -> Any:
@@ -107,8 +133,7 @@ def cursor_read(text: str | None, *, salt: str, binding: Binding,
     for other filters."""
     if text is None:
         return Cursor(binding=tuple(binding), fingerprint=fingerprint)
-    if not isinstance(text, str) or len(text) > CURSOR_MAX_CHARS:
-        raise _refused()
+    cursor_text(text)
     try:
         payload = signing.loads(text, salt=salt)
         found = Cursor(binding=tuple(payload["b"]), fingerprint=payload["f"],

@@ -78,6 +78,15 @@ _WHITESPACE = r"\t\n\u000b\u000c\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\
 NONBLANK_TEXT = rf"^[^\u0000]*[^{_WHITESPACE}\u0000][^\u0000]*$"
 
 
+def trimmed_at_most(max_chars: int) -> str:
+    """A JSON Schema pattern for storable text that is at most `max_chars` long once
+    trimmed (what `clean_text`-style cleaners check): whitespace, then up to `max_chars`
+    characters that begin and end with something else, then whitespace."""
+    inner = f"[^{_WHITESPACE}\\u0000]"
+    return (f"^[{_WHITESPACE}]*({inner}([^\\u0000]{{0,{max_chars - 2}}}{inner})?)?"
+            f"[{_WHITESPACE}]*$")
+
+
 TIME_ZONE_MAX_CHARS = 64
 
 

@@ -33,6 +33,8 @@ DEFINER_FUNCTIONS = (
     "grove_share_open(text)",
     "grove_share_notes(text, uuid, timestamptz, uuid, integer)",
     "grove_share_viewed(text)",
+    # How many notes a notebook share holds (sharing 0004).
+    "grove_share_count(text)",
     # Which account's ready job a stale wake-up takes (grove 0008).
     "grove_job_oldest_ready(text[], timestamptz)",
     # An API key's connection, and its last contact, in one statement (grove 0011).

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
@@ -25,8 +24,8 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonDict, SkipJsonSchema
 
 from grove.kernel.errors import Invalid
-from grove.kernel.paging import CURSOR_MAX_CHARS
-from grove.kernel.schemas import In
+from grove.kernel.paging import CURSOR_DOC, CursorText
+from grove.kernel.schemas import In, Instant, QueryIn, Uuid
 from grove.kernel.validation import (
     NONBLANK_TEXT,
     STORABLE_TEXT,
@@ -119,6 +118,7 @@ _NONBLANK: JsonDict = {"pattern": NONBLANK_TEXT}
 NOTE_ID = "The note, as recall cites it"
 NOTE_ID_CHANGE = NOTE_ID + "; its @version acts as expectedVersion."
 OPERATION_ID = "A UUID: a retry with it replays the first result."
+ONCE = "; each note once"
 
 
 def place_of(value: uuid.UUID | str | None) -> uuid.UUID | None:
@@ -158,7 +158,7 @@ class ToolArguments(In):
 class Operated(In):
     """Every change may carry its operation id in the body (or `Idempotency-Key`)."""
 
-    operation_id: uuid.UUID | None = Field(default=None, description=OPERATION_ID)
+    operation_id: Uuid | None = Field(default=None, description=OPERATION_ID)
 
 
 # -- notes -----------------------------------------------------------------------------------
@@ -247,8 +247,12 @@ class NoteUpdateIn(Operated):
 
     CHANGEABLE: ClassVar = ("content", "kind", "task_id", "source_agent", "pinned", "tags",
                             "importance", "retention_days")
-    openapi_rules: ClassVar[JsonDict] = {"anyOf": [
-        {"required": [to_camel(name)]} for name in CHANGEABLE]}
+    # A change needs a field; a change to a handoff that names the task names one (one
+    # that leaves the note's own taskId missing is a 409: the document cannot see it).
+    openapi_rules: ClassVar[JsonDict] = {
+        "anyOf": [{"required": [to_camel(name)]} for name in CHANGEABLE],
+        "if": {"properties": {"kind": {"const": "handoff"}}, "required": ["kind", "taskId"]},
+        "then": {"properties": {"taskId": {"type": "string", "pattern": NONBLANK_TEXT}}}}
 
     def changes(self) -> dict[str, Any]:
         """The fields to change (omitted fields stay; null only where it means "clear")."""
@@ -274,7 +278,7 @@ class BatchItem(In):
 class BatchIn(Operated):
     items: list[NoteId | BatchItem] = Field(
         min_length=1, max_length=BATCH_MAX, json_schema_extra={"uniqueItems": True},
-        description="Note ids, or {id, expectedVersion}.")
+        description="Note ids, or {id, expectedVersion}" + ONCE + ".")
 
     def service_items(self) -> list[Any]:
         return [item.service_item() if isinstance(item, BatchItem)
@@ -286,7 +290,8 @@ class BatchIn(Operated):
 class MoveIn(Operated):
     note_ids: list[NoteId] = Field(min_length=1, max_length=BATCH_MAX,
                                    json_schema_extra={"uniqueItems": True},
-                                   description="Note ids (versions are not checked).")
+                                   description="Note ids (versions are not checked)"
+                                   + ONCE + ".")
     notebook_id: Place | None = Field(description="Where to: a notebook id or \"personal\" "
                                       "(REST: null = Personal).")
 
@@ -319,16 +324,15 @@ class SearchFilters(In):
                                      description="Only notes saved by this agent.",
                                      json_schema_extra=_TEXT)
     tag: TagName | None = Field(default=None, description="Only notes with this tag.")
-    updated_after: datetime | None = Field(default=None, description="Only notes changed "
-                                           "after this time (ISO 8601 with a zone).")
+    updated_after: Instant | None = Field(default=None, description="Only notes changed "
+                                          "after this time (ISO 8601 with a zone).")
     lifetime: Literal["permanent", "ephemeral"] | None = Field(
         default=None, description="permanent: kept forever; ephemeral: with an expiry.")
     status: Literal["active", "archived", "expired"] = Field(default="active",
                                                              description="Which notes.")
     sort: Literal["relevance", "updated_desc", "updated_asc", "created_desc"] | None = Field(
         default=None, description="Default: relevance with a query, else updated_desc.")
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
-                               description="meta.nextCursor of the previous page.")
+    cursor: CursorText | None = Field(default=None, description=CURSOR_DOC)
     limit: int = Field(default=rules.SEARCH_DEFAULT_LIMIT, ge=1, le=rules.SEARCH_MAX_LIMIT,
                        description="Notes per page.")
     matches: bool = Field(default=False, description="true: which terms matched, with a "
@@ -376,8 +380,10 @@ class NotebookCreateIn(Operated):
 
 
 class NotebookUpdateIn(Operated):
-    name: str | SkipJsonSchema[None] = Field(
-        default=None, max_length=NAME_MAX_CHARS, description="A new name.",
+    # The length limit on the text itself: on the optional field it would be checked
+    # against a null too (a TypeError, once a 500).
+    name: Annotated[str, Field(max_length=NAME_MAX_CHARS)] | SkipJsonSchema[None] = Field(
+        default=None, description="A new name.",
         json_schema_extra={"minLength": 1, **_NONBLANK})
     parent_id: NotebookId | Literal["root"] | None = Field(
         default=None, description="Move it inside this notebook, or \"root\" to the top "
@@ -424,7 +430,7 @@ class RecallFields(In):
         """`recall` keywords: notebookId (one, or Personal only) or notebookIds."""
         place: Any = rules.EVERYWHERE if self.notebook_ids is None else self.notebook_ids
         if "notebook_id" in self.model_fields_set:
-            if self.notebook_ids is not None:
+            if "notebook_ids" in self.model_fields_set:  # even null: the schema says so
                 raise Invalid("Send notebookId or notebookIds, not both.", code="invalid_scope")
             place = place_of(self.notebook_id)  # None: Personal only
         return {"query": self.query, "place": place,
@@ -455,32 +461,27 @@ class RecallIn(RecallFields):
                 "timings": self.timings}
 
 
-class NoteFilters(In):
-    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
-
+class NoteFilters(QueryIn):
     notebook_id: Place | None = Field(
         default=None, description="A notebook id, `personal` for Personal; omit for all")
     kind: list[KindName] | None = None
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
                                      json_schema_extra={"pattern": STORABLE_TEXT})
     tag: TagName | None = None
-    updated_after: datetime | None = None
+    updated_after: Instant | None = None
     lifetime: Literal["permanent", "ephemeral"] | None = None
     status: Literal["active", "archived", "expired"] = "active"
     sort: Literal["updated_desc", "updated_asc", "created_desc"] | None = None
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS)
+    cursor: CursorText | None = Field(default=None, description=CURSOR_DOC)
     limit: int = Field(default=rules.SEARCH_DEFAULT_LIMIT, ge=1, le=rules.SEARCH_MAX_LIMIT)
 
 
 class NotebookListIn(In):
     include_archived: bool = Field(default=False, description="Archived notebooks too.")
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
-                               description="nextCursor of the previous page.")
+    cursor: CursorText | None = Field(default=None, description=CURSOR_DOC)
     limit: int = Field(default=100, ge=1, le=NOTEBOOK_PAGE_MAX,
                        description="Notebooks per page.")
 
 
-class NotebookListQuery(NotebookListIn):
+class NotebookListQuery(QueryIn, NotebookListIn):
     """`GET /v1/notebooks`: the same arguments from a query string."""
-
-    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times

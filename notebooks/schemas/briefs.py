@@ -14,9 +14,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, StrictInt
 
-from grove.kernel.paging import CURSOR_MAX_CHARS
-from grove.kernel.schemas import In, ListMeta, Out
-from grove.kernel.validation import STORABLE_TEXT, TIME_ZONE_MAX_CHARS, zone_names
+from grove.kernel.paging import CURSOR_DOC, CursorText
+from grove.kernel.schemas import Day, In, ListMeta, Moment, Out, QueryIn, Uuid
+from grove.kernel.validation import (
+    STORABLE_TEXT,
+    TIME_ZONE_MAX_CHARS,
+    trimmed_at_most,
+    zone_names,
+)
 from notebooks import rules
 from notebooks.models import VISION_MAX_CHARS
 from notebooks.schemas.arguments import (
@@ -56,7 +61,7 @@ class VisionIn(Operated):
         max_length=VISION_MAX_CHARS + 1000,  # outer cap: the service trims, then checks
         description=f"Markdown (trimmed, at most {VISION_MAX_CHARS} characters): the "
         "whole vision; empty clears it.",
-        json_schema_extra={"pattern": STORABLE_TEXT})
+        json_schema_extra={"pattern": trimmed_at_most(VISION_MAX_CHARS)})
     # `true` is not version 1 (a lax reading would write over a newer vision).
     expected_version: int | None = Field(
         default=None, ge=0, description="The version you read (0: none yet); omitted: no "
@@ -96,7 +101,7 @@ class _BriefArguments(In):
     focus: str | None = Field(default=None, max_length=rules.BRIEF_FOCUS_MAX_CHARS,
                               description="What you are about to work on: adds related "
                               "notes (recall).", json_schema_extra={"pattern": STORABLE_TEXT})
-    since: datetime | date | None = Field(
+    since: Moment | Day | None = Field(
         default=None, description="Recent changes since this ISO 8601 date or time "
         "(without a zone: in timeZone); default 7 days ago.")
     time_zone: str = Field(default="UTC", max_length=TIME_ZONE_MAX_CHARS,
@@ -137,11 +142,10 @@ class BriefArgs(ToolArguments, BriefIn):
     pass
 
 
-class BriefQuery(_BriefArguments):
+class BriefQuery(QueryIn, _BriefArguments):
     """`GET /v1/brief`: the same arguments from a query string, floors written
     `floors=decision:3,fact:2`."""
 
-    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
     # The OpenAPI document names every zone the service accepts (a few kilobytes there;
     # the tool's schema, which a model reads, describes the field in words instead).
     time_zone: str = Field(default="UTC", max_length=TIME_ZONE_MAX_CHARS,
@@ -345,16 +349,15 @@ class WhoamiArgs(ToolArguments):
 
 
 class ActivityIn(In):
-    since: datetime | date | None = Field(
+    since: Moment | Day | None = Field(
         default=None, description="Changes since this ISO 8601 date (midnight UTC) or "
         "time; default 7 days ago.")
     notebook_id: Place | None = Field(
         default=None, description=PLACE_FILTER + ".")
-    connection_id: uuid.UUID | Literal["website"] | None = Field(
+    connection_id: Uuid | Literal["website"] | None = Field(
         default=None, description="Only changes by this connection id, or \"website\" "
         "(the owner's).")
-    cursor: str | None = Field(default=None, min_length=1, max_length=CURSOR_MAX_CHARS,
-                               description="meta.nextCursor of the previous page.")
+    cursor: CursorText | None = Field(default=None, description=CURSOR_DOC)
     limit: int = Field(default=rules.ACTIVITY_DEFAULT_LIMIT, ge=1,
                        le=rules.ACTIVITY_MAX_LIMIT, description="Changes per page.")
 
@@ -371,8 +374,8 @@ class ActivityArgs(ToolArguments, ActivityIn):
     pass
 
 
-class ActivityQuery(ActivityIn):
-    model_config = {"extra": "ignore"}  # query strings carry auth/trace extras at times
+class ActivityQuery(QueryIn, ActivityIn):
+    pass
 
 
 class ActivityItem(Out):

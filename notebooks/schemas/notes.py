@@ -256,11 +256,7 @@ class TimeWindowOut(Out):
     mode: str
 
 
-class RecallMeta(Out):
-    returned: int
-    available: int
-    truncated: bool
-    limit: int
+class RecallMeta(ListMeta):
     max_chars: int
     mode: str  # hybrid | lexical | profile | window (a query of only time words)
     pending: int

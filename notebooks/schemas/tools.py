@@ -356,6 +356,5 @@ class Moved(Out):
 
 
 class NotebookPage(Out):
-    notebooks: list[ToolNotebook]
-    available: int
-    next_cursor: str | None = None
+    data: list[ToolNotebook]
+    meta: ListMeta

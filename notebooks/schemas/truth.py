@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from grove.kernel.schemas import In, Out
+from grove.kernel.schemas import Out, QueryIn
 from notebooks.schemas.arguments import NotebookId, ToolArguments
 
 TruthState = Literal["own", "inherited", "none"]
@@ -64,7 +64,7 @@ class TruthOut(Out):
     negatives: list[NegativeOut]
 
 
-class TruthQuery(In):
+class TruthQuery(QueryIn):
     full: bool = Field(default=False, description="Every declared note in full (default: "
                        "a manifest of first lines and headings).")
 

@@ -106,9 +106,8 @@ def activity_list(
         places = notebook_paths(notebooks_visible_to(actor))
         items = [_item(revision, names, places) for revision in page.rows]
         next_cursor = cursor_after(opened, page, ceiling=ceiling, salt=ACTIVITY_CURSOR_SALT)
-    return ActivityPage(data=items, meta=ListMeta(
-        returned=len(items), available=available, truncated=len(items) < available,
-        limit=limit, next_cursor=next_cursor))
+    return ActivityPage(data=items, meta=ListMeta.of(
+        returned=len(items), available=available, limit=limit, next_cursor=next_cursor))
 
 
 def _item(revision: Revision, names: dict[uuid.UUID, str],

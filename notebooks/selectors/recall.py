@@ -326,16 +326,15 @@ def recall(
             items = recall_budget.within_budget(
                 [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
                 limit, max_chars, truth=truth, profile=profile)
-        available = max(available, len(items))
         # A lower bound when the arm read only some of a clause's matches: then there
-        # is more than this answer, whatever the count says.
-        meta = RecallMeta(returned=len(items), available=available,
-                          truncated=len(items) < available or gathered.lexical_capped,
-                          limit=limit, max_chars=max_chars,
-                          mode="hybrid" if semantic is not None else "lexical",
-                          pending=gathered.pending, policy=truth.policy, coverage=coverage,
-                          available_at_least=True if gathered.lexical_capped else None,
-                          time_window=tw.out(window))
+        # may be more than this answer, whatever the count says.
+        meta = RecallMeta.of(returned=len(items), available=available, limit=limit,
+                             lower_bound=gathered.lexical_capped, max_chars=max_chars,
+                             mode="hybrid" if semantic is not None else "lexical",
+                             pending=gathered.pending, policy=truth.policy,
+                             coverage=coverage,
+                             available_at_least=True if gathered.lexical_capped else None,
+                             time_window=tw.out(window))
         return RecallOut(data=items, meta=meta)
 
 
@@ -379,10 +378,10 @@ def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
                                          for rank, n in enumerate(ordered)], limit, max_chars,
                                         truth=truth, profile=profile)
     available = candidates.count() + len(truth.notes) + len(handoff)
-    meta = RecallMeta(returned=len(items), available=available,
-                      truncated=len(items) < available, limit=limit, max_chars=max_chars,
-                      mode="profile", pending=pending, policy=truth.policy,
-                      no_handoff=task_id if task_id and not handoff else None)
+    meta = RecallMeta.of(returned=len(items), available=available, limit=limit,
+                         max_chars=max_chars, mode="profile", pending=pending,
+                         policy=truth.policy,
+                         no_handoff=task_id if task_id and not handoff else None)
     return RecallOut(data=items, meta=meta)
 
 

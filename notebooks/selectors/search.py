@@ -267,9 +267,8 @@ def note_search(
             available = max(available, len(items) + (1 if next_cursor else 0))
         # Counted before paging: notes before this page are included, so "truncated"
         # means "there is more than this page".
-        return SearchPage(data=items, sort=order, lower_bound=lower_bound, meta=ListMeta(
-            returned=len(items), available=available, truncated=len(items) < available,
-            limit=limit, next_cursor=next_cursor))
+        return SearchPage(data=items, sort=order, lower_bound=lower_bound, meta=ListMeta.of(
+            returned=len(items), available=available, limit=limit, next_cursor=next_cursor))
 
 
 @dataclass(frozen=True)

@@ -173,8 +173,6 @@ def window_list(notes: QuerySet[Note], window: TimeWindow, limit: int, max_chars
     items = within_budget([(note, 1.0 / (rank + 1), ["window"], None)
                            for rank, note in enumerate(ranked)], limit, max_chars,
                           truth=truth, profile=profile)
-    available = max(inside.count(), len(items))
-    return RecallOut(data=items, meta=RecallMeta(
-        returned=len(items), available=available, truncated=len(items) < available,
-        limit=limit, max_chars=max_chars, mode="window", pending=pending, policy=truth.policy,
-        time_window=window.out()))
+    return RecallOut(data=items, meta=RecallMeta.of(
+        returned=len(items), available=inside.count(), limit=limit, max_chars=max_chars,
+        mode="window", pending=pending, policy=truth.policy, time_window=window.out()))

@@ -13,7 +13,7 @@ from django.utils import timezone
 from grove.identity.hygiene import Origin, screen
 from grove.kernel import operations
 from grove.kernel.actor import READ, WRITE, Actor
-from grove.kernel.errors import Invalid
+from grove.kernel.errors import Conflict, Invalid
 from notebooks.models import (
     Capture,
     Kind,
@@ -282,7 +282,11 @@ def note_update(
         new_kind = changes.get("kind", note.kind)
         new_task = changes.get("task_id", note.task_id)
         if new_kind == Kind.HANDOFF and not new_task:
-            raise Invalid("A handoff needs a taskId.", code="task_id_required")
+            if {"kind", "task_id"} <= set(changes):  # the request contradicts itself
+                raise Invalid("A handoff needs a taskId.", code="task_id_required")
+            # The rest comes from the note as it is now, which the request cannot show.
+            raise Conflict("A handoff needs a taskId, and this note would have none: send "
+                           "taskId with the change.", code="task_id_required")
         declared = actor.connection_id is not None and is_declared(note.id)
         text = changes.get("content", note.content)
         if actor.connection_id is not None and not declared \

@@ -9,6 +9,7 @@ import uuid
 
 import jsonschema
 import pytest
+from django.core import signing
 from django.test import Client
 
 from notebooks.models import SOURCE_AGENT_MAX_CHARS
@@ -101,8 +102,11 @@ def _parameter(document: dict, path: str, name: str) -> dict:
 def test_query_parameters_state_the_service_limits(document):
     source_agent = _parameter(document, "/v1/notes", "sourceAgent")
     assert source_agent["anyOf"][0]["maxLength"] == SOURCE_AGENT_MAX_CHARS
-    for path in ("/v1/notes", "/v1/notebooks"):
-        assert _parameter(document, path, "cursor")["anyOf"][0]["minLength"] == 1
+    for path in ("/v1/notes", "/v1/notebooks", "/v1/activity"):
+        # Only the shape of a signed cursor: `0` or `` are not cursors by the document.
+        cursor = jsonschema.Draft202012Validator(_parameter(document, path, "cursor"))
+        assert cursor.is_valid(signing.dumps({"k": [1]}, salt="any", compress=True))
+        assert not cursor.is_valid("0") and not cursor.is_valid("")
     typed = jsonschema.Draft202012Validator(_parameter(document, "/v1/get/{typed_id}",
                                                        "typed_id"))
     assert typed.is_valid(f"note:{U}@3") and typed.is_valid(f"notebook:{U}")

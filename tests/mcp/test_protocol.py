@@ -441,7 +441,7 @@ def test_every_tool_runs_over_rest_with_the_same_arguments(owner, key):
                                                      "name": "Travel"}).json()["data"]
     assert renamed["name"] == "Travel"
     books = caller.post("/tools/list_notebooks", {}).json()["data"]
-    assert [b["name"] for b in books["notebooks"]] == ["Travel"]
+    assert [b["name"] for b in books["data"]] == ["Travel"]
     gone = caller.post("/tools/forget", {"items": [note_id]}).json()["data"]
     assert gone["items"][0]["status"] == "deleted"
     # Errors keep the REST envelope and status...

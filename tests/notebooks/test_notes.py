@@ -130,8 +130,15 @@ def test_update_with_stale_expected_version_conflicts_and_changes_nothing(actor)
 
 def test_update_to_handoff_needs_task_id(actor):
     note = factories.note(actor, "x", "fact")
-    with pytest.raises(Invalid):
+    # The note has no taskId: a state the request cannot see (409); asking for a handoff
+    # with no task in the same request contradicts itself (400).
+    with pytest.raises(Conflict) as conflict:
         services.note_update(actor=actor, operation_id=op(), note_id=note.id, kind="handoff")
+    assert conflict.value.code == "task_id_required"
+    with pytest.raises(Invalid) as invalid:
+        services.note_update(actor=actor, operation_id=op(), note_id=note.id, kind="handoff",
+                             task_id=None)
+    assert invalid.value.code == "task_id_required"
     ok = services.note_update(actor=actor, operation_id=op(), note_id=note.id, kind="handoff",
                               task_id="t9")
     assert ok.kind == "handoff" and ok.task_id == "t9"

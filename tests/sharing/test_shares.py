@@ -53,7 +53,10 @@ def share_notebook(owner, notebook, **options):
 
 
 def shared_ids(share) -> list[str]:
+    """The ids a share's JSON lists (one page holds them all here), checking that its
+    count (`meta.available`, grove_share_count) agrees with them in every state."""
     body = visit(f"/public/shares/{share.token}.json").json()
+    assert body["meta"]["available"] == len(body["data"]), body["meta"]
     return [n["id"] for n in body["data"]]
 
 
@@ -366,7 +369,7 @@ def test_the_public_json_speaks_the_rest_envelope(owner):
         assert body["success"] is True and [n["id"] for n in body["data"]] == [str(note.id)]
         assert {k: v for k, v in body["meta"].items() if k != "generatedAt"} == {
             "share": "notebook", "title": "Shared", "maxAgeSeconds": 60, "returned": 1,
-            "limit": 5, "truncated": False, "nextCursor": None}
+            "available": 1, "limit": 5, "truncated": False, "nextCursor": None}
     one = visit(f"/public/shares/{share.token}/notes/{note.id}.json").json()
     assert one["data"] == whole["data"][0] and one["meta"]["share"] == "notebook"
     with override_settings(GROVE_PUBLIC_RATE_LIMIT=1):

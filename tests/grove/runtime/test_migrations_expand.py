@@ -36,6 +36,9 @@ REVIEWED = {
     ("notebooks", "0030_ingest_upload_parts"):
         "a new table's row-level security and its same-account foreign key; nothing an "
         "older release reads or writes changes",
+    ("sharing", "0004_share_member_count"):
+        "adds grove_share_members and grove_share_count; grove_share_notes keeps its "
+        "signature and its answers (its conditions moved into grove_share_members)",
 }
 
 
