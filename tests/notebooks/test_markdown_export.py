@@ -138,7 +138,9 @@ def test_a_vault_zip_follows_the_folder_rules_and_members_cannot_leave_it(tmp_pa
                  "--subfolders", stdout=out)
     text = out.getvalue()
     assert "2 files into 'Vault'" in text
-    assert "skipped (ignored): 2" in text and "skipped (unsafe path): 2" in text
+    assert "skipped (ignored): 2" in text
+    assert "skipped (absolute path): 1\n  /etc/abs.md" in text
+    assert "skipped (leaves the folder (..)): 1\n  ../escape.md" in text
     assert "skipped (hidden): 1" in text and "skipped (not a text note): 1" in text
     with tenant(_actor("carol")):
         notebooks = set(Notebook.objects.values_list("name", flat=True))
