@@ -41,7 +41,7 @@ from ask.services import (
     turn_submit,
 )
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import first_line, render_markdown
+from grove.interfaces.rendering import note_title, render_markdown
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks.context import notebooks_for
 from notebooks.schemas.notes import NoteOut
@@ -123,7 +123,7 @@ def _views(turns: list[TurnOut], current: dict[uuid.UUID, int]) -> list[TurnView
 
 
 def _labelled(notes: list[NoteOut]) -> list[tuple[NoteOut, str]]:
-    return [(n, first_line(n.content, 70)) for n in notes]
+    return [(n, note_title(n.content, 70)) for n in notes]
 
 
 def _ask_form(request: HttpRequest, *, data: Any = None, initial: dict[str, Any] | None = None,

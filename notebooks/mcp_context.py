@@ -25,7 +25,7 @@ from grove.interfaces.mcp_catalog import (
     ResourceProvider,
     ResourceTemplate,
 )
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import Cursor, caller_binding, cursor_read, cursor_write, seek_after
@@ -165,7 +165,7 @@ def _read_notebook(actor: Actor, notebook_id: str) -> str:
         total = len(shown) if len(shown) < NOTEBOOK_RESOURCE_NOTES else notes.count()
     lines = [f"# {notebook.name} (notebook:{notebook.id}): {total} live notes, newest first"]
     lines += [f"- {n.versioned_id} {n.kind}, {n.updated_at:%Y-%m-%d}: "
-              f"{first_line(n.content, 100)}" for n in shown]
+              f"{note_title(n.content, 100)}" for n in shown]
     if total > len(shown):
         lines.append(f"- … and {total - len(shown)} more (list_notes pages through them)")
     return "\n".join(lines) + "\n"
@@ -224,7 +224,7 @@ def list_resources(actor: Actor, cursor: str | None) -> tuple[list[Resource], st
         rows = list(notes.order_by(*NOTE_ORDER)[:RESOURCE_PAGE + 1])
     more = len(rows) > RESOURCE_PAGE
     rows = rows[:RESOURCE_PAGE]
-    found += [Resource(f"note://{n.id}", f"note-{n.id}", first_line(n.content, 80) or n.kind)
+    found += [Resource(f"note://{n.id}", f"note-{n.id}", note_title(n.content, 80) or n.kind)
               for n in rows]
     next_cursor = None
     if more and rows:

@@ -17,7 +17,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import cursor_after, cursor_read, keyset_page
@@ -113,7 +113,7 @@ def share_url(token: str) -> str:
 def _title(share: Share) -> str:
     if share.notebook_id is not None:
         return share.notebook.name if share.notebook else ""
-    return first_line(share.note.content) if share.note else ""
+    return note_title(share.note.content) if share.note else ""
 
 
 def _available(share: Share) -> bool:

@@ -4,7 +4,7 @@ title is the note's first line, exactly as written, so a note round-trips unchan
 a live preview, and the task-list boxes ticked on the note page.
 
 * **Preview** (`note_preview`): a POST (CSRF) of the two fields, answered with the
-  fragment `render_markdown` makes of their text — the very function the note page
+  fragment `render_note` makes of their text — the very function the note page
   renders with, so the preview never shows what the page would not (the text is
   untrusted: it is sanitised, and nothing in it loads or runs). The body is limited
   (`PREVIEW_MAX_BYTES`, 413) and previews are counted per session
@@ -28,7 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity.hygiene import redaction_notice
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import render_markdown
+from grove.interfaces.rendering import render_note
 from grove.kernel import throttle
 from grove.kernel.errors import GroveError, NotFound
 from grove.kernel.validation import is_storable
@@ -150,7 +150,7 @@ def note_preview(request: HttpRequest) -> HttpResponse:
     if not is_storable(text):
         return _preview(request, status=400, error="The text contains characters that "
                         "cannot be stored (such as NUL).")
-    return _preview(request, html=render_markdown(text) if text else None)
+    return _preview(request, html=render_note(text) if text else None)
 
 
 @login_required

@@ -144,6 +144,31 @@ def test_the_preview_follows_the_text_and_runs_nothing(browser_site: str, page: 
     assert errors == []
 
 
+def test_a_title_without_a_hash_is_the_heading_in_the_preview_and_on_the_page(
+        browser_site: str, page: Page):
+    """Issue 36 item 3.1: the first line is the note's title as the library lists it —
+    in the preview as it is typed and on the page once saved — and the lines under it
+    stay lines."""
+    _owner("titler")
+    errors = watch_console(page)
+    sign_in(page, browser_site, "titler")
+    page.goto(f"{browser_site}/notes/new")
+    page.get_by_label("Title").press_sequentially("Staging checklist", delay=10)
+    page.get_by_label("Content").fill("run migrations\ndeploy web")
+    preview = page.locator("#preview")
+    expect(preview.locator("h1")).to_have_text("Staging checklist")
+    expect(preview.locator("p")).to_have_text("run migrations\ndeploy web")
+    assert preview.locator("p br").count() == 1
+    page.get_by_role("button", name="Save note").click()
+    expect(page).to_have_title("Staging checklist · Grove")
+    content = page.locator(".note-page .content")
+    expect(content.locator("h1")).to_have_text("Staging checklist")
+    expect(content.locator("p")).to_have_text("run migrations\ndeploy web")
+    page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="All notes").click()
+    expect(page.locator(".notes .title").first).to_have_text("Staging checklist")
+    assert errors == []
+
+
 def test_ctrl_s_and_ctrl_enter_save(browser_site: str, page: Page):
     owner = _owner("saver")
     note = factories.note(owner, "# Keys\n\nfirst")
