@@ -233,6 +233,18 @@ def test_scifact_claims_almost_never_speak_of_time():
     assert len(claims) > 1000 and len(found) <= 8, found
 
 
+def test_the_scifact_folder_is_named_relative_to_the_checkout(monkeypatch, tmp_path):
+    """No test or benchmark names a place outside the checkout: the folder comes from
+    $GROVE_SCIFACT_DIR, read relative to the checkout (or as given, when absolute)."""
+    monkeypatch.delenv(scifact.DATA_SETTING, raising=False)
+    assert scifact.data_folder() == (scifact.CHECKOUT.parent / "shared" / "data"
+                                     / "scifact").resolve()
+    monkeypatch.setenv(scifact.DATA_SETTING, "../../elsewhere/scifact")
+    assert scifact.data_folder() == (scifact.CHECKOUT / "../../elsewhere/scifact").resolve()
+    monkeypatch.setenv(scifact.DATA_SETTING, str(tmp_path))
+    assert scifact.data_folder() == tmp_path.resolve()
+
+
 @pytest.mark.parametrize("zone", ["Mars/Base", "../etc/passwd", "x" * 65])
 def test_a_bad_time_zone_is_refused(zone):
     actor = factories.owner()
