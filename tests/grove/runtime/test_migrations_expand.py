@@ -24,6 +24,11 @@ REVIEWED = {
     ("grove", "0014_account_tombstone"):
         "grove_current_account() keeps its signature and only answers NULL for a deleted "
         "account; a trigger refuses changing a tombstone, which no release did",
+    ("notebooks", "0030_search_words"):
+        "adds the unaccent extension, new functions (grove_words, grove_lookup, "
+        "grove_lookup_matches), a generated column the old release never names (its "
+        "inserts leave it to the database), an index and a text search configuration; "
+        "nothing the old release calls changes",
 }
 
 
