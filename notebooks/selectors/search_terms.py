@@ -24,9 +24,10 @@ stop word ("the") is left out. A query written with search operators — a quote
 `-word`, `or` — means exactly what it says: it is read as web-search syntax against the
 notes' `search` vector, with no prefix, variants or folding.
 
-The exact query (the stems of the words as typed) is kept beside the widened one, so
-ranking puts notes that contain the words themselves before notes that only contain a
-variant or a longer word.
+The exact query (the words as typed, stop words left out) is kept beside the widened
+one, so ranking puts notes that contain the words themselves before notes that only
+contain a stem, a variant or a longer word (the vector keeps positions for the words
+alone: ranking by cover density reads them).
 """
 
 from __future__ import annotations
@@ -103,10 +104,10 @@ def search_terms(query: str) -> Terms | None:
     groups: list[list[str]] = []
     exact: list[str] = []
     for i, word in enumerate(each):
-        exact.extend(_quoted(stem) for stem in word.stems)
         being_typed = i == last and typing
         if not word.stems and not being_typed:
             continue  # a stop word ("the", "which") matches nothing and is left out
+        exact.extend(_quoted(spelled) for spelled in word.spelled)
         forms = [_quoted(form, prefix=being_typed) for form in (*word.stems, *word.spelled)]
         forms.extend(_quoted(v) for v in word.variants if v not in word.stems)
         if forms:  # (a word that folds to nothing, such as "²", is left out too)
