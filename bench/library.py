@@ -86,6 +86,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--out", default="library")
+    parser.add_argument("--only", metavar="TEXT", default="",
+                        help="measure only the paths whose label contains TEXT (\"?q=\": "
+                             "the two searches)")
     parser.add_argument("--kept", metavar="NAME",
                         help="keep the loaded corpus in /tmp/grove-bench-NAME between runs "
                              "(a later run, of this or another commit, migrates and measures "
@@ -155,6 +158,8 @@ def main() -> None:
     results: dict[str, Any] = {"size": args.size, "samples": args.samples, "load": info,
                                "paths": {}}
     for label, run in paths.items():
+        if args.only not in label:
+            continue
         results["paths"][label] = summary_ms(run())
         print(label, results["paths"][label], flush=True)
     ranked = [m for m in MATCHED if m is not None]

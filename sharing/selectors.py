@@ -54,7 +54,7 @@ def _notes(share: PublicShare, *, note_id: uuid.UUID | None = None,
            after: tuple[datetime, uuid.UUID] | None = None, limit: int = 1) -> list[PublicNote]:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, content, kind, created_at, updated_at "
+            "SELECT id, content, created_at, updated_at "
             "FROM grove_share_notes(%s, %s, %s, %s, %s)",
             [share.token, note_id, after[0] if after else None, after[1] if after else None,
              limit])

@@ -32,7 +32,6 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.image import image as image_rule
 from markdown_it.token import Token
-from markdown_it.utils import OptionsDict
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 TAGS = {
@@ -52,8 +51,11 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 
 @functools.cache
-def _parser() -> MarkdownIt:
-    return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+def _parser(breaks: bool = False) -> MarkdownIt:
+    """The one parser (`breaks`: a single line break drawn as `<br>`; tokens are the
+    same either way)."""
+    return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
+                                      "breaks": breaks})
             .enable(["table", "strikethrough"])
             .use(tasklists_plugin))
 
@@ -122,7 +124,7 @@ def render_markdown(text: str, *, title: bool = False, breaks: bool = False) -> 
     `title`: the note's title line (`title_line`), when it opens a paragraph, becomes a
     heading (`render_note`);
     `breaks`: a single line break is drawn as one (`<br>`)."""
-    parser = _parser()
+    parser = _parser(breaks)
     env: dict = {}
     tokens = parser.parse(text, env)
     for token in tokens:
@@ -135,8 +137,7 @@ def render_markdown(text: str, *, title: bool = False, breaks: bool = False) -> 
     line = title_line(text) if title else None
     if line is not None:
         tokens = _title_as_heading(tokens, line)
-    options = OptionsDict({**parser.options, "breaks": breaks})
-    html = parser.renderer.render(tokens, options, env)
+    html = parser.renderer.render(tokens, parser.options, env)
     clean = nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
                       link_rel="noopener noreferrer nofollow",
                       attribute_filter=_classes_only)

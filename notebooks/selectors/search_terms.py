@@ -161,7 +161,7 @@ class Matching:
     terms: Expression
     tsquery_sql: str
     params: list[str]
-    vector: Expression
+    vector: Expression | F
     lookup_function: str
     headline_config: str
 

@@ -83,8 +83,10 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
     if live and (viewing is None or viewing.version == note.version):
         html = _with_ticks(request, html, note)
     title = note_title(shown) or "(empty)"
-    if viewing is not None and viewing.version != note.version:
-        title = f"{title} (v{viewing.version} of {note.version})"
+    # An older version: the facts under the text are that version's, not the note's now.
+    older = viewing if viewing is not None and viewing.version != note.version else None
+    if older is not None:
+        title = f"{title} (v{older.version} of {note.version})"
     if edit_form is None:
         head, body = split_title(note.content)
         edit_form = NoteEditForm(initial={"title": head, "content": body, "kind": note.kind,
@@ -98,7 +100,9 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
     return render(request, "notebooks/note.html", {
         **page.extras,  # what other apps read with the page (sharing: the share box's link)
         "section": "library", "note": out, "live": live, "page_title": title,
-        "html": html, "viewing": viewing, "missing_version": missing_version,
+        "html": html, "viewing": viewing, "missing_version": missing_version, "older": older,
+        "older_place": (notebooks.names.get(older.notebook_id, "a notebook")
+                        if older.notebook_id else "Personal") if older else None,
         "place": place, "current_notebook": next(
             (nb for nb in notebooks.all if nb.id == note.notebook_id), None),
         "revisions": revisions, "conflict": conflict, "panel": panel,

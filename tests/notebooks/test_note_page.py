@@ -172,7 +172,7 @@ def test_one_title_everywhere(owner, web):
     share, _ = sharing.share_create(actor=owner, note_id=note.id)
     assert share.title == title
     public = Client().get(f"/public/shares/{share.token}").content.decode()
-    assert f"<title>{title}</title>" in public and f"<h1><strong>Staging</strong> checklist" \
+    assert f"<title>{title}</title>" in public and "<h1><strong>Staging</strong> checklist" \
         in public
     assert f"by the owner: {title}\n" in brief_get(actor=owner).markdown
     resources, _ = RESOURCES.list_page(owner, None)
@@ -180,3 +180,64 @@ def test_one_title_everywhere(owner, web):
     response = web.get("/v1/export/markdown")
     names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
     assert f"{title} {str(note.id)[:8]}.md" in names
+
+
+# -- words for people (issue 36 item 3.9) ------------------------------------------------------
+
+def test_a_note_changed_a_moment_ago_was_updated_just_now(owner, web):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from notebooks.models import Note
+
+    fresh = factories.note(owner, "Fresh")
+    older = factories.note(owner, "Older")
+    with factories.tenant(owner):
+        Note.objects.filter(id=older.id).update(
+            updated_at=timezone.now() - timedelta(hours=3, minutes=5))
+    page = web.get("/").content.decode().replace("\xa0", " ")  # timesince's spaces
+    row = page.split(f'id="note-{fresh.id}"', 1)[1].split("</li>", 1)[0]
+    assert "updated just now" in row and "0 minutes" not in row
+    row = page.split(f'id="note-{older.id}"', 1)[1].split("</li>", 1)[0]
+    assert "updated 3 hours, 5 minutes ago" in row
+
+
+def test_history_says_what_each_change_did_in_words(owner, web):
+    note = factories.note(owner, "First words")
+    services.note_update(actor=owner, operation_id=op(), note_id=note.id,
+                         content="Second words")
+    services.note_restore_revision(actor=owner, operation_id=op(), note_id=note.id,
+                                   revision=1)
+    page = web.get(f"/notes/{note.id}/").content.decode()
+    history = page.split('id="history"', 1)[1].split("</section>", 1)[0]
+    words = [w for w in ("Created", "Edited", "Restored from an earlier version")
+             if f">{w}</span>" in history]
+    assert words == ["Created", "Edited", "Restored from an earlier version"]
+    for raw in ("> · create", " · update ·", "restore_revision ·"):
+        assert raw not in history
+    diff = web.get(f"/notes/{note.id}/diff?a=1&b=2", HTTP_HX_REQUEST="true").content.decode()
+    assert "Changes from v1 (created) to v2 (edited)" in diff
+
+
+def test_an_older_version_lists_its_own_facts(owner, web):
+    """The facts under an older version are that version's, named as such — not the
+    current note's under an old text."""
+    garden = factories.notebook(owner, "Garden")
+    note = factories.note(owner, "Water twice a week", kind="fact", tags=["summer"])
+    services.note_update(actor=owner, operation_id=op(), note_id=note.id,
+                         content="Water every day", kind="decision", tags=["july"])
+    services.note_move(actor=owner, operation_id=op(), note_ids=[note.id],
+                       notebook_id=garden.id)
+    page = web.get(f"/notes/{note.id}/?v=1").content.decode()
+    facts = page.split('<dl class="facts"', 1)[1].split("</dl>", 1)[0]
+    assert 'aria-label="Version 1"' in facts
+    assert "1 of 3 — this page shows version 1" in facts and "the current one" in facts
+    assert "<dd>fact</dd>" in facts and "<dd>Personal</dd>" in facts
+    assert "<dd>summer</dd>" in facts and "july" not in facts and "Garden" not in facts
+    assert f"note:{note.id}@1" in facts and "current version" not in facts
+    head = page.split('<header class="note-head">', 1)[1].split("</header>", 1)[0]
+    assert '<span class="kind">fact</span> · Personal' in head
+    current = web.get(f"/notes/{note.id}/").content.decode()
+    facts = current.split('<dl class="facts"', 1)[1].split("</dl>", 1)[0]
+    assert "<dd>Garden</dd>" in facts and "july" in facts and f"note:{note.id}@3" in facts
