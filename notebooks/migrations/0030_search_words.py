@@ -18,10 +18,12 @@ from django.db import migrations
 #   PostgreSQL 17+ letters, digits and case are Unicode's (the builtin `pg_c_utf8`
 #   collation); before, the database's own locale decides.
 # * `grove_lookup(text)`: the English stems of those words and the words themselves
-#   (`simple`: unstemmed, stop words kept), one vector — a typed prefix matches the word
-#   as written, a finished word its stem. The stems without their positions (`strip`):
-#   ranking reads the words' positions, and the vector stays about the size of `search`
-#   rather than twice it (what a row-by-row match and the ranking read).
+#   (`grove_plain`: unstemmed, English stop words left out as the stems leave them out),
+#   one vector — a typed prefix matches the word as written, a finished word its stem.
+#   The stems without their positions (`strip`): ranking reads the words' positions, and
+#   the vector stays near the size of `search` rather than twice it (what a row-by-row
+#   match and the ranking read). Without the stop words a one-letter prefix ("a") does
+#   not gather the posting lists of "a", "and", "as", "at" — nearly every note, each.
 # * `notebooks_note.lookup`, a stored generated column of it with a GIN index. Not a
 #   field of the model: the ORM would otherwise read it with every note it loads; the
 #   search selector names it in SQL.
@@ -58,11 +60,18 @@ DO $do$ BEGIN
     END IF;
 END $do$;
 
+CREATE TEXT SEARCH DICTIONARY grove_plain (TEMPLATE = pg_catalog.simple,
+                                           STOPWORDS = english);
+CREATE TEXT SEARCH CONFIGURATION grove_plain (COPY = pg_catalog.simple);
+ALTER TEXT SEARCH CONFIGURATION grove_plain ALTER MAPPING REPLACE pg_catalog.simple
+    WITH public.grove_plain;
+
 CREATE FUNCTION grove_lookup(body text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT strip(to_tsvector('english'::regconfig, w)) || to_tsvector('simple'::regconfig, w)
+    SELECT strip(to_tsvector('english'::regconfig, w))
+           || to_tsvector('public.grove_plain'::regconfig, w)
     FROM (SELECT public.grove_words(body) AS w) AS words
 $$;
 
@@ -107,6 +116,8 @@ DROP FUNCTION IF EXISTS grove_lookup_matches(tsquery, integer);
 DROP FUNCTION IF EXISTS grove_lookup_matches(tsquery);
 ALTER TABLE notebooks_note DROP COLUMN IF EXISTS lookup;
 DROP FUNCTION IF EXISTS grove_lookup(text);
+DROP TEXT SEARCH CONFIGURATION IF EXISTS grove_plain;
+DROP TEXT SEARCH DICTIONARY IF EXISTS grove_plain;
 DROP FUNCTION IF EXISTS grove_words(text);
 """
 

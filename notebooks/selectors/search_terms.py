@@ -9,9 +9,9 @@ query word is folded by the same function, so a query and a note agree on what a
 is by construction. Each word matches as its stem ("deploys" finds "deployed") or as
 itself, and:
 
-* the word being typed — the last one, unless a space follows it — matches as a prefix
-  of either: `stagin` finds "staging" (whose stem is `stage`), `belem` "Belém",
-  `2026-12-0` "2026-12-01", `ci-` "ci-1";
+* the word being typed — the last one, unless a space follows it — also matches as a
+  prefix of the words as written: `stagin` finds "staging" (whose stem is `stage`),
+  `belem` "Belém", `2026-12-0` "2026-12-01", `ci-` "ci-1";
 * in a short query, a word of four letters or more also matches the account's own
   words that are spelled like it (trigram similarity, `pg_trgm`): `postgresql` finds
   "Postgres", `shakshuak` finds "shakshuka". The candidates come from the account's
@@ -108,7 +108,11 @@ def search_terms(query: str) -> Terms | None:
         if not word.stems and not being_typed:
             continue  # a stop word ("the", "which") matches nothing and is left out
         exact.extend(_quoted(spelled) for spelled in word.spelled)
-        forms = [_quoted(form, prefix=being_typed) for form in (*word.stems, *word.spelled)]
+        # The word being typed is a prefix of the word as written; its stem is matched
+        # whole ("backups" finds "backup" before the space is typed) — a second prefix
+        # scan of the index would find next to nothing more.
+        forms = [_quoted(stem) for stem in word.stems]
+        forms += [_quoted(spelled, prefix=being_typed) for spelled in word.spelled]
         forms.extend(_quoted(v) for v in word.variants if v not in word.stems)
         if forms:  # (a word that folds to nothing, such as "²", is left out too)
             groups.append(list(dict.fromkeys(forms)))
@@ -120,8 +124,10 @@ def search_terms(query: str) -> Terms | None:
 
 
 def _forms(words: list[str], *, fuzzy: bool) -> list[_Forms]:
-    """Each word's forms (`_Forms`), in one statement. The variants are looked up by the
-    word's stem as `search` holds it (the lexicon is that vector's) and then folded."""
+    """Each word's forms (`_Forms`), in one statement. The word as written keeps a stop
+    word (`simple`; the vector leaves them out, so a finished one matches nothing, while
+    one being typed is still a prefix: "the" finds "theory"). The variants are looked up
+    by the word's stem as `search` holds it (the lexicon is that vector's), then folded."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT tsvector_to_array(to_tsvector('english'::regconfig, f.w)),"
