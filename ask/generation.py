@@ -53,7 +53,7 @@ from ask.schemas import (
 from ask.selectors import known_false_in, retrieve
 from ask.selectors.proposals import Dropped, Planned, places_for, plan, shown_of
 from ask.services import answered, evidence_of
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import Actor
 from grove.kernel.errors import GroveError
 from grove.kernel.jobs import Handler
@@ -227,7 +227,8 @@ def _tidied(actor: Actor, tidy: dict[str, Any]
 def _stored(source: Source) -> SourceOut:
     note = source.note
     return SourceOut(cite_as=source.cite_as, note_id=note.id, version=note.version,
-                     kind=note.kind, notebook_id=note.notebook_id, label=first_line(note.content))
+                     kind=note.kind, notebook_id=note.notebook_id,
+                     label=note_title(note.content, 80))
 
 
 def _generate(entry: Input) -> Output:

@@ -43,7 +43,10 @@ from ask.services import (
 )
 from grove.interfaces.links import host_of, leave_target
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import first_line, render_model_markdown
+from grove.interfaces.rendering import (
+    note_title,
+    render_model_markdown,
+)
 from grove.kernel.errors import GroveError, Invalid, NotFound, RateLimited
 from notebooks.context import notebooks_for
 from notebooks.schemas.notes import NoteOut
@@ -126,7 +129,7 @@ def _views(turns: list[TurnOut]) -> list[TurnView]:
 
 
 def _labelled(notes: list[NoteOut]) -> list[tuple[NoteOut, str]]:
-    return [(n, first_line(n.content, 70)) for n in notes]
+    return [(n, note_title(n.content, 70)) for n in notes]
 
 
 def _ask_form(request: HttpRequest, *, data: Any = None, initial: dict[str, Any] | None = None,
@@ -265,7 +268,7 @@ def _searching(detail: ConversationDetail, last: TurnOut | None, picked: list[No
     context = last.context if last is not None else None
     if context is None:
         return scope
-    labels = {n.id: first_line(n.content, 40) or "(empty note)" for n in picked}
+    labels = {n.id: note_title(n.content, 40) or "(empty note)" for n in picked}
     named = ([f"“{labels[i]}”" for i in context.notes if i in labels]
              + [names.get(i, "a notebook") for i in context.notebooks])
     gone = len(context.notes) - sum(1 for i in context.notes if i in labels)

@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.scifact import DATA  # noqa: E402
 from tests.grove.runtime.processes import (  # noqa: E402
     GROVE,
     create_user,
@@ -42,7 +43,7 @@ from tests.grove.runtime.processes import (  # noqa: E402
     run_grove,
 )
 
-CORPUS = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
+CORPUS = DATA / "corpus.jsonl"
 
 
 def texts() -> list[str]:

@@ -7,10 +7,22 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "scifact"
+CHECKOUT = Path(__file__).resolve().parent.parent
+# Where the BEIR SciFact files are: $GROVE_SCIFACT_DIR, a path relative to the checkout
+# (or absolute); by default `shared/data/scifact` beside the checkout.
+DATA_SETTING = "GROVE_SCIFACT_DIR"
+DATA_DEFAULT = "../shared/data/scifact"
+
+
+def data_folder() -> Path:
+    return (CHECKOUT / os.environ.get(DATA_SETTING, DATA_DEFAULT)).resolve()
+
+
+DATA = data_folder()
 
 
 @dataclass(frozen=True)

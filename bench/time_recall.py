@@ -39,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import Env, summary_ms, table, write_result  # noqa: E402
+from bench.scifact import DATA  # noqa: E402
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 TOPICS = {
@@ -204,8 +205,7 @@ def main() -> None:
     from notebooks.dates import time_expression
 
     claims = [json.loads(line)["text"] for line in
-              (Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
-               / "queries.jsonl").read_text().splitlines()]
+              (DATA / "queries.jsonl").read_text().splitlines()]
     cost: dict[str, Any] = {}
     for name, texts in (("bench questions", [q["query"] for q in asked]),
                         ("scifact claims", claims)):

@@ -1,3 +1,4 @@
+import json
 import re
 import uuid
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from notebooks.models import (
     VISION_MAX_CHARS,
     Kind,
 )
-from notebooks.rules import CONTENT_OUTER_MAX_CHARS, SEARCH_QUERY_MAX_CHARS
+from notebooks.rules import SEARCH_QUERY_MAX_CHARS
 
 
 class _PicksANotebook(forms.Form):
@@ -96,9 +97,12 @@ def join_title(title: str, body: str) -> str:
     return f"{title}\n{body}" if title else body
 
 
+# The editor's fields check no length themselves (the request body limit caps the work):
+# the note's text — title and lines together — is held to its kind's limit by the save,
+# whose one message the form shows (`rules.clean_content`).
 def _title_field(**attrs: str) -> forms.CharField:
     return forms.CharField(
-        required=False, strip=False, max_length=CONTENT_OUTER_MAX_CHARS, label="Title",
+        required=False, strip=False, label="Title",
         help_text="The note's first line, as written: what the library lists it by "
                   "(# makes it a heading).",
         widget=forms.TextInput(attrs={"placeholder": "Title", "autocomplete": "off",
@@ -107,17 +111,45 @@ def _title_field(**attrs: str) -> forms.CharField:
 
 def _text_field() -> forms.CharField:
     # Not stripped: the lines below the title keep their indentation and blank lines.
-    return forms.CharField(required=False, strip=False, max_length=CONTENT_OUTER_MAX_CHARS,
+    return forms.CharField(required=False, strip=False,
                            label="Content", widget=forms.Textarea(attrs={
                                "rows": 18, "class": "editor-text", "spellcheck": "true"}))
 
 
 class _Editor(forms.Form):
     """A form with the editor's two text fields, `title` and `content` (the lines
-    below it); `cleaned_data["text"]` is the note's text they make (`join_title`)."""
+    below it); `cleaned_data["text"]` is the note's text they make (`join_title`).
+
+    The fields state the limit of the note's kind (`rules.content_max_chars`, the one
+    the save checks) as their `maxlength`, and carry every kind's limit for the
+    editor's counter (static/grove/editor.js) to follow a change of kind. The fields
+    check no length of their own: text over the limit reaches the save and gets its
+    one message (the request body limit, `GROVE_API_MAX_BODY`, caps the work)."""
 
     EDITOR_FIELDS = ("title", "content")
     REQUIRE_TEXT = True
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        limits = rules.content_limits()
+        kind = self.kind_written()
+        self.limit = limits[kind] if kind is not None else max(limits.values())
+        self.limit_shown = f"{self.limit:,}"
+        self.limit_kind = kind or "note"
+        for name in self.EDITOR_FIELDS:
+            self.fields[name].widget.attrs["maxlength"] = str(self.limit)
+        self.fields["content"].widget.attrs.update({
+            "data-limits": json.dumps(limits, separators=(",", ":")),
+            "aria-describedby": "content-count"})
+
+    def kind_written(self) -> str | None:
+        """The kind the note is being written as — as posted, else as shown — or None
+        when the form does not say (the preview of a form without a kind)."""
+        field = self.fields.get("kind")
+        wanted = self.data.get("kind") if self.is_bound else None
+        if wanted not in Kind.values:
+            wanted = self.initial.get("kind") or (field.initial if field else None)
+        return str(wanted) if wanted in Kind.values else None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -167,12 +199,14 @@ class NoteEditForm(_Editor):
 
 
 class PreviewForm(_Editor):
-    """What the editor's preview renders: the same two fields, joined the same way."""
+    """What the editor's preview renders: the same two fields, joined the same way, and
+    the kind the note is written as (whose limit the preview holds it to)."""
 
     REQUIRE_TEXT = False
 
     title = _title_field()
     content = _text_field()
+    kind = forms.ChoiceField(choices=Kind.choices, required=False)
 
 
 class TaskTickForm(forms.Form):

@@ -25,7 +25,7 @@ from grove.interfaces.mcp_catalog import (
     ResourceProvider,
     ResourceTemplate,
 )
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
 from notebooks import rules, selectors, services
@@ -151,7 +151,7 @@ def _notebook_text(found: NotebookResource) -> str:
     notebook, shown, total = found.notebook, found.notes, found.total
     lines = [f"# {notebook.name} (notebook:{notebook.id}): {total} live notes, newest first"]
     lines += [f"- {n.versioned_id} {n.kind}, {n.updated_at:%Y-%m-%d}: "
-              f"{first_line(n.content, 100)}" for n in shown]
+              f"{note_title(n.content, 100)}" for n in shown]
     if total > len(shown):
         lines.append(f"- … and {total - len(shown)} more (list_notes pages through them)")
     return "\n".join(lines) + "\n"
@@ -196,7 +196,7 @@ def list_resources(actor: Actor, cursor: str | None) -> tuple[list[Resource], st
             found += [Resource(f"brief://{nb_id}", f"brief-{nb_id}", f"Brief: {path}"),
                       Resource(f"notebook://{nb_id}", f"notebook-{nb_id}",
                                f"Notebook: {path}")]
-    found += [Resource(f"note://{n.id}", f"note-{n.id}", first_line(n.content, 80) or n.kind)
+    found += [Resource(f"note://{n.id}", f"note-{n.id}", note_title(n.content, 80) or n.kind)
               for n in page.notes]
     return found, page.next_cursor
 

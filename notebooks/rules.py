@@ -133,28 +133,69 @@ DUPLICATE_SCAN_MAX = 1000
 DUPLICATE_GROUPS_MAX = 50
 DUPLICATE_GROUP_MAX = 10
 
-# Loose outer limits. Each exact limit (CONTENT_MAX_CHARS, …) is checked once, by its
-# cleaner here, on the trimmed text, with a stable error code, and the schemas state
+# -- a note's text and its limit -----------------------------------------------------------
+
+
+def content_max_chars(kind: str) -> int:
+    """The most characters a note of `kind` holds (trimmed text): the one limit every
+    save checks (`clean_content`, `check_content_fits`) and the editor states and counts
+    against. SPEC §3 gives memory records (preference, fact, decision, solution,
+    handoff) 6,000 and document notes (kind `note`) more; every kind holds
+    CONTENT_MAX_CHARS until the larger limit lands — callers ask per kind, so it lands
+    here alone."""
+    return CONTENT_MAX_CHARS
+
+
+def content_limits() -> dict[str, int]:
+    """Each kind's limit (`content_max_chars`), for the editor to count against."""
+    return {kind: content_max_chars(kind) for kind in Kind.values}
+
+
+# Loose outer limits. Each exact limit (a kind's content_max_chars, …) is checked once, by
+# its cleaner here, on the trimmed text, with a stable error code, and the schemas state
 # the same number. Layers in front of the cleaners — a form field, the request body
 # (GROVE_API_MAX_BODY, 1 MiB: far above 6,000 characters of any script) — only cap how
 # much work one request can cause, so they are set looser on purpose: a value the
 # service accepts is never cut or refused before it gets there, and one that is too
 # long reaches its cleaner and gets its code rather than a generic one.
-CONTENT_OUTER_MAX_CHARS = CONTENT_MAX_CHARS + 1000  # surrounding whitespace is trimmed
+CONTENT_OUTER_MAX_CHARS = max(content_limits().values()) + 1000  # whitespace is trimmed
 
 
-def clean_content(value: Any) -> str:
+def content_too_long(length: int, kind: str | None) -> Invalid:
+    """The one refusal of a note's text that is too long — what the website, REST and
+    MCP all say (the field named as the API names it, capitalised as a sentence starts).
+    `kind` None: longer than any kind holds (`clean_content` before the kind is known)."""
+    if kind is None:
+        return Invalid(f"Content is {length:,} characters; no note holds more than "
+                       f"{max(content_limits().values()):,}.", code="content_too_long")
+    return Invalid(f"Content is {length:,} characters; a {kind} holds at most "
+                   f"{content_max_chars(kind):,}.", code="content_too_long")
+
+
+def clean_content(value: Any, *, kind: str | None = None) -> str:
+    """A note's text, trimmed, within its kind's limit. `kind` None: the kind is known
+    only once the note is read (a correction that keeps it) — the text is held to the
+    outer bound here, and the caller checks it with `check_content_fits` then, so the
+    refusal names the kind whichever way the text came."""
     if not isinstance(value, str):
-        raise Invalid("content must be text.", code="invalid_content")
+        raise Invalid("Content must be text.", code="invalid_content")
     content = storable_text(value, what="content", code="invalid_content").strip()
     if not content:
-        raise Invalid("content is empty.", code="content_empty")
-    if len(content) > CONTENT_MAX_CHARS:
-        raise Invalid(
-            f"content is {len(content)} characters; the limit is {CONTENT_MAX_CHARS}.",
-            code="content_too_long",
-        )
+        raise Invalid("Content is empty.", code="content_empty")
+    if kind is not None:
+        check_content_fits(content, kind)
+    elif len(content) > CONTENT_OUTER_MAX_CHARS:
+        raise content_too_long(len(content), None)
     return content
+
+
+def check_content_fits(content: str, kind: str | None) -> None:
+    """Refuse text longer than its kind's limit (`content_too_long`) — also when a
+    change of kind makes the note one that holds less than its text. `kind` None:
+    longer than any kind holds (a preview of a form that names no kind)."""
+    limit = max(content_limits().values()) if kind is None else content_max_chars(kind)
+    if len(content) > limit:
+        raise content_too_long(len(content), kind)
 
 
 def clean_vision(value: Any) -> str:

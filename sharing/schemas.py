@@ -43,12 +43,12 @@ class PublicShare:
 
 @dataclass(frozen=True)
 class PublicNote:
-    """A shared note as a visitor may see it: no version (an edit count), no provenance.
-    `created_at` only orders pages; what is shown of the note's times is `updated_on`."""
+    """A shared note as a visitor may see it: no version (an edit count), no provenance,
+    no kind (how its owner and agents file it, not part of what it says). `created_at`
+    only orders pages; what is shown of the note's times is `updated_on`."""
 
     id: uuid.UUID
     content: str
-    kind: str
     created_at: datetime
     updated_at: datetime
 
@@ -77,12 +77,11 @@ class PublicNoteOut(Out):
 
     id: uuid.UUID
     content: str
-    kind: str
     updated: date  # the day of the last change
 
     @classmethod
     def of(cls, note: PublicNote) -> PublicNoteOut:
-        return cls(id=note.id, content=note.content, kind=note.kind, updated=note.updated_on)
+        return cls(id=note.id, content=note.content, updated=note.updated_on)
 
 
 class ShareMeta(Out):

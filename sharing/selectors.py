@@ -17,7 +17,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.paging import cursor_after, cursor_read, keyset_page
@@ -54,7 +54,7 @@ def _notes(share: PublicShare, *, note_id: uuid.UUID | None = None,
            after: tuple[datetime, uuid.UUID] | None = None, limit: int = 1) -> list[PublicNote]:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, content, kind, created_at, updated_at "
+            "SELECT id, content, created_at, updated_at "
             "FROM grove_share_notes(%s, %s, %s, %s, %s)",
             [share.token, note_id, after[0] if after else None, after[1] if after else None,
              limit])
@@ -120,7 +120,7 @@ def share_url(token: str) -> str:
 def _title(share: Share) -> str:
     if share.notebook_id is not None:
         return share.notebook.name if share.notebook else ""
-    return first_line(share.note.content) if share.note else ""
+    return note_title(share.note.content) if share.note else ""
 
 
 def _available(share: Share) -> bool:

@@ -29,7 +29,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import render_markdown, title_and_excerpt
+from grove.interfaces.rendering import note_title, render_note, title_and_excerpt
 from grove.interfaces.rest import envelope_response, error_response, ok
 from grove.kernel import throttle
 from grove.kernel.errors import GroveError
@@ -156,8 +156,8 @@ def _show_note(request: HttpRequest, visit: ShareVisit, as_json: bool,
     if as_json:
         return _json(request, share, PublicNoteOut.of(note), _meta(share))
     return _headers(render(request, "sharing/note.html", {
-        "share": share, "note": note, "html": render_markdown(note.content),
-        "title": title_and_excerpt(note.content)[0], "back": back}), share)
+        "share": share, "note": note, "html": render_note(note.content),
+        "title": note_title(note.content), "back": back}), share)
 
 
 # -- the owner's side -------------------------------------------------------------------------

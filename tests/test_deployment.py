@@ -88,3 +88,43 @@ def test_compose_accepts_the_file():
     result = subprocess.run([*command, "-f", str(COMPOSE), "config", "--quiet"], env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_grove_services_reach_a_model_on_the_docker_host(compose):
+    """Inside a container 127.0.0.1 is the container: a model served on the host (Ollama)
+    is `host.docker.internal`, which Linux's Docker knows only through `host-gateway`."""
+    for name in GROVE_SERVICES:
+        assert "host.docker.internal:host-gateway" in compose["services"][name]["extra_hosts"]
+
+
+def _example_settings() -> tuple[set[str], set[str]]:
+    """The names `.env.example` sets, and those it shows commented out."""
+    import re
+
+    text = (REPO / ".env.example").read_text()
+    return (set(re.findall(r"^([A-Z][A-Z0-9_]*)=", text, re.M)),
+            set(re.findall(r"^# ([A-Z][A-Z0-9_]*)=", text, re.M)))
+
+
+def test_the_env_example_names_every_setting_compose_reads():
+    import re
+
+    text = COMPOSE.read_text()
+    read = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)", text))
+    required = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*):\?", text))
+    assert required, "compose.yaml requires nothing?"
+    named, commented = _example_settings()
+    assert required <= named  # to be filled in, not left commented out
+    assert read <= named | commented
+    assert (named | commented) <= read  # nothing compose would not pass on
+    assert ".env" in (REPO / ".gitignore").read_text().split()
+
+
+def test_the_compose_docs_say_how_to_start():
+    """README's compose section: the settings file, where the owner is created, a model on
+    the Docker host, and the reverse-proxy examples in deploy/."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Deployment with `compose.yaml`", 1)[1].split("\n## ", 1)[0]
+    for needed in (".env.example", "/setup/", "host.docker.internal", "host-gateway",
+                   "(deploy/)"):
+        assert needed in section, needed

@@ -41,7 +41,7 @@ from ask.selectors.fingerprints import (
     affected,
     fingerprint,
 )
-from grove.interfaces.rendering import first_line, revision_diff
+from grove.interfaces.rendering import note_title, revision_diff
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Forbidden, GroveError
 from grove.kernel.tenancy import tenant
@@ -355,7 +355,7 @@ def _planned(plan: _Plan, paths: dict[uuid.UUID, str]) -> Planned:
     notebooks: list[PreviewNotebook] = []
 
     def listed(note: Note, effect: str, to: str | None = None) -> PreviewNote:
-        return PreviewNote(id=note.id, version=note.version, label=first_line(note.content),
+        return PreviewNote(id=note.id, version=note.version, label=note_title(note.content, 80),
                            notebook_id=note.notebook_id,
                            notebook=_where(note.notebook_id, paths), effect=effect,
                            to_notebook=to)
@@ -381,7 +381,7 @@ def _planned(plan: _Plan, paths: dict[uuid.UUID, str]) -> Planned:
         diffs.append(_diff(survivor, plan.content, plan.note_kind or survivor.kind))
     elif step == "create":
         assert plan.content is not None and plan.note_kind is not None
-        notes.append(PreviewNote(id=None, version=None, label=first_line(plan.content),
+        notes.append(PreviewNote(id=None, version=None, label=note_title(plan.content, 80),
                                  notebook_id=plan.destination,
                                  notebook=_where(plan.destination, paths), effect="created"))
         diffs.append(_diff(None, plan.content, plan.note_kind))

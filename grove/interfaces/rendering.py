@@ -57,8 +57,11 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 
 @functools.cache
-def _parser() -> MarkdownIt:
-    return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+def _parser(breaks: bool = False) -> MarkdownIt:
+    """The one parser (`breaks`: a single line break drawn as `<br>`; tokens are the
+    same either way)."""
+    return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
+                                      "breaks": breaks})
             .enable(["table", "strikethrough"])
             .use(tasklists_plugin))
 
@@ -120,11 +123,14 @@ def _images_as_links(children: list[Token], parser: MarkdownIt, env: dict) -> li
     return out
 
 
-def render_markdown(text: str) -> SafeString:
-    """The note's content as safe HTML for templates. Table column alignment becomes a
-    class, not a style attribute: the site's Content-Security-Policy allows no inline
-    styles."""
-    return _render(text, model=False)
+def render_markdown(text: str, *, title: bool = False, breaks: bool = False) -> SafeString:
+    """Markdown as safe HTML for templates. Table column alignment becomes a class, not
+    a style attribute: the site's Content-Security-Policy allows no inline styles.
+
+    `title`: the note's title line (`title_line`), when it opens a paragraph, becomes a
+    heading (`render_note`);
+    `breaks`: a single line break is drawn as one (`<br>`)."""
+    return _render(text, model=False, title=title, breaks=breaks)
 
 
 def render_model_markdown(text: str) -> SafeString:
@@ -135,8 +141,9 @@ def render_model_markdown(text: str) -> SafeString:
     return _render(text, model=True)
 
 
-def _render(text: str, *, model: bool) -> SafeString:
-    parser = _parser()
+def _render(text: str, *, model: bool, title: bool = False,
+            breaks: bool = False) -> SafeString:
+    parser = _parser(breaks)
     env: dict = {}
     tokens = parser.parse(text, env)
     for token in tokens:
@@ -148,6 +155,9 @@ def _render(text: str, *, model: bool) -> SafeString:
             token.children = _images_as_links(token.children, parser, env)
             if model:
                 token.children = _model_links(token.children, parser, env)
+    line = title_line(text) if title else None
+    if line is not None:
+        tokens = _title_as_heading(tokens, line)
     html = parser.renderer.render(tokens, parser.options, env)
     clean = nh3.clean(html, tags=MODEL_TAGS if model else TAGS,
                       attributes=MODEL_ATTRIBUTES if model else ATTRIBUTES,
@@ -208,6 +218,32 @@ def _model_links(children: list[Token], parser: MarkdownIt, env: dict) -> list[T
             out += [*inside, *(_destination(address, "link-none") if address else [])]
         opened, inside = None, []
     return out + inside
+
+
+_BREAKS = ("softbreak", "hardbreak")
+
+
+def _title_as_heading(tokens: list[Token], line: int) -> list[Token]:
+    """The tokens with `line` made a level-1 heading when it opens a top-level paragraph
+    (the rest of that paragraph, if any, staying a paragraph). Done on the tokens, not
+    the text, so nothing else parses differently (a second line indented four spaces
+    stays text rather than becoming code)."""
+    at = next((i for i, t in enumerate(tokens) if t.map and t.map[1] > line), None)
+    if at is None or at + 2 >= len(tokens):
+        return tokens
+    opening, inline, closing = tokens[at:at + 3]
+    if opening.type != "paragraph_open" or opening.level != 0 or not opening.map \
+            or opening.map[0] != line:
+        return tokens
+    children = inline.children or []
+    cut = next((i for i, child in enumerate(children) if child.type in _BREAKS), len(children))
+    heading = [Token("heading_open", "h1", 1, map=opening.map, block=True),
+               Token("inline", "", 0, children=children[:cut], block=True),
+               Token("heading_close", "h1", -1, block=True)]
+    rest = children[cut + 1:]
+    if rest:
+        heading += [opening, Token("inline", "", 0, children=rest, block=True), closing]
+    return tokens[:at] + heading + tokens[at + 3:]
 
 
 def _images_and_code(markdown: str) -> tuple[int, list[str], dict]:
@@ -351,6 +387,7 @@ def with_task_set(markdown: str, index: int, done: bool) -> str | None:
 
 
 EXCERPT_SOURCE_CHARS = 800
+TITLE_MAX_CHARS = 120
 
 
 def plain(markdown: str) -> str:
@@ -358,20 +395,79 @@ def plain(markdown: str) -> str:
     return " ".join(html.unescape(strip_tags(render_markdown(markdown))).split())
 
 
+# -- a note's title: one rule for every page, list, file name and agent ----------------------
+
+# What opens a line of markdown without being its text: indentation, heading, quote,
+# list and task-list marks (repeated: "> - [ ] x").
+_LINE_MARKS = re.compile(r"^(?:[ \t]*(?:#{1,6}(?=\s|$)|>|[-*+](?=\s)|\d{1,9}[.)](?=\s)|"
+                         r"\[[ xX]\](?=\s)))+[ \t]*")
+_CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$")
+# Inline marks: an image or link keeps its text, an autolink its address; emphasis,
+# strikethrough and code marks go (not the "_" inside snake_case); escapes unescaped.
+_LINKED = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]*)>")
+_EMPHASIS = re.compile(r"(?<!\\)(?:\*\*|__|~~|`+|(?<!\w)[*_]+|[*_]+(?!\w))")
+# A line of marks alone: a rule, a setext underline, a fence (its language is no title).
+_MARKS_ONLY = re.compile(r"^[ \t]*(?:[-*_=+#>|:\s]+|(?:```|~~~)\S*)[ \t]*$")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _title_text(line: str) -> str:
+    if _MARKS_ONLY.match(line):
+        return ""
+    line = _CLOSING_HASHES.sub("", _LINE_MARKS.sub("", line))
+    line = _AUTOLINK.sub(r"\1", _LINKED.sub(r"\1", line))
+    return " ".join(html.unescape(_ESCAPED.sub(r"\1", _EMPHASIS.sub("", line))).split())
+
+
+def _head_lines(content: str) -> list[str]:
+    """The lines of a note's start, split where markdown splits them."""
+    return _NEWLINE.split(content[:EXCERPT_SOURCE_CHARS])
+
+
+def title_line(content: str) -> int | None:
+    """Which line of a note is its title: the first that holds any text once its
+    markdown marks are left out (a stored note is trimmed, so that is its first line but
+    for a line of marks alone, such as a rule). None for a note without text."""
+    for number, line in enumerate(_head_lines(content)):
+        if _title_text(line):
+            return number
+    return None
+
+
+def note_title(content: str, limit: int = TITLE_MAX_CHARS) -> str:
+    """A note's title — THE rule, for the library, the note page, the preview, share
+    pages, the brief, MCP and export file names: its title line (`title_line`) as plain
+    text, shortened to `limit`; "" when the note has no text. Cheap (no rendering): the
+    brief and lists name hundreds of notes."""
+    number = title_line(content)
+    if number is None:
+        return ""
+    return shorten(_title_text(_head_lines(content)[number]), limit)
+
+
 def title_and_excerpt(content: str, *, excerpt: bool = True) -> tuple[str, str]:
-    """A note's title (its first line, as plain text) and an excerpt of the rest (at
-    most 240 characters: only the start of a long note is rendered). `excerpt=False`:
-    the title alone is wanted (the excerpt is "" unless the title had to come from the
-    rest) — the rest, most of the rendering, is skipped."""
-    lines = content.strip()[:EXCERPT_SOURCE_CHARS].splitlines()
-    title = plain(lines[0]) if lines else ""
-    if title and not excerpt:
-        return shorten(title, 120), ""
-    rest = plain("\n".join(lines[1:]))
-    if not title:
-        title = shorten(rest, 80) or "(empty)"
-        rest = rest[len(title.removesuffix("…")):].lstrip()
-    return shorten(title, 120), shorten(rest, 241)
+    """A note's title (`note_title`) and an excerpt of what follows its title line (at
+    most 240 characters, as plain text: only the start of a long note is rendered).
+    `excerpt=False`: the title alone is wanted — the rendering is skipped."""
+    title = note_title(content) or "(empty)"
+    if not excerpt:
+        return title, ""
+    number = title_line(content)
+    after = _head_lines(content)[number + 1:] if number is not None else []
+    if after and _MARKS_ONLY.match(after[0]):
+        after = after[1:]  # the title's setext underline ("===")
+    rest = plain("\n".join(after))
+    return title, shorten(rest, 241)
+
+
+def render_note(content: str) -> SafeString:
+    """A note as its page, its editor's preview and its share page show it: the first
+    line, when it opens a paragraph, is the note's heading (a title written without "#"
+    reads as one, not as the start of a run-on paragraph), and a single line break is a
+    line break (as notes are written), not a space. Everything else is `render_markdown`:
+    the same sanitising, the same task-list boxes in the same order."""
+    return render_markdown(content, title=True, breaks=True)
 
 
 WORD_BACKTRACK = 24  # how far back a cut looks for the end of a word
@@ -388,19 +484,6 @@ def shorten(text: str, limit: int) -> str:
         if space > 0:
             cut = cut[:space]
     return cut.rstrip() + "…"
-
-
-# Inline marks a label leaves out (cheaply, without rendering): strong/emphasis runs and
-# code ticks; a link or image keeps only its text.
-_INLINE_MARKS = re.compile(r"\*\*|__|`")
-_LINKED = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-
-
-def first_line(content: str, limit: int = 80) -> str:
-    """A note's label: its first non-empty line without markdown marks, shortened."""
-    line = next((ln.strip(" #*-\t") for ln in content.splitlines() if ln.strip()), "")
-    line = _INLINE_MARKS.sub("", _LINKED.sub(r"\1", line)).strip(" #*-\t")
-    return shorten(line, limit)
 
 
 def revision_diff(old: str, new: str) -> list[tuple[str, str]]:

@@ -26,6 +26,9 @@ DEFINER_FUNCTIONS = (
     " integer, integer, text, daterange, tstzrange, boolean, float8, float8, float8)",
     "grove_search_matches(tsquery)",
     "grove_search_matches(tsquery, integer)",
+    # Library search's words (notebooks 0030).
+    "grove_lookup_matches(tsquery)",
+    "grove_lookup_matches(tsquery, integer)",
     "grove_search_variants(text, text, float8, integer)",
     "grove_tagged(text)",
     "grove_tag_counts(integer)",

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Q
 from django.utils import timezone
 
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import caller_binding, cursor_after, cursor_read, keyset_page
@@ -117,7 +117,7 @@ def _item(revision: Revision, names: dict[uuid.UUID, str],
            revision.connection_id is None else byline(revision.connection_id, names))
     fields: dict[str, Any] = {
         "id": revision.versioned_id, "change": revision.reason, "kind": revision.kind,
-        "title": "" if deleted else first_line(revision.content, 100),
+        "title": "" if deleted else note_title(revision.content, 100),
         "at": revision.created_at, "by": who}
     notebook = revision.note.notebook_id
     if notebook is not None:

@@ -33,7 +33,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from grove.embeddings.tokens import TOKENIZER_NAME, count_each, count_tokens
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Forbidden, Invalid, NotFound
 from grove.kernel.tenancy import tenant
@@ -180,7 +180,7 @@ def _recent(scope: Scope, since: datetime, zone: ZoneInfo,
         found.append(BriefChange(id=note.versioned_id,
                                  date=note.updated_at.astimezone(zone).date(),
                                  change=note.last_reason or "update", kind=note.kind,
-                                 title=first_line(note.content, 60), by=by))
+                                 title=note_title(note.content, 60), by=by))
     total = len(found) if len(found) < rules.BRIEF_RECENT_MAX else changed.count()
     return found, total
 
@@ -251,7 +251,7 @@ def _brief_note(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, 
 def _index_entry(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
                  marks: Marks) -> BriefIndexEntry:
     note = candidate.note
-    title = first_line(note.content, 80) or note.kind
+    title = note_title(note.content, 80) or note.kind
     place = names.get(note.notebook_id, "a notebook") if note.notebook_id else "Personal"
     detail = f"{note.kind}, {place}, {note.updated_at.astimezone(zone):%Y-%m-%d}"
     if marks.authority:

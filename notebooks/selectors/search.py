@@ -197,6 +197,7 @@ def note_search(
         elif lifetime == "ephemeral":
             notes = notes.filter(retention_days__isnull=False)
         search_query: Any = None
+        headline_config = SEARCH_CONFIG
         rank: Any = None
         matched_terms: Any = None
         order = sort
@@ -207,6 +208,7 @@ def note_search(
                 notes, order = notes.none(), "updated_desc" if sort == "relevance" else sort
             else:
                 search_query, rank, matched_terms = how.query, how.rank, how.terms
+                headline_config = how.headline_config
                 notes, order, probed = _narrowed(notes, how, sort=sort, after=opened.key)
         lower_bound = probed is not None and probed.many and not exact_count
         if probed is not None and (lower_bound or not probed.many):
@@ -232,7 +234,7 @@ def note_search(
             # short notes down to two words), of the note as text, not markdown.
             notes = notes.annotate(
                 headline=SearchHeadline(plain_text(F("content")), search_query,
-                                        config=SEARCH_CONFIG, start_sel="«", stop_sel="»",
+                                        config=headline_config, start_sel="«", stop_sel="»",
                                         max_fragments=0, max_words=35, min_words=15),
                 matched_terms=matched_terms,
             )

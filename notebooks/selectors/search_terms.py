@@ -1,10 +1,17 @@
 """What a library search looks for: the words typed, as the full-text query that finds
 them while they are still being typed (SPEC §4, §11).
 
-A query is a few words. Each word matches as itself (stemmed, as the notes are), and:
+A query is a few words — runs of letters and digits, so "2026-12-01" is `2026 12 01`
+and "pg-prod-3" `pg prod 3`. They are matched against the note's `lookup` vector
+(migration `notebooks 0030`): its text folded by `grove_words` — accents removed,
+punctuation a space, lower case — as English stems and as the words themselves. Each
+query word is folded by the same function, so a query and a note agree on what a word
+is by construction. Each word matches as its stem ("deploys" finds "deployed") or as
+itself, and:
 
 * the word being typed — the last one, unless a space follows it — also matches as a
-  prefix: `shaksh` finds "shakshuka", `postg` finds "PostgreSQL" and "Postgres";
+  prefix of the words as written: `stagin` finds "staging" (whose stem is `stage`),
+  `belem` "Belém", `2026-12-0` "2026-12-01", `ci-` "ci-1";
 * in a short query, a word of four letters or more also matches the account's own
   words that are spelled like it (trigram similarity, `pg_trgm`): `postgresql` finds
   "Postgres", `shakshuak` finds "shakshuka". The candidates come from the account's
@@ -12,13 +19,15 @@ A query is a few words. Each word matches as itself (stemmed, as the notes are),
   (migration `notebooks 0017`): the trigram index is usable only outside row-level
   security, so the function reads the caller's own lexicon and nothing else.
 
-Every word must match (AND); its forms are alternatives (OR). A query written with
-search operators — a quoted phrase, `-word`, `or` — means exactly what it says: it is
-read as web-search syntax, with no prefix or variants.
+Every word must match (AND); its forms are alternatives (OR). A finished word that is a
+stop word ("the") is left out. A query written with search operators — a quoted phrase,
+`-word`, `or` — means exactly what it says: it is read as web-search syntax against the
+notes' `search` vector, with no prefix, variants or folding.
 
-The exact query (the words as typed, stemmed) is kept beside the widened one, so
-ranking puts notes that contain the words themselves before notes that only contain a
-variant or a longer word.
+The exact query (the words as typed, stop words left out) is kept beside the widened
+one, so ranking puts notes that contain the words themselves before notes that only
+contain a stem, a variant or a longer word (the vector keeps positions for the words
+alone: ranking by cover density reads them).
 """
 
 from __future__ import annotations
@@ -26,7 +35,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from django.contrib.postgres.search import SearchQuery, SearchQueryField, SearchRank
+from django.contrib.postgres.search import (
+    SearchQuery,
+    SearchQueryField,
+    SearchRank,
+    SearchVectorField,
+)
 from django.db import connection
 from django.db.models import BooleanField, Expression, F, Func, TextField, Value
 from django.db.models.expressions import RawSQL
@@ -65,6 +79,17 @@ def _quoted(lexeme: str, *, prefix: bool = False) -> str:
     return f"'{body}'{':*' if prefix else ''}"
 
 
+@dataclass(frozen=True)
+class _Forms:
+    """One query word as the `lookup` vector holds words: its English stems (none for a
+    stop word), the word itself (`spelled`) and, in a short query, the account's own
+    words spelled like it — all folded by `grove_words`."""
+
+    stems: list[str]
+    spelled: list[str]
+    variants: list[str]
+
+
 def search_terms(query: str) -> Terms | None:
     """The tsqueries for `query`, or None when it uses search operators (the caller then
     reads it as web-search syntax). One round trip."""
@@ -74,22 +99,23 @@ def search_terms(query: str) -> Terms | None:
     if not words:
         return Terms(widened=None, exact=None, any_form=None)
     typing = not query[-1].isspace()
-    fuzzy = len(words) <= VARIANT_WORDS_MAX
-    stems, variants = _forms(words, fuzzy=fuzzy)
+    each = _forms(words, fuzzy=len(words) <= VARIANT_WORDS_MAX)
     last = len(words) - 1
     groups: list[list[str]] = []
     exact: list[str] = []
-    for i, word in enumerate(words):
-        forms = [_quoted(stem) for stem in stems[i]]
-        exact.extend(forms)
+    for i, word in enumerate(each):
         being_typed = i == last and typing
-        if not forms and not being_typed:
+        if not word.stems and not being_typed:
             continue  # a stop word ("the", "which") matches nothing and is left out
-        if being_typed:
-            forms = [_quoted(stem, prefix=True) for stem in stems[i]]
-            forms.append(_quoted(word, prefix=True))
-        forms.extend(_quoted(v) for v in variants[i] if v not in stems[i])
-        groups.append(list(dict.fromkeys(forms)))
+        exact.extend(_quoted(spelled) for spelled in word.spelled)
+        # The word being typed is a prefix of the word as written; its stem is matched
+        # whole ("backups" finds "backup" before the space is typed) — a second prefix
+        # scan of the index would find next to nothing more.
+        forms = [_quoted(stem) for stem in word.stems]
+        forms += [_quoted(spelled, prefix=being_typed) for spelled in word.spelled]
+        forms.extend(_quoted(v) for v in word.variants if v not in word.stems)
+        if forms:  # (a word that folds to nothing, such as "²", is left out too)
+            groups.append(list(dict.fromkeys(forms)))
     if not groups:
         return Terms(widened=None, exact=None, any_form=None)
     widened = " & ".join("(" + " | ".join(forms) + ")" for forms in groups)
@@ -97,22 +123,29 @@ def search_terms(query: str) -> Terms | None:
     return Terms(widened=widened, exact=" & ".join(exact) or None, any_form=any_form)
 
 
-def _forms(words: list[str], *, fuzzy: bool) -> tuple[list[list[str]], list[list[str]]]:
-    """Each word's lexemes under the notes' text-search configuration (none for a stop
-    word; a word the parser splits may give more than one), and — when `fuzzy` — the
-    caller's own lexemes spelled like it, best first. One statement."""
+def _forms(words: list[str], *, fuzzy: bool) -> list[_Forms]:
+    """Each word's forms (`_Forms`), in one statement. The word as written keeps a stop
+    word (`simple`; the vector leaves them out, so a finished one matches nothing, while
+    one being typed is still a prefix: "the" finds "theory"). The variants are looked up
+    by the word's stem as `search` holds it (the lexicon is that vector's), then folded."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT s.stems, CASE WHEN %s AND length(u.w) >= %s AND cardinality(s.stems) = 1"
-            "  THEN ARRAY(SELECT grove_search_variants(u.w, s.stems[1], %s, %s))"
+            "SELECT tsvector_to_array(to_tsvector('english'::regconfig, f.w)),"
+            " tsvector_to_array(to_tsvector('simple'::regconfig, f.w)),"
+            " CASE WHEN %s AND length(u.w) >= %s AND cardinality(r.stems) = 1"
+            "  THEN ARRAY(SELECT grove_words(v) FROM grove_search_variants("
+            "   u.w, r.stems[1], %s, %s) AS v)"
             "  ELSE '{}' END"
             " FROM unnest(%s::text[]) WITH ORDINALITY AS u(w, i),"
-            " LATERAL (SELECT tsvector_to_array(to_tsvector(%s::regconfig, u.w))) AS s(stems)"
+            " LATERAL (SELECT grove_words(u.w)) AS f(w),"
+            " LATERAL (SELECT tsvector_to_array(to_tsvector(%s::regconfig, u.w))) AS r(stems)"
             " ORDER BY u.i",
             [fuzzy, VARIANT_WORD_MIN_CHARS, VARIANT_SIMILARITY, VARIANTS_PER_WORD, words,
              SEARCH_CONFIG])
         rows = cursor.fetchall()
-    return [list(stems) for stems, _ in rows], [list(found) for _, found in rows]
+    return [_Forms(stems=list(stems), spelled=list(spelled),
+                   variants=[v for v in variants if v and " " not in v])
+            for stems, spelled, variants in rows]
 
 
 # The tsquery of a query, in SQL: as written (search operators), or as built here.
@@ -124,28 +157,41 @@ _BUILT = "%s::tsquery"
 class Matching:
     """How a note search matches and ranks: `query` (a tsquery expression) for the
     row-by-row match and headlines, `rank` and `terms` (the note's lexemes that
-    matched) as annotations, and `ids()` for the index lookup."""
+    matched) as annotations, and `ids()` for the index lookup. `vector` is the column
+    matched (`lookup` for words as typed, `search` for web-search syntax), `lookup_function`
+    its security-definer index lookup and `headline_config` the configuration that marks
+    the matched words of an excerpt."""
 
     query: Expression
     rank: Expression
     terms: Expression
     tsquery_sql: str
     params: list[str]
+    vector: Expression | F
+    lookup_function: str
+    headline_config: str
 
     def hit(self) -> Expression:
-        """The query matched row by row (`search @@ query`, a condition)."""
-        return _Hit(F("search"), self.query)
+        """The query matched row by row (`vector @@ query`, a condition)."""
+        return _Hit(self.vector, self.query)
 
     def ids(self, limit: int | None = None) -> RawSQL:
         """The account's matching note ids (the first `limit`, in no order), as a
-        subquery. The index lookup runs in a security-definer function — migration
-        0010: `@@` under RLS cannot use the GIN index — so the caller's query, under
-        RLS, must keep only those it may see."""
+        subquery. The index lookup runs in a security-definer function — migrations
+        0010, 0030: `@@` under RLS cannot use the GIN index — so the caller's query,
+        under RLS, must keep only those it may see."""
         if limit is None:
-            return RawSQL(f"SELECT grove_search_matches({self.tsquery_sql})",  # noqa: S611 - constant SQL
+            return RawSQL(f"SELECT {self.lookup_function}({self.tsquery_sql})",  # noqa: S611 - constant SQL
                           self.params)
-        return RawSQL(f"SELECT grove_search_matches({self.tsquery_sql}, %s)",  # noqa: S611 - constant SQL
+        return RawSQL(f"SELECT {self.lookup_function}({self.tsquery_sql}, %s)",  # noqa: S611 - constant SQL
                       [*self.params, limit])
+
+
+# The notes' library-search vector (migration 0030): a column the model does not
+# declare, so that loading a note never reads it. Named with its table, as the search
+# selector's queries select from `notebooks_note` itself.
+LOOKUP = "notebooks_note.lookup"
+HEADLINE_CONFIG = "grove_headline"
 
 
 class _Hit(Func):
@@ -170,20 +216,24 @@ def matching(typed: str) -> Matching | None:
             terms=RawSQL(
                 "ARRAY(SELECT unnest(tsvector_to_array(notebooks_note.search)) "
                 "INTERSECT SELECT unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s))))",
-                [SEARCH_CONFIG, written]))
+                [SEARCH_CONFIG, written]),
+            vector=F("search"), lookup_function="grove_search_matches",
+            headline_config=SEARCH_CONFIG)
     if terms.widened is None:
         return None
+    lookup = RawSQL(LOOKUP, (), output_field=SearchVectorField())  # noqa: S611 - constant SQL
     widened = _tsquery(terms.widened)
-    rank: Expression = SearchRank(F("search"), widened, cover_density=True)
+    rank: Expression = SearchRank(lookup, widened, cover_density=True)
     if terms.exact and terms.exact != terms.widened:
         # The words themselves count twice: a note containing "postgres" ranks before
         # one that only contains "postgresql" for the query `postgres`.
-        rank = rank + SearchRank(F("search"), _tsquery(terms.exact), cover_density=True)
+        rank = rank + SearchRank(lookup, _tsquery(terms.exact), cover_density=True)
     return Matching(
         query=widened, tsquery_sql=_BUILT, params=[terms.widened], rank=rank,
         terms=RawSQL(
-            "ARRAY(SELECT l FROM unnest(tsvector_to_array(notebooks_note.search)) AS l "
-            "WHERE array_to_tsvector(ARRAY[l]) @@ %s::tsquery ORDER BY l)", [terms.any_form]))
+            "ARRAY(SELECT l FROM unnest(tsvector_to_array(notebooks_note.lookup)) AS l "
+            "WHERE array_to_tsvector(ARRAY[l]) @@ %s::tsquery ORDER BY l)", [terms.any_form]),
+        vector=lookup, lookup_function="grove_lookup_matches", headline_config=HEADLINE_CONFIG)
 
 
 def plain_text(content: Expression | F) -> Expression:

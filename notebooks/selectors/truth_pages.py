@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from grove.interfaces.rendering import first_line
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import Actor
 from notebooks.models import Note, Notebook, PendingOrigin, PendingRevision, PendingStatus
 from notebooks.schemas.truth import TruthNoteOut, TruthOut
@@ -79,11 +79,11 @@ def truth_card(actor: Actor, notebook: Notebook) -> TruthCard:
     """Caller holds a tenant transaction (owner session: the card is the owner's)."""
     truth = truth_for(actor, notebook)
     declared = {note.id for note, _ in truth.notes}
-    titles = {note.id: first_line(note.content, 100) for note, _ in truth.notes}
+    titles = {note.id: note_title(note.content, 100) for note, _ in truth.notes}
     notes = notes_live(actor).filter(notebook_id=notebook.id).order_by("-updated_at", "id")
     shown = list(notes[:PICKER_NOTES])
     more = 0 if len(shown) < PICKER_NOTES else notes.count() - len(shown)
-    choices = [Choice(id=n.id, title=first_line(n.content, 100), kind=n.kind,
+    choices = [Choice(id=n.id, title=note_title(n.content, 100), kind=n.kind,
                       declared=n.id in declared) for n in shown]
     in_picker = {c.id for c in choices}
     # Declared notes from elsewhere (another notebook, Personal) are offered too, first.
@@ -101,7 +101,7 @@ def truth_card(actor: Actor, notebook: Notebook) -> TruthCard:
         proposed = str(row.changes.get("content", head.content if head else ""))
         held.append(HeldChange(
             id=row.id, note_id=row.note_id, checked=row.origin == PendingOrigin.CHECKED,
-            title=first_line(head.content if head else proposed, 100),
+            title=note_title(head.content if head else proposed, 100),
             base_version=row.base_version, current_version=head.version if head else 0,
             by=names.get(row.connection_id, "a connection"), created=row.created_at,
             current=head.content if head else "", proposed=proposed,

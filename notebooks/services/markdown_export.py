@@ -36,6 +36,7 @@ from typing import IO
 
 import yaml
 
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
 from grove.kernel.paging import Key, keyset_page
 from grove.kernel.tenancy import tenant
@@ -63,14 +64,6 @@ def safe_name(text: str, fallback: str) -> str:
     name = _UNSAFE.sub(" ", unicodedata.normalize("NFC", text)).strip().strip(".").strip()
     name = re.sub(r"\s+", " ", name)[:NAME_MAX_CHARS].strip()
     return name or fallback
-
-
-def _title(content: str) -> str:
-    for line in content.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line
-    return ""
 
 
 def _folders(notebooks: list[NotebookOut]) -> dict[uuid.UUID, str]:
@@ -132,7 +125,7 @@ def markdown_export(*, actor: Actor, out: IO[bytes]) -> MarkdownExportOut:
                     front["task_id"] = note.task_id
                 if note.pinned:
                     front["pinned"] = True
-                name = f"{safe_name(_title(note.content), 'note')} {str(note.id)[:8]}.md"
+                name = f"{safe_name(note_title(note.content), 'note')} {str(note.id)[:8]}.md"
                 info = zipfile.ZipInfo(f"{folder}/{name}" if folder else name,
                                        date_time=note.updated_at.astimezone(UTC)
                                        .timetuple()[:6])

@@ -25,6 +25,7 @@ from notebooks.models import (
 from notebooks.rules import (
     UNSET,
     _Unset,
+    check_content_fits,
     clean_batch,
     clean_bool,
     clean_capture,
@@ -116,8 +117,8 @@ def note_remember(
     is held for the owner: `note` is None and `pending_revision` says so.
     """
     op_id = operations.coerce_operation_id(operation_id)
-    content = clean_content(content)
     kind = clean_kind(kind)
+    content = clean_content(content, kind=kind)
     task_id = clean_task_id(task_id)
     if kind == Kind.HANDOFF and task_id is None:
         raise Invalid("A handoff needs a taskId.", code="task_id_required")
@@ -134,7 +135,7 @@ def note_remember(
     # Credentials go before anything else sees the text: the probe, the check, the row.
     screened = screen(actor, content, origin=Origin.AUTOMATIC
                       if fields.get("capture") == Capture.AUTOMATIC else Origin.EXPLICIT)
-    content = clean_content(screened.text)  # markers can make it longer than allowed
+    content = clean_content(screened.text, kind=kind)  # markers can make it longer
     probe = duplicates.probe_of(content) if clean_bool(find_similar, what="find_similar") \
         else None
     checked = write_check.check_write(actor, operation_id=op_id, notebook_id=notebook_uuid,
@@ -289,6 +290,8 @@ def note_update(
                            "taskId with the change.", code="task_id_required")
         declared = actor.connection_id is not None and is_declared(note.id)
         text = changes.get("content", note.content)
+        if "content" in changes or "kind" in changes:
+            check_content_fits(text, new_kind)  # each kind holds its own length
         if actor.connection_id is not None and not declared \
                 and write_check.brings_news(note, new_kind, text):
             failed = write_check.decide(actor, note.notebook, note, new_kind, text, checked)

@@ -54,8 +54,8 @@ def notes_create_many(*, actor: Actor, notebook_id: uuid.UUID | None, kind: str,
     now = timezone.now()
     notes, embedded = [], False
     for item in items:
-        text = clean_content(screen(actor, clean_content(item.content),
-                                    origin=Origin.EXPLICIT, rules=rules).text)
+        text = clean_content(screen(actor, clean_content(item.content, kind=kind),
+                                    origin=Origin.EXPLICIT, rules=rules).text, kind=kind)
         note = new_note(actor, notebook_id, content=text, kind=kind, task_id=None,
                         fields={"tags": clean_tags(item.tags)}, now=now)
         embedded = read_content(note)

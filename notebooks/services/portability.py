@@ -347,7 +347,8 @@ def _clean_fields(record: ExportedNoteFields, notebook_ids: dict[uuid.UUID, uuid
     try:
         return {
             "notebook_id": _mapped(notebook_ids, record.notebook_id, number, "notebookId"),
-            "content": clean_content(record.content), "kind": clean_kind(record.kind),
+            "content": clean_content(record.content, kind=clean_kind(record.kind)),
+            "kind": clean_kind(record.kind),
             "task_id": clean_task_id(record.task_id),
             "source_agent": clean_source_agent(record.source_agent),
             "capture": clean_capture(record.capture),

@@ -39,7 +39,7 @@ from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Conflict, GroveError
 from grove.kernel.tenancy import tenant
 from notebooks.models import Capture, Note, Notebook, PendingRevision, Verdict
-from notebooks.rules import REFERENCE_MAX_NOTES, UNRESTRICTED_KINDS
+from notebooks.rules import REFERENCE_MAX_NOTES, UNRESTRICTED_KINDS, check_content_fits
 from notebooks.schemas.truth import PendingRef
 from notebooks.selectors.access import access_note, live_notebooks, notes_visible_to
 from notebooks.selectors.truth import is_declared, truth_for
@@ -157,6 +157,11 @@ def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID
                 return None  # a declared note's change is held anyway
             notebook_id, kind = note.notebook_id, kind or note.kind
             content = note.content if content is None else content
+        try:
+            if kind is not None and content is not None:
+                check_content_fits(content, kind)  # too long for its kind: refused
+        except GroveError:
+            return None  # the write says why
         if notebook_id is None or kind is None or content is None \
                 or not brings_news(note, kind, content):
             return None

@@ -3,12 +3,14 @@ title line and the text below it (`notebooks.forms.split_title` / `join_title`: 
 title is the note's first line, exactly as written, so a note round-trips unchanged),
 a live preview, and the task-list boxes ticked on the note page.
 
-* **Preview** (`note_preview`): a POST (CSRF) of the two fields, answered with the
-  fragment `render_markdown` makes of their text — the very function the note page
-  renders with, so the preview never shows what the page would not (the text is
-  untrusted: it is sanitised, and nothing in it loads or runs). The body is limited
-  (`PREVIEW_MAX_BYTES`, 413) and previews are counted per session
-  (`PREVIEW_RATE_LIMIT` a minute, 429); htmx sends one 300 ms after typing stops.
+* **Preview** (`note_preview`): a POST (CSRF) of the two fields and the kind, answered
+  with the fragment `render_note` makes of their text — the very function the note
+  page renders with, so the preview never shows what the page would not (the text is
+  untrusted: it is sanitised, and nothing in it loads or runs). Text over its kind's
+  limit is drawn under the refusal the save would give (`rules.check_content_fits`,
+  word for word); the body is limited (`PREVIEW_MAX_BYTES`, 413) and previews are
+  counted per session (`PREVIEW_RATE_LIMIT` a minute, 429); htmx sends one 300 ms
+  after typing stops.
 * **Saving** goes through the ordinary services; keyboard save, the unsaved-changes
   warning and drafts kept in the browser are grove.js's.
 * **A task-list box** on the note page is a one-button form (`note_task_tick`): the
@@ -28,14 +30,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from grove.identity.hygiene import redaction_notice
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import render_markdown
+from grove.interfaces.rendering import render_note
 from grove.kernel import throttle
-from grove.kernel.errors import GroveError, NotFound
+from grove.kernel.errors import GroveError, Invalid, NotFound
 from grove.kernel.validation import is_storable
 from notebooks import services
 from notebooks.context import notebooks_for
 from notebooks.forms import NoteEditForm, NoteForm, PreviewForm, TaskTickForm
-from notebooks.rules import CONTENT_MAX_CHARS, CONTENT_OUTER_MAX_CHARS
+from notebooks.rules import CONTENT_OUTER_MAX_CHARS, check_content_fits, content_too_long
 from notebooks.views.note_page import note_page_response, preview_of
 
 # A note's text, percent-encoded (up to 12 bytes a character), with room for the rest.
@@ -126,9 +128,9 @@ def note_preview(request: HttpRequest) -> HttpResponse:
         return _preview(request, status=403, error="Your session has ended: sign in again "
                         "in another tab, then save (this browser keeps your draft).")
     length = request.META.get("CONTENT_LENGTH") or ""
-    too_big = f"Too long to preview: a note holds at most {CONTENT_MAX_CHARS:,} characters."
     if (int(length) if length.isdigit() else len(request.body)) > PREVIEW_MAX_BYTES:
-        return _preview(request, error=too_big, status=413)
+        return _preview(request, status=413, error="Too long to preview: far longer than "
+                        "any note holds.")
     wait = throttle.fixed_window(
         f"preview:{throttle.hashed(request.session.session_key or '')}",
         limit=PREVIEW_RATE_LIMIT, window=throttle.WINDOW)
@@ -140,17 +142,19 @@ def note_preview(request: HttpRequest) -> HttpResponse:
         return response
     form = PreviewForm(request.POST)
     if not form.is_valid():
-        return _preview(request, error=" ".join(
-            str(message) for errors in form.errors.values() for message in errors),
-            status=413 if any(len(str(form.data.get(name, ""))) > CONTENT_OUTER_MAX_CHARS
-                              for name in ("title", "content")) else 400)
+        return _preview(request, status=400, error=" ".join(
+            str(message) for errors in form.errors.values() for message in errors))
     text = form.cleaned_data["text"].strip()
-    if len(text) > CONTENT_MAX_CHARS:
-        return _preview(request, status=413, error=f"{too_big} This one has {len(text):,}.")
+    if len(text) > CONTENT_OUTER_MAX_CHARS:
+        return _preview(request, status=413, error=content_too_long(len(text), None).message)
     if not is_storable(text):
         return _preview(request, status=400, error="The text contains characters that "
                         "cannot be stored (such as NUL).")
-    return _preview(request, html=render_markdown(text) if text else None)
+    try:  # over its kind's limit: drawn still, under what the save would say
+        check_content_fits(text, form.cleaned_data["kind"] or None)
+    except Invalid as exc:
+        return _preview(request, html=render_note(text), error=exc.message)
+    return _preview(request, html=render_note(text) if text else None)
 
 
 @login_required

@@ -27,10 +27,10 @@ from django.views.decorators.http import require_GET, require_POST
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import (
     CHECKBOX,
-    render_markdown,
+    note_title,
+    render_note,
     revision_diff,
     task_items,
-    title_and_excerpt,
 )
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import selectors, services
@@ -78,13 +78,15 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         viewing = next((r for r in revisions if str(r.version) == wanted), None)
         missing_version = None if viewing else wanted[:12]
     shown = viewing.content if viewing else note.content
-    current = render_markdown(note.content)  # the page's text, and the preview's start
-    html = render_markdown(shown) if viewing else current
+    current = render_note(note.content)  # the page's text, and the preview's start
+    html = render_note(shown) if viewing else current
     if live and (viewing is None or viewing.version == note.version):
         html = _with_ticks(request, html, note)
-    title = title_and_excerpt(shown)[0]
-    if viewing is not None and viewing.version != note.version:
-        title = f"{title} (v{viewing.version} of {note.version})"
+    title = note_title(shown) or "(empty)"
+    # An older version: the facts under the text are that version's, not the note's now.
+    older = viewing if viewing is not None and viewing.version != note.version else None
+    if older is not None:
+        title = f"{title} (v{older.version} of {note.version})"
     if edit_form is None:
         head, body = split_title(note.content)
         edit_form = NoteEditForm(initial={"title": head, "content": body, "kind": note.kind,
@@ -98,7 +100,9 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
     return render(request, "notebooks/note.html", {
         **page.extras,  # what other apps read with the page (sharing: the share box's link)
         "section": "library", "note": out, "live": live, "page_title": title,
-        "html": html, "viewing": viewing, "missing_version": missing_version,
+        "html": html, "viewing": viewing, "missing_version": missing_version, "older": older,
+        "older_place": (notebooks.names.get(older.notebook_id, "a notebook")
+                        if older.notebook_id else "Personal") if older else None,
         "place": place, "current_notebook": next(
             (nb for nb in notebooks.all if nb.id == note.notebook_id), None),
         "revisions": revisions, "conflict": conflict, "panel": panel,
@@ -118,7 +122,7 @@ def preview_of(form: forms.Form) -> SafeString | None:
     if not isinstance(title, str) or not isinstance(body, str) \
             or len(title) + len(body) > CONTENT_OUTER_MAX_CHARS:
         return None
-    return render_markdown(join_title(title, body).strip())
+    return render_note(join_title(title, body).strip())
 
 
 def _with_ticks(request: HttpRequest, html: SafeString, note: Note) -> SafeString:

@@ -20,6 +20,47 @@ document.addEventListener("click", async (event) => {
   button.textContent = "Copied";
 });
 
+// Menus that open in place (<details data-menu>: the account menu, the library's
+// filters on a phone): Escape closes the open one (the focus goes back to its summary), a
+// click anywhere outside it closes it, and opening one closes the others.
+function closeMenus(except = null) {
+  document.querySelectorAll("details[data-menu][open]").forEach((menu) => {
+    if (menu !== except) menu.open = false;
+  });
+}
+
+document.addEventListener("click", (event) => {
+  closeMenus(event.target.closest && event.target.closest("details[data-menu]"));
+});
+
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  const menu = event.target.closest && event.target.closest("details[data-menu][open]")
+    || document.querySelector("details[data-menu][open]");
+  if (!menu) return;
+  event.stopImmediatePropagation();  // this Escape closed a menu, nothing more
+  menu.open = false;
+  menu.querySelector("summary").focus();
+});
+
+// The library's filters: on a phone they fold away behind a button (the stylesheet hides
+// a folded form's fields only on narrow screens), so the first notes are in view.
+document.addEventListener("DOMContentLoaded", () => {
+  const toggle = document.querySelector("[data-filters-toggle]");
+  const form = toggle && document.getElementById(toggle.getAttribute("aria-controls"));
+  if (!form) return;
+  toggle.hidden = false;
+  form.classList.add("folded");
+  toggle.addEventListener("click", () => {
+    const open = form.classList.toggle("folded") === false;
+    toggle.setAttribute("aria-expanded", String(open));
+    if (open) {
+      const first = form.querySelector("select, input:not([type=hidden])");
+      if (first) first.focus();
+    }
+  });
+});
+
 // Keyboard: "/" search, "j"/"k" move through the notes list, "enter" opens,
 // "e" edits (the selected note, or the note on its page), "n" new note.
 function typing(target) {

@@ -81,7 +81,8 @@ def test_a_note(owner, stranger):
     owner_web.force_login(Account.objects.get(id=owner.account_id))
     mine = owner_web.get(f"/notes/{note.id}/")
     assert mine.status_code == 200 and SECRET in mine.content.decode()
-    assert "<strong>v1</strong> · create" in mine.content.decode()
+    assert "<strong>v1</strong> · <span class=\"reason\" data-reason=\"create\">Created</span>" \
+        in mine.content.decode()
 
 
 def test_a_notebook(owner, stranger):

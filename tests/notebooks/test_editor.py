@@ -137,7 +137,11 @@ def test_preview_limits_size_rate_and_requires_a_session(owner, web):
     too_big = preview(web, content="x" * (editor.PREVIEW_MAX_BYTES + 1))
     assert too_big.status_code == 413 and "Too long to preview" in too_big.content.decode()
     too_long = preview(web, content="word " * 1300)  # past 6,000 characters, not bytes
-    assert too_long.status_code == 413 and "This one has" in too_long.content.decode()
+    # Drawn still (it is being written), under what saving it would say.
+    assert too_long.status_code == 200 and "Content is 6,499 characters; no note holds " \
+        "more than 6,000.</p><h1>word word" in too_long.content.decode()
+    past = preview(web, content="x" * 7500)  # beyond any note's limit and its slack
+    assert past.status_code == 413 and "Content is 7,500 characters" in past.content.decode()
     broken = preview(web, title="a\nb", content="x")
     assert broken.status_code == 400 and "one line" in broken.content.decode()
     assert web.get("/notes/preview").status_code == 405
@@ -146,7 +150,7 @@ def test_preview_limits_size_rate_and_requires_a_session(owner, web):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(Account.objects.get(id=owner.account_id))
     assert strict.post("/notes/preview", {"content": "x"}).status_code == 403  # CSRF
-    for _ in range(editor.PREVIEW_RATE_LIMIT - 2):  # two were counted (not the 413 by size)
+    for _ in range(editor.PREVIEW_RATE_LIMIT - 3):  # three were counted (not the 413 by size)
         assert preview(web, content="fine").status_code == 200
     limited = preview(web, content="one too many")
     assert limited.status_code == 429 and int(limited["Retry-After"]) >= 1
@@ -322,3 +326,89 @@ def test_refused_actions_open_their_panel(owner, web):
     assert 'class="panel danger-zone open" id="delete"' in unconfirmed
     diff = web.get(f"/notes/{note.id}/diff?a=1&b=1").content.decode()
     assert 'class="panel open" id="history"' in diff
+
+
+# -- a note's limit (issue 36 item 3.4): stated, counted and refused the same everywhere -----
+
+def _attribute(page: str, name: str, attribute: str) -> str:
+    import re
+    from html import unescape
+
+    tag = re.search(rf'<(?:input|textarea)[^>]* name="{name}"[^>]*>', page)
+    assert tag is not None, name
+    found = re.search(rf'{attribute}="([^"]*)"', tag[0])
+    assert found is not None, (name, attribute, tag[0])
+    return unescape(found[1])
+
+
+def test_the_editor_holds_the_text_to_its_kinds_limit(owner, web, monkeypatch):
+    """The limit is the rules' per kind (`rules.content_max_chars`) — the fields'
+    maxlength, the limit the page states and the counter's limits — never a number of
+    the template's; and the save holds each kind to its own, a change of kind too."""
+    import json
+
+    from notebooks import rules
+
+    monkeypatch.setattr(rules, "content_max_chars",
+                        lambda kind: {"fact": 40, "decision": 60}.get(kind, 6000))
+    page = web.get("/notes/new").content.decode()  # a new note is a fact at first
+    assert _attribute(page, "content", "maxlength") == "40"
+    assert _attribute(page, "title", "maxlength") == "40"
+    assert json.loads(_attribute(page, "content", "data-limits")) == rules.content_limits()
+    assert "A fact holds up to 40 characters, title included." in page
+    decision = factories.note(owner, "A short decision", kind="decision")
+    page = web.get(f"/notes/{decision.id}/").content.decode()
+    assert _attribute(page, "content", "maxlength") == "60"
+    assert "A decision holds up to 60 characters" in page
+
+    def create(kind, text):
+        return web.post("/notes/new", {"operation_id": str(uuid.uuid4()), "title": "",
+                                       "content": text, "kind": kind, "notebook": ""})
+
+    refused = create("fact", "x" * 50)
+    assert refused.status_code == 400
+    assert "Content is 50 characters; a fact holds at most 40." in refused.content.decode()
+    assert create("decision", "x" * 50).status_code == 302
+    longer = factories.note(owner, "y" * 50, kind="decision")
+    as_fact = save(web, longer.id, "", "y" * 50, 1, kind="fact")
+    assert as_fact.status_code == 400
+    assert "Content is 50 characters; a fact holds at most 40." in as_fact.content.decode()
+    assert factories.note_row(owner, longer.id).kind == "decision"
+
+
+def test_text_over_the_limit_gets_one_message_everywhere(owner, web):
+    """The website, REST and MCP refuse text over its kind's limit with the cleaner's
+    one message, word for word — the field named as the API names it, capitalised."""
+    from html import unescape
+
+    from notebooks import rules
+    from tests.api.conftest import Caller, new_key
+    from tests.mcp.helpers import handshake
+
+    limit = rules.content_max_chars("fact")
+    text = "x" * (limit + 12)
+    expected = f"Content is {limit + 12:,} characters; a fact holds at most {limit:,}."
+    note = factories.note(owner, "A fact to correct")
+    key, _ = new_key(owner)
+    api = Caller(Client(), key)
+    said = {
+        "web new note": unescape(web.post("/notes/new", {
+            "operation_id": str(uuid.uuid4()), "title": "", "content": text, "kind": "fact",
+            "notebook": ""}).content.decode()),
+        "web edit": unescape(save(web, note.id, "", text, 1).content.decode()),
+        "REST remember": api.post("/notes", {"content": text, "kind": "fact"}).json(),
+        "REST correct": api.patch(f"/notes/{note.id}", {"content": text}).json(),
+        "MCP remember": handshake(key, "tools/call", {"name": "remember", "arguments": {
+            "content": text, "kind": "fact"}}).json()["result"],
+        "MCP correct": handshake(key, "tools/call", {"name": "update_memory", "arguments": {
+            "noteId": str(note.id), "content": text}}).json()["result"],
+    }
+    for where, answer in said.items():
+        if where.startswith("web"):
+            assert expected in answer, where
+        elif where.startswith("REST"):
+            assert answer["error"] == {**answer["error"], "code": "content_too_long",
+                                       "message": expected}, where
+        else:
+            assert answer["isError"] and answer["content"][0]["text"] == expected, where
+    assert factories.note_row(owner, note.id).content == "A fact to correct"

@@ -115,3 +115,129 @@ def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, we
     # Pinned and tag counts, one more).
     assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 19
     assert queries(f"/notes/{long.id}/?v=2") == 19  # an older version: the same read
+
+
+# -- a note's title (issue 36 item 3.1): one rule, and the page shows it as the title ---------
+
+UNMARKED = "**Staging** checklist\nrun migrations\ndeploy web\n\nThen tell the team."
+
+
+def test_a_title_written_without_a_hash_is_the_pages_heading(owner, web):
+    """The first line is the note's title on its page (and in an older version of it),
+    not the start of a run-on paragraph; the lines under it stay lines."""
+    note = factories.note(owner, UNMARKED)
+    services.note_update(actor=owner, operation_id=op(), note_id=note.id,
+                         content=UNMARKED + "\n\nAnd the on-call.")
+    for path in (f"/notes/{note.id}/", f"/notes/{note.id}/?v=1"):
+        page = web.get(path).content.decode()
+        content = page.split('<div class="content markdown">', 1)[1].split("</div>", 1)[0]
+        assert content.startswith("<h1><strong>Staging</strong> checklist</h1>"), content
+        assert "<p>run migrations<br>\ndeploy web</p>" in content
+        assert "<p>Then tell the team.</p>" in content
+    # A title written as a heading is unchanged, and so is a note that opens with a list.
+    heading = factories.note(owner, "# Oven\nSet it low.")
+    page = web.get(f"/notes/{heading.id}/").content.decode()
+    assert "<h1>Oven</h1>\n<p>Set it low.</p>" in page
+    listed = factories.note(owner, "- eggs\n- milk")
+    page = web.get(f"/notes/{listed.id}/").content.decode()
+    assert "<ul>\n<li>eggs</li>\n<li>milk</li>\n</ul>" in page
+
+
+def test_the_preview_shows_the_title_as_the_page_does(owner, web):
+    response = web.post("/notes/preview", {"title": "Staging checklist",
+                                           "content": "run migrations\ndeploy web"})
+    assert response.status_code == 200
+    assert "<h1>Staging checklist</h1>\n<p>run migrations<br>\ndeploy web</p>" \
+        in response.content.decode()
+
+
+def test_one_title_everywhere(owner, web):
+    """The library, the note page (its heading and the tab), the share page, the shares
+    list, the brief, MCP's resource list and the export's file name all name a note by
+    the same rule (`grove.interfaces.rendering.note_title`)."""
+    import io
+    import re
+    import zipfile
+
+    from notebooks.mcp_context import RESOURCES
+    from notebooks.selectors.brief import brief_get
+    from sharing import services as sharing
+
+    note = factories.note(owner, UNMARKED, pinned=True)
+    title = "Staging checklist"
+    library = web.get("/").content.decode()
+    assert re.search(rf'class="title"[^>]*>\s*{title}\s*<', library)
+    page = web.get(f"/notes/{note.id}/").content.decode()
+    assert f"<title>{title} · Grove</title>" in page
+    share, _ = sharing.share_create(actor=owner, note_id=note.id)
+    assert share.title == title
+    public = Client().get(f"/public/shares/{share.token}").content.decode()
+    assert f"<title>{title}</title>" in public and "<h1><strong>Staging</strong> checklist" \
+        in public
+    assert f"by the owner: {title}\n" in brief_get(actor=owner).markdown
+    resources, _ = RESOURCES.list_page(owner, None)
+    assert title in [r.title for r in resources if r.uri == f"note://{note.id}"]
+    response = web.get("/v1/export/markdown")
+    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
+    assert f"{title} {str(note.id)[:8]}.md" in names
+
+
+# -- words for people (issue 36 item 3.9) ------------------------------------------------------
+
+def test_a_note_changed_a_moment_ago_was_updated_just_now(owner, web):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from notebooks.models import Note
+
+    fresh = factories.note(owner, "Fresh")
+    older = factories.note(owner, "Older")
+    with factories.tenant(owner):
+        Note.objects.filter(id=older.id).update(
+            updated_at=timezone.now() - timedelta(hours=3, minutes=5))
+    page = web.get("/").content.decode().replace("\xa0", " ")  # timesince's spaces
+    row = page.split(f'id="note-{fresh.id}"', 1)[1].split("</li>", 1)[0]
+    assert "updated just now" in row and "0 minutes" not in row
+    row = page.split(f'id="note-{older.id}"', 1)[1].split("</li>", 1)[0]
+    assert "updated 3 hours, 5 minutes ago" in row
+
+
+def test_history_says_what_each_change_did_in_words(owner, web):
+    note = factories.note(owner, "First words")
+    services.note_update(actor=owner, operation_id=op(), note_id=note.id,
+                         content="Second words")
+    services.note_restore_revision(actor=owner, operation_id=op(), note_id=note.id,
+                                   revision=1)
+    page = web.get(f"/notes/{note.id}/").content.decode()
+    history = page.split('id="history"', 1)[1].split("</section>", 1)[0]
+    words = [w for w in ("Created", "Edited", "Restored from an earlier version")
+             if f">{w}</span>" in history]
+    assert words == ["Created", "Edited", "Restored from an earlier version"]
+    for raw in ("> · create", " · update ·", "restore_revision ·"):
+        assert raw not in history
+    diff = web.get(f"/notes/{note.id}/diff?a=1&b=2", HTTP_HX_REQUEST="true").content.decode()
+    assert "Changes from v1 (created) to v2 (edited)" in diff
+
+
+def test_an_older_version_lists_its_own_facts(owner, web):
+    """The facts under an older version are that version's, named as such — not the
+    current note's under an old text."""
+    garden = factories.notebook(owner, "Garden")
+    note = factories.note(owner, "Water twice a week", kind="fact", tags=["summer"])
+    services.note_update(actor=owner, operation_id=op(), note_id=note.id,
+                         content="Water every day", kind="decision", tags=["july"])
+    services.note_move(actor=owner, operation_id=op(), note_ids=[note.id],
+                       notebook_id=garden.id)
+    page = web.get(f"/notes/{note.id}/?v=1").content.decode()
+    facts = page.split('<dl class="facts"', 1)[1].split("</dl>", 1)[0]
+    assert 'aria-label="Version 1"' in facts
+    assert "1 of 3 — this page shows version 1" in facts and "the current one" in facts
+    assert "<dd>fact</dd>" in facts and "<dd>Personal</dd>" in facts
+    assert "<dd>summer</dd>" in facts and "july" not in facts and "Garden" not in facts
+    assert f"note:{note.id}@1" in facts and "current version" not in facts
+    head = page.split('<header class="note-head">', 1)[1].split("</header>", 1)[0]
+    assert '<span class="kind">fact</span> · Personal' in head
+    current = web.get(f"/notes/{note.id}/").content.decode()
+    facts = current.split('<dl class="facts"', 1)[1].split("</dl>", 1)[0]
+    assert "<dd>Garden</dd>" in facts and "july" in facts and f"note:{note.id}@3" in facts

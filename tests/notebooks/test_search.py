@@ -122,7 +122,8 @@ def test_matches_evidence_is_bound_to_query_and_version(actor):
     [item] = note_search(actor=actor, query="nightly backups", matches=True).data
     assert item.matches.query == "nightly backups"
     assert item.matches.note_version == 2 == item.note.version
-    assert item.matches.terms == ["backup", "night"]
+    # The note's words that matched: as stems and as written (lower case, unaccented).
+    assert item.matches.terms == ["backup", "backups", "night", "nightly"]
     assert "«" in item.matches.snippet and "»" in item.matches.snippet
     assert note_search(actor=actor, query="nightly").data[0].matches is None
 

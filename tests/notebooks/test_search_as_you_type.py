@@ -178,7 +178,9 @@ def test_variants_come_from_the_callers_own_lexicon_only():
 
 
 @pytest.mark.parametrize("signature", ["grove_search_variants(text, text, float8, integer)",
-                                       "grove_search_matches(tsquery, integer)"])
+                                       "grove_search_matches(tsquery, integer)",
+                                       "grove_lookup_matches(tsquery)",
+                                       "grove_lookup_matches(tsquery, integer)"])
 def test_the_new_functions_are_not_executable_by_public(signature):
     with connection.cursor() as cursor:
         cursor.execute(
@@ -188,3 +190,56 @@ def test_the_new_functions_are_not_executable_by_public(signature):
         cursor.execute("SELECT oid FROM pg_roles WHERE rolname = current_user")
         runtime = cursor.fetchone()[0]
     assert runtime in grantees and 0 not in grantees  # 0 = PUBLIC
+
+
+# -- every prefix finds the note (issue 36 item 3.2) -----------------------------------------
+
+PLACES = ("Staging deploy of pg-prod-3 on 2026-12-01 by runner ci-1, from Belém "
+          "(and “Zürich”: Привет!)")
+# What a person types, letter by letter: dates and hyphenated identifiers (which the
+# text search parser splits into signed numbers), a word whose stem is shorter than its
+# prefixes ("staging" is `stage`), accents typed without them or with them, another
+# script's capitals typed in lower case, and the second word of a query.
+TYPED = ["2026-12-01", "pg-prod-3", "ci-1", "staging", "belem", "Belém", "zurich",
+         "Zürich", "привет", "deploy 2026-12-01", "staging pg-prod-3"]
+
+
+@pytest.fixture
+def places(actor):
+    note = factories.note(actor, PLACES)
+    factories.note(actor, "Production deploy on 2025-01-02 by runner ci-2 in Lisbon")
+    return note
+
+
+@pytest.mark.parametrize("typed", TYPED)
+def test_every_prefix_of_what_is_typed_finds_the_note(actor, places, typed):
+    missed = [typed[:n] for n in range(1, len(typed) + 1)
+              if places.id not in {i.note.id for i in note_search(
+                  actor=actor, query=typed[:n], limit=100).data}]
+    assert missed == []
+    # The word complete (a space after it) finds it too, and only it.
+    assert [i.note.id for i in note_search(actor=actor, query=typed + " ").data] \
+        == [places.id]
+
+
+@pytest.mark.parametrize("typed", TYPED)
+def test_every_prefix_finds_the_note_over_rest(actor, places, typed):
+    from django.test import Client
+
+    from tests.api.conftest import Caller, new_key
+
+    key, _ = new_key(actor)
+    api = Caller(Client(), key)
+    for n in range(1, len(typed) + 1):
+        response = api.post("/notes/search", {"query": typed[:n], "limit": 100})
+        assert response.status_code == 200, response.content
+        assert str(places.id) in {item["note"]["id"] for item in response.json()["data"]}, \
+            typed[:n]
+    complete = api.post("/notes/search", {"query": typed + " "}).json()["data"]
+    assert [item["note"]["id"] for item in complete] == [str(places.id)]
+
+
+def test_what_typing_matched_is_marked_in_the_excerpt(actor, places):
+    [item] = note_search(actor=actor, query="belem ", matches=True).data
+    assert "«Belém»" in item.matches.snippet
+    assert "belem" in item.matches.terms

@@ -14,22 +14,25 @@ from tests import factories
 from tests.factories import op
 
 pytestmark = pytest.mark.django_db
-CALL = "SELECT count(*) FROM grove_search_matches('walnut'::tsquery)"
+CALLS = ["SELECT count(*) FROM grove_search_matches('walnut'::tsquery)",
+         "SELECT count(*) FROM grove_lookup_matches('walnut'::tsquery)",
+         "SELECT count(*) FROM grove_lookup_matches('walnut'::tsquery, 10)"]
 
 
-def test_the_function_sees_only_the_current_account():
+@pytest.mark.parametrize("call", CALLS)
+def test_the_function_sees_only_the_current_account(call):
     alice, bob = factories.owner("alice"), factories.owner("bob")
     factories.note(alice, "walnut bread")
     for _ in range(2):
         factories.note(bob, "walnut cake")
     with connection.cursor() as cursor:
-        cursor.execute(CALL)
+        cursor.execute(call)
         assert cursor.fetchone()[0] == 0  # no tenant: nothing
     with factories.tenant(alice), connection.cursor() as cursor:
-        cursor.execute(CALL)
+        cursor.execute(call)
         assert cursor.fetchone()[0] == 1
     with factories.tenant(bob), connection.cursor() as cursor:
-        cursor.execute(CALL)
+        cursor.execute(call)
         assert cursor.fetchone()[0] == 2
 
 
@@ -72,6 +75,7 @@ LEXICAL_MATCHES = next(f for f in DEFINER_FUNCTIONS if f.startswith("grove_lexic
 
 @pytest.mark.parametrize("function", [
     "grove_search_matches(tsquery)", "grove_search_matches(tsquery, integer)",
+    "grove_lookup_matches(tsquery)", "grove_lookup_matches(tsquery, integer)",
     "grove_search_variants(text, text, float8, integer)", "grove_tagged(text)",
     "grove_tag_counts(integer)",
     LEXICAL_MATCHES])

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import Client
 
+from bench import scifact
 from grove.kernel.errors import Invalid
 from grove.models import Account
 from notebooks import services
@@ -220,19 +220,29 @@ def test_queries_without_time_words_are_left_alone(billing):
 def test_scifact_claims_almost_never_speak_of_time():
     """The quality benchmark's queries: the grammar leaves all but a handful alone (years
     of a study, which the window then reads as years — see docs/benchmarks.md)."""
-    # Beside the checkout, or where this workplace keeps it (CI runs a clone elsewhere).
-    found_at = [folder / "queries.jsonl" for folder in (
-        Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact",
-        Path("/work/shared/data/scifact")) if (folder / "queries.jsonl").exists()]
-    if not found_at:
+    # Where the benchmarks find it: $GROVE_SCIFACT_DIR, relative to the checkout
+    # (default: shared/data/scifact beside it).
+    path = scifact.data_folder() / "queries.jsonl"
+    if not path.exists():
+        where = f"{path} (${scifact.DATA_SETTING} names the folder, relative to the checkout)"
         if IN_CI:
-            pytest.fail("CI=true: the SciFact queries must be present (shared/data/scifact)")
-        pytest.skip("the SciFact benchmark data (shared/data/scifact beside the checkout) "
-                    "is not on this machine")
-    path = found_at[0]
+            pytest.fail(f"CI=true: the SciFact queries must be present at {where}")
+        pytest.skip(f"the SciFact benchmark data is not on this machine: no {where}")
     claims = [json.loads(line)["text"] for line in path.read_text().splitlines()]
     found = [c for c in claims if time_expression(c, TODAY) is not None]
     assert len(claims) > 1000 and len(found) <= 8, found
+
+
+def test_the_scifact_folder_is_named_relative_to_the_checkout(monkeypatch, tmp_path):
+    """No test or benchmark names a place outside the checkout: the folder comes from
+    $GROVE_SCIFACT_DIR, read relative to the checkout (or as given, when absolute)."""
+    monkeypatch.delenv(scifact.DATA_SETTING, raising=False)
+    assert scifact.data_folder() == (scifact.CHECKOUT.parent / "shared" / "data"
+                                     / "scifact").resolve()
+    monkeypatch.setenv(scifact.DATA_SETTING, "../../elsewhere/scifact")
+    assert scifact.data_folder() == (scifact.CHECKOUT / "../../elsewhere/scifact").resolve()
+    monkeypatch.setenv(scifact.DATA_SETTING, str(tmp_path))
+    assert scifact.data_folder() == tmp_path.resolve()
 
 
 @pytest.mark.parametrize("zone", ["Mars/Base", "../etc/passwd", "x" * 65])

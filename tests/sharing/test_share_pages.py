@@ -67,3 +67,23 @@ def test_the_shares_page_makes_as_many_queries_for_five_links_as_for_one(
     with django_assert_num_queries(len(one.captured_queries)):
         page = web.get("/shares/")
     assert page.content.decode().count("<tr data-share=") == 5
+
+
+def test_a_public_page_names_no_kind():
+    """Issue 36 item 3.9: a visitor sees what the note says and the day it changed — not
+    how its owner files it ("FACT"); the JSON carries no more than the page shows."""
+    owner = factories.owner()
+    book = factories.notebook(owner, "Recipes")
+    note = factories.note(owner, "# Pancakes\n\nFlour, eggs, milk.", kind="fact",
+                          notebook_id=book.id)
+    note_share, _ = services.share_create(actor=owner, note_id=note.id)
+    book_share, _ = services.share_create(actor=owner, notebook_id=book.id)
+    visitor = Client()
+    for path in (f"/public/shares/{note_share.token}", f"/public/shares/{book_share.token}",
+                 f"/public/shares/{book_share.token}/notes/{note.id}"):
+        page = visitor.get(path).content.decode()
+        assert "Pancakes" in page and "Updated " in page
+        assert 'class="kind"' not in page and ">fact<" not in page.lower(), path
+        data = visitor.get(path + ".json").json()["data"]
+        for shown in data if isinstance(data, list) else [data]:
+            assert set(shown) == {"id", "content", "updated"}, path

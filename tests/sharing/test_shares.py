@@ -75,7 +75,7 @@ def test_a_note_share_renders_read_only_and_counts_views(owner):
     assert page["Referrer-Policy"] == "no-referrer" and "Set-Cookie" not in page
     data = visit(f"/public/shares/{share.token}.json").json()
     assert data["data"]["content"].startswith("# Sourdough")
-    assert set(data["data"]) == {"id", "content", "kind", "updated"}
+    assert set(data["data"]) == {"id", "content", "updated"}
     assert data["meta"]["share"] == "note" and data["meta"]["maxAgeSeconds"] == 60
     [listed] = public.share_list(actor=owner)
     assert listed.view_count == 2 and listed.last_viewed_at is not None
@@ -83,7 +83,7 @@ def test_a_note_share_renders_read_only_and_counts_views(owner):
 
 def test_the_json_carries_only_what_the_page_shows(owner):
     """Edited notes in a note share and a notebook share: every JSON note holds its id,
-    content, kind and the day shown on the page — no version, no exact timestamps."""
+    content and the day shown on the page — no version, no kind, no exact timestamps."""
     book = factories.notebook(owner, "Shared")
     note = factories.note(owner, "# Bread\n\nFirst try.", notebook_id=book.id)
     for text in ("# Bread\n\nSecond try.", "# Bread\n\nThird try."):
@@ -105,10 +105,10 @@ def test_the_json_carries_only_what_the_page_shows(owner):
             found = data if isinstance(data, list) else [data]
             assert [n["id"] for n in found] == [str(note.id)]
             for shown in found:
-                assert set(shown) == {"id", "content", "kind", "updated"}, page_path + suffix
+                assert set(shown) == {"id", "content", "updated"}, page_path + suffix
                 assert shown["content"] == "# Bread\n\nThird try."
                 assert shown["updated"] == day
-                assert f'<span class="kind">{shown["kind"]}</span> · updated {day}' in html
+                assert f"Updated {day}" in html and 'class="kind"' not in html
     book_html = visit(f"/public/shares/{book_share.token}").content.decode()
     assert f"/notes/{note.id}" in book_html  # the id: the page links to the note by it
 

@@ -39,6 +39,11 @@ REVIEWED = {
     ("sharing", "0004_share_member_count"):
         "adds grove_share_members and grove_share_count; grove_share_notes keeps its "
         "signature and its answers (its conditions moved into grove_share_members)",
+    ("notebooks", "0031_search_words"):
+        "adds the unaccent extension, new functions (grove_words, grove_lookup, "
+        "grove_lookup_matches), a generated column the old release never names (its "
+        "inserts leave it to the database), an index and a text search configuration; "
+        "nothing the old release calls changes",
 }
 
 
