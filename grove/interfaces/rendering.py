@@ -26,8 +26,6 @@ import difflib
 import functools
 import html
 import re
-from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 import nh3
@@ -57,7 +55,7 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 
 @functools.cache
-def _parser(breaks: bool = False) -> MarkdownIt:
+def markdown_parser(breaks: bool = False) -> MarkdownIt:
     """The one parser (`breaks`: a single line break drawn as `<br>`; tokens are the
     same either way)."""
     return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
@@ -143,7 +141,7 @@ def render_model_markdown(text: str) -> SafeString:
 
 def _render(text: str, *, model: bool, title: bool = False,
             breaks: bool = False) -> SafeString:
-    parser = _parser(breaks)
+    parser = markdown_parser(breaks)
     env: dict = {}
     tokens = parser.parse(text, env)
     for token in tokens:
@@ -249,7 +247,7 @@ def _title_as_heading(tokens: list[Token], line: int) -> list[Token]:
 def _images_and_code(markdown: str) -> tuple[int, list[str], dict]:
     """How many images the markdown renders, the text of its code, and its references."""
     env: dict = {}
-    tokens = _parser().parse(markdown, env)
+    tokens = markdown_parser().parse(markdown, env)
     inline = [c for t in tokens if t.type == "inline" for c in (t.children or [])]
     code = [t.content for t in [*tokens, *inline]
             if t.type in ("code_block", "fence", "code_inline")]
@@ -269,7 +267,7 @@ def _markdown_text(text: str) -> str:
 def _image_at(markdown: str, start: int, env: dict) -> tuple[int, str] | None:
     """If an image starts at `start` (its "!"): where it ends and its replacement — a
     link to it labelled by `image_label`, or the label as text."""
-    parser = _parser()
+    parser = markdown_parser()
     state = StateInline(markdown, parser, env, [])
     state.pos = start
     if not image_rule(state, False):
@@ -320,72 +318,7 @@ def without_images(markdown: str) -> str:
     return _CANDIDATE.sub(lambda m: m.group(0)[:-2] + "\\![", markdown)
 
 
-# -- task lists: the boxes `render_markdown` draws, found in the source ------------------
-
-CHECKBOX = '<input class="task-list-item-checkbox"'  # what the tasklists plugin emits
-_NEWLINE = re.compile(r"\r\n?|\n")  # markdown-it's own notion of a line break
-_BOX = re.compile(r"\[[ xX]\]")
-
-
-@dataclass(frozen=True)
-class TaskItem:
-    """One task-list box: where its "[ ]" / "[x]" sits in the text, and its item's text
-    (plain: what a label may say)."""
-
-    offset: int  # of the "[" in the markdown text
-    done: bool
-    text: str
-
-
-def task_items(markdown: str) -> list[TaskItem]:
-    """The task-list boxes `render_markdown` draws for this text, in document order (the
-    order of the rendered checkboxes), each located in the source.
-
-    Found with the same parser and plugin as the rendering, so the n-th box here is the
-    n-th checkbox on the page. A box is the start of a list item's first paragraph; the
-    paragraph's first source line holds it, and nothing before it on that line can be a
-    "[" (only indentation and container marks: ">", "-", "*", "+", "1." or "1)")."""
-    parser, env = _parser(), dict[str, Any]()
-    renderer = parser.renderer
-    assert isinstance(renderer, RendererHTML)
-    tokens = parser.parse(markdown, env)
-    starts = [0] + [m.end() for m in _NEWLINE.finditer(markdown)]
-    items: list[TaskItem] = []
-    for token in tokens:
-        if token.type != "inline" or not token.children or token.map is None:
-            continue
-        first = token.children[0]
-        if first.type != "html_inline" or not first.content.startswith(CHECKBOX):
-            continue
-        line = token.map[0]
-        begin = starts[line] if line < len(starts) else len(markdown)
-        end = starts[line + 1] if line + 1 < len(starts) else len(markdown)
-        offset = markdown.find("[", begin, end)
-        if offset < 0 or not _BOX.match(markdown, offset):
-            return []  # not where it must be: offer no box rather than a wrong one
-        items.append(TaskItem(offset=offset, done=markdown[offset + 1] != " ",
-                              text=" ".join(renderer.renderInlineAsText(
-                                  token.children[1:], parser.options, env).split())))
-    return items
-
-
-def with_task_set(markdown: str, index: int, done: bool) -> str | None:
-    """The text with its `index`-th task-list box ticked (`done`) or cleared — or None
-    when the text has no such box. Only that one character changes."""
-    items = task_items(markdown)
-    if not 0 <= index < len(items):
-        return None
-    item = items[index]
-    if item.done == done:
-        return markdown
-    at = item.offset + 1
-    changed = markdown[:at] + ("x" if done else " ") + markdown[at + 1:]
-    after = task_items(changed)
-    if len(after) != len(items) or after[index].done != done:
-        return None  # the change would not be that box alone (cannot happen; never guess)
-    return changed
-
-
+NEWLINE = re.compile(r"\r\n?|\n")  # markdown-it's own notion of a line break
 EXCERPT_SOURCE_CHARS = 800
 TITLE_MAX_CHARS = 120
 
@@ -422,7 +355,7 @@ def _title_text(line: str) -> str:
 
 def _head_lines(content: str) -> list[str]:
     """The lines of a note's start, split where markdown splits them."""
-    return _NEWLINE.split(content[:EXCERPT_SOURCE_CHARS])
+    return NEWLINE.split(content[:EXCERPT_SOURCE_CHARS])
 
 
 def title_line(content: str) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from grove.interfaces.rendering import with_task_set
+from grove.interfaces.tasklists import with_task_set
 from grove.kernel import fences, operations
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Invalid

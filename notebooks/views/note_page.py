@@ -25,13 +25,8 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import (
-    CHECKBOX,
-    note_title,
-    render_note,
-    revision_diff,
-    task_items,
-)
+from grove.interfaces.rendering import note_title, render_note, revision_diff
+from grove.interfaces.tasklists import CHECKBOX, task_items
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import selectors, services
 from notebooks.context import notebooks_for

@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from grove.interfaces.rendering import render_markdown, task_items, with_task_set
+from grove.interfaces.rendering import render_markdown
+from grove.interfaces.tasklists import task_items, with_task_set
 from grove.kernel.errors import Conflict, Invalid
 from grove.kernel.tenancy import tenant
 from grove.models import Account
