@@ -86,9 +86,15 @@ def ingest_upload(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def ingest_progress(request: HttpRequest, upload_id: str) -> HttpResponse:
-    """One upload's progress; the page asks again every second (htmx) until it is done."""
+    """One upload's progress; the page asks again every second (htmx) until it is done,
+    then loads itself once more — the sidebar's notebook counts, drawn when the page
+    first loaded, then show the notes brought in."""
     upload = ingest_upload_get(actor=session_actor(request), upload_id=upload_id)
     template = "notebooks/ingest_progress.html"
     if request.headers.get("HX-Request"):
+        if upload.finished:
+            response = HttpResponse(status=204)
+            response["HX-Refresh"] = "true"
+            return response
         template += "#progress"
     return render(request, template, {"section": "ingest", "upload": upload})

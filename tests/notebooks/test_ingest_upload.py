@@ -230,6 +230,9 @@ def test_an_empty_file_is_listed_as_skipped_and_the_counts_agree(embedder, web, 
     page = web.get(f"/ingest/{done.id}/").content.decode()
     assert "3 files brought in, 4 skipped" in page
     assert "empty: no text to bring in</strong> (2)" in page
+    # The page's last poll loads it again, so its sidebar counts the notes brought in.
+    polled = web.get(f"/ingest/{done.id}/", headers={"HX-Request": "true"})
+    assert polled.status_code == 204 and polled["HX-Refresh"] == "true"
 
 
 @pytest.mark.django_db

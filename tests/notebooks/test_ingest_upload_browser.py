@@ -64,6 +64,9 @@ def test_a_zip_is_stored_at_once_then_unpacked_and_its_notes_are_a_click_away(
             ".obsidian/workspace.md")
         expect(progress.locator('[data-reason="empty: no text to bring in"]')).to_have_text(
             "empty: no text to bring in (1): blank.md")
+        # Done, the page loads itself again: the sidebar counts what was brought in.
+        expect(page.locator("a.notebook", has_text="Vault").locator(".count")).to_have_text(
+            re.compile(r"^1 note"))
 
         # Open the notebook: the library, filtered to it (its sub-notebook's notes too).
         page.get_by_role("link", name="Open the notebook").click()
