@@ -82,16 +82,28 @@ class GroveAuthorizationView(AuthorizationView):
         return context
 
     def error_response(self, error: Any, application: Any, **kwargs: Any) -> HttpResponse:
-        """An app that names itself by a client ID metadata document Grove could not use
-        is told why (the toolkit itself says only that the client is unknown)."""
+        """An error is shown on Grove's own page, never sent to the client's return
+        address, until the owner has answered the consent form (RFC 9700 §4.11.2):
+        registration is open, so anyone can register an address of their own, and a
+        link to `/o/authorize/` with a bad scope would otherwise make Grove redirect a
+        signed-in owner there, carrying whatever the link put in `state`. An app that
+        names itself by a client ID metadata document Grove could not use is told why
+        (the toolkit itself says only that the client is unknown)."""
+        oauth_error = error.oauthlib_error
         client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id")
         reason = (document_failure(client_id or "")
-                  if isinstance(error.oauthlib_error, errors.InvalidClientIdError) else None)
+                  if isinstance(oauth_error, errors.InvalidClientIdError) else None)
         if reason:
             return self.render_to_response({"error": {
                 "error": "invalid_client",
                 "description": f"Grove could not use this app's client ID metadata "
                                f"document ({client_id}): {reason.rstrip('.')}."}}, status=400)
+        if self.request.method != "POST":  # no answer from the owner yet
+            return self.render_to_response({"error": {
+                "error": oauth_error.error,
+                "description": oauth_error.description or "The app's request cannot be "
+                                                          "used."}},
+                status=oauth_error.status_code or 400)
         return super().error_response(error, application, **kwargs)
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:

@@ -5,17 +5,21 @@ Model output is hostile: a note the model read may tell it to write
 text away. So in model-written markdown (`rendering.render_model_markdown`) every link
 is decided here, by its destination:
 
-* **internal** — a relative address, one on Grove's own origin (`GROVE_ORIGINS`), or a
-  citation `note:<uuid>@<version>` (which becomes that revision's page) — stays an
-  ordinary link;
+* **internal** — a citation `note:<uuid>@<version>` (which becomes that revision's
+  page), or an address on Grove's own origin (relative, or `GROVE_ORIGINS`) whose path
+  is one of the pages a person reads (`READ_PAGES`: the library, a note, a notebook,
+  Ask) — stays an ordinary link;
 * **off-site** — any other http(s) address — is shown with its full destination as
   text beside it, and its link goes to Grove's confirmation page
   (`/leave/?to=…&sig=…`, `leave_url`), which shows the whole address again and has the
   only real link to it; the signature (HMAC under the secret key) means a third party
   cannot use that page to send people anywhere (`leave_target` refuses what Grove did
   not sign);
-* **no link** — every other scheme (`javascript:`, `data:`, `mailto:`, `file:` …) and
-  anything malformed — is shown as text, never as a link.
+* **no link** — every other scheme (`javascript:`, `data:`, `mailto:`, `file:` …),
+  anything malformed, and any other address on Grove's own origin (Grove has endpoints
+  that act on a GET — the OAuth consent step answers the app a link names, and a link
+  followed while signed in could carry text to wherever that app said) — is shown as
+  text, never as a link.
 
 Notes are the owner's own text and keep their links as written (`render_markdown`).
 """
@@ -29,7 +33,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from django.conf import settings
 from django.core import signing
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.crypto import constant_time_compare
 
 LEAVE_SALT = "grove.interfaces.links.leave"
@@ -38,6 +42,9 @@ _CITATION = re.compile(r"note:([0-9a-fA-F-]{36})@([1-9][0-9]{0,8})")
 # What a browser would drop from, or read as a separator in, an address: such a
 # destination is never linked (e.g. "/\\attacker.example" is "//attacker.example").
 _UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
+# The pages of Grove a model may link to as they are: reading them changes nothing and
+# answers nobody else.
+READ_PAGES = frozenset({"home", "note", "notebook", "ask", "ask-conversation"})
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,16 @@ def model_link(href: str) -> Link:
     if origin is None:
         return Link("none", "")
     if origin in _own_origins():
-        return Link("internal", href)
+        return Link("internal", href) if _is_read_page(absolute) else Link("none", "")
     return Link("offsite", absolute)
+
+
+def _is_read_page(url: str) -> bool:
+    try:
+        page = resolve(urlsplit(url).path)
+    except Resolver404:
+        return False
+    return page.url_name in READ_PAGES
 
 
 def host_of(url: str) -> str:

@@ -180,6 +180,20 @@ def test_redirect_uri_mismatch_is_refused(owner_web):
     assert "evil.example" not in page.get("Location", "")
 
 
+@pytest.mark.parametrize("extra", [{"scope": "bogus"}, {"response_type": "token"},
+                                   {"scope": "mcp openid"}])
+def test_an_error_before_consent_stays_on_grove(owner_web, extra):
+    """Registration is open, so anyone can register their own return address: a link
+    to the consent page that fails validation must not send a signed-in owner there
+    with what the link put in `state` (RFC 9700 §4.11.2)."""
+    flow = new_flow(register(redirect="https://attacker.example/cb"),
+                    redirect="https://attacker.example/cb")
+    page = owner_web.get(flow.authorize_query(state="the owner's wifi password", **extra))
+    assert page.status_code == 400
+    assert "attacker.example" not in page.get("Location", "")
+    assert "data-code=" in page.content.decode()
+
+
 def test_the_consent_page_needs_the_website_login():
     flow = new_flow(register())
     response = Client().get(flow.authorize_query())

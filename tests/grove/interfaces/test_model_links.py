@@ -106,16 +106,30 @@ def test_a_mailto_shows_its_address_as_text():
 
 @pytest.mark.parametrize(("markdown", "href"), [
     ("[the library](/)", "/"),
-    ("[a note](/notes/abc/?v=2)", "/notes/abc/?v=2"),
+    (f"[a note](/notes/{NOTE_ID}/?v=2)", f"/notes/{NOTE_ID}/?v=2"),
     ("[here](#turn-1)", "#turn-1"),
     (f"[Grove]({own('/ask/')})", own("/ask/")),
     (f"[cited](note:{NOTE_ID}@3)", f"/notes/{NOTE_ID}/?v=3"),
-    ("[odd](/\\attacker.example)", "/%5Cattacker.example"),  # a path, not a host
 ])
 def test_internal_links_stay_ordinary_links(markdown, href):
     page = Parsed(str(render_model_markdown(markdown)))
     [link] = page.links
     assert link["href"] == href and "offsite" not in link["class"]
+
+
+@pytest.mark.parametrize("address", [
+    "/o/authorize/?client_id=c&redirect_uri=https%3A%2F%2Fattacker.example%2Fcb"
+    "&scope=bogus&state=wifi+hunter2",
+    "/o/authorize/", "/logout/", "/settings/archive", "/leave/?to=x&sig=y", "/nowhere/",
+    "/notes/not-a-note/", "/\\attacker.example",
+])
+def test_other_pages_of_grove_are_text_not_links(address):
+    """Only pages a person reads stay links: an endpoint that acts on a GET (the OAuth
+    consent step redirects to the app a link names) must not be one click away."""
+    for href in (address, own(address)):
+        page = Parsed(str(render_model_markdown(f"[open]({href})")))
+        assert page.links == [], href
+        assert "open" in page.text
 
 
 def test_the_rule_for_one_destination():
