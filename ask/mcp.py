@@ -8,15 +8,16 @@ from ask.services import ask
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from notebooks import selectors
-from notebooks.schemas.tools import CompactNote
+from notebooks.schemas.tools import ToolNote
 
 
 def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
     answer = ask(actor=actor, **args.service_kwargs())
-    notes = [source.note for source in answer.sources]
-    names = selectors.notebook_names(actor=actor, notes=notes)
+    names = selectors.notebook_names(actor=actor, notes=[s.note for s in answer.sources])
     return AskToolOut(status=answer.status, blocks=answer.blocks,
-                      sources=[CompactNote.of(n, names) for n in notes],
+                      sources=[ToolNote.marked(s.note, names, authority=s.authority,
+                                               known_false=s.known_false)
+                               for s in answer.sources],
                       proposals=[CompactProposal.of(p) for p in answer.proposals])
 
 

@@ -29,8 +29,8 @@ from notebooks.schemas.arguments import (
     ToolArguments,
     place_of,
 )
-from notebooks.schemas.notes import NoteOut
-from notebooks.schemas.tools import CompactNote
+from notebooks.schemas.notes import AUTHORITY, KNOWN_FALSE, KnownFalse, NoteOut
+from notebooks.schemas.tools import ToolNote
 
 # The question's limit is the service's check (clean_query: 400 invalid_query, the same
 # over REST, MCP and the page), declared in the schema without a second check here.
@@ -141,6 +141,10 @@ class Source(Out):
     cite_as: str  # note:<uuid>@<version>
     note: NoteOut
     score: float
+    # What ground truth says of the note, as recall says it (each note by its own
+    # place's truth when the question is not held to one notebook).
+    authority: bool = Field(default=False, description=AUTHORITY)
+    known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
 
 
 class PreviewNote(Out):
@@ -435,7 +439,7 @@ class CompactProposal(Out):
 class AskToolOut(Out):
     status: str  # answered | insufficient_evidence | no_evidence | not_covered | disabled | search
     blocks: list[AnswerBlock]
-    sources: list[CompactNote]
+    sources: list[ToolNote]
     # Proposed changes as data only: the owner applies them in the website.
     proposals: list[CompactProposal] = Field(default_factory=list)
 
@@ -444,6 +448,10 @@ class AskToolOut(Out):
         for block in self.blocks:
             cited = f" [{', '.join(block.citations)}]" if block.citations else ""
             lines.append(("" if block.supported else "(unsupported) ") + block.text + cited)
+            if block.contradicts_known_false:
+                lines.append("  This block states what the owner marked false: "
+                             + "; ".join(f"“{c}”" for c in block.contradicts_known_false)
+                             + " — do not present it as true.")
         if self.sources:
             lines.append("Sources:\n\n" + "\n\n".join(s.mcp_line() for s in self.sources))
         if self.proposals:

@@ -237,7 +237,8 @@ def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
                           max_chars=EVIDENCE_MAX_CHARS, place=notebook_id,
                           include_personal=personal)
     return Retrieved(
-        sources=[Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score)
+        sources=[Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score,
+                        authority=hit.authority, known_false=hit.known_false)
                  for hit in found.data],
         uncovered=found.meta.policy == "restrict" and found.meta.coverage == "not_covered",
         known_false=known_false(actor, notebook_id, include_personal=personal))

@@ -62,7 +62,9 @@ from notebooks.selectors.access import resolve_scope
 def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
     return [providers.Evidence(cite_as=s.cite_as, content=s.note.content, kind=s.note.kind,
                                place="Personal" if s.note.notebook_id is None
-                               else str(s.note.notebook_id)) for s in sources]
+                               else str(s.note.notebook_id), authority=s.authority,
+                               known_false=tuple(k.claim for k in s.known_false))
+            for s in sources]
 
 
 def answered(draft: providers.Draft, sources: list[Source],

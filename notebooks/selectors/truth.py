@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from django.db.models import Q
+
 from grove.kernel.actor import READ, Actor
 from grove.kernel.tenancy import tenant
 from notebooks.models import NegativeClaim, Note, Notebook, TruthDeclaration, TruthNote
@@ -143,12 +145,24 @@ def scoped_truth(scope: Scope) -> Truth:
 
 def known_false(actor: Actor, place: Any = EVERYWHERE, *,
                 include_personal: bool = True) -> list[NegativeClaim]:
-    """The claims known to be false in a read's scope (`resolve_scope`, `scoped_truth`),
-    in their own transaction — for Ask, which gives them to the model and checks its
-    answer."""
+    """The claims known to be false anywhere in a read's scope (`resolve_scope`), in
+    their own transaction — for Ask, which gives them to the model and checks its
+    answer. Held to one place (`truth_place`), that place's negatives; otherwise the
+    account's and those of every notebook in scope: a question over everything is held
+    to what the owner marked false in any notebook it may read from."""
     with tenant(actor):
-        return scoped_truth(resolve_scope(actor, place,
-                                          include_personal=include_personal)).negatives
+        scope = resolve_scope(actor, place, include_personal=include_personal)
+        if truth_place(scope) is not None:
+            return scoped_truth(scope).negatives
+        if scope.notebook_ids is not None:
+            notebooks = Q(notebook_id__in=list(scope.notebook_ids))
+        elif scope.actor.grant.all_notebooks:
+            notebooks = Q(notebook__deleted_at__isnull=True)
+        else:
+            notebooks = Q(notebook_id__in=list(scope.actor.grant.notebooks),
+                          notebook__deleted_at__isnull=True)
+        return list(NegativeClaim.objects.filter(Q(notebook__isnull=True) | notebooks)
+                    .order_by("created_at", "id"))
 
 
 def declared_extra(actor: Actor, target: Any) -> dict[str, Any]:

@@ -126,3 +126,42 @@ def test_a_strict_selection_is_held_to_the_known_falsehoods_too(owner, provider,
     assert done.result.blocks[0].contradicts_known_false == [FALSE]
     [request] = chat_requests(provider)
     assert FALSE in request["messages"][1]["content"]
+
+
+def test_a_question_over_everything_is_held_to_every_notebooks_truth(owner, provider, ops):
+    """Asked without a notebook, the question is held to what the owner marked false in
+    any notebook it reads from: the model is told, the block stating it is marked, each
+    source carries its own place's marks (declared ground truth, known false) — in REST's
+    answer, in the prompt, and in the `ask` tool's words."""
+    from ask.mcp import _ask
+    from ask.schemas import AskArgs
+
+    notebook, right = ops
+    stale = factories.note(owner, "Reminder: the staging database is db-stage-1.",
+                           notebook_id=notebook.id)
+    services.truth_declare(actor=owner, notebook_id=notebook.id, note_ids=[right.id],
+                           policy="prioritize")
+    index_all(owner)
+    cite = f"note:{right.id}@1"
+    attack = answer("answered", ("The staging database is db-stage-1.", [cite]))
+    provider.chat_replies = [attack]
+    result = ask(actor=owner, query="Which host is the staging database?")
+    assert result.blocks[0].contradicts_known_false == [FALSE]
+    sources = {s.note.id: s for s in result.sources}
+    assert sources[right.id].authority and not sources[right.id].known_false
+    assert [k.claim for k in sources[stale.id].known_false] == [FALSE]
+    assert not sources[stale.id].authority
+    sent = provider.requests[-1]["body"]["messages"][1]["content"]
+    assert "Known false" in sent and FALSE in sent
+    assert f'<note id="{cite}" kind="fact" notebook="{notebook.id}" ground-truth="declared">' \
+        in sent
+    assert f"states what the owner marked false: {FALSE}" in sent
+
+    provider.chat_replies = [attack]
+    tool = _ask(owner, AskArgs(query="Which host is the staging database?"))
+    text = tool.mcp_text()
+    assert f"This block states what the owner marked false: “{FALSE}”" in text
+    assert "declared ground truth" in text and "Known to be false (the owner says)" in text
+    marked = {s.id: s for s in tool.sources}
+    assert marked[f"note:{right.id}@1"].authority is True
+    assert [k.claim for k in marked[f"note:{stale.id}@1"].known_false] == [FALSE]
