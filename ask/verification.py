@@ -49,7 +49,9 @@ from notebooks.rules import REFERENCE_MAX_NOTES, VERIFY_JOB
 VERIFY_PROMPT = (
     "You check a proposed revision of one note, or a proposed new note, against the "
     "owner's declared ground truth. The reference notes are labelled with ids like "
-    "note:<uuid>@<version>; for a revision they include the note as it stands now. Split "
+    "note:<uuid>@<version>; for a revision of a declared note they include it as it "
+    "stands now. A revision of another note shows that note as it stands now apart, in "
+    "<current>: context only, not ground truth — the revision may change it freely. Split "
     "the proposed text into its factual claims. For each, say "
     "`supported` (a reference note states it), `contradicts` (a reference note states "
     "otherwise — name it) or `unverifiable` (the reference says nothing either way). A "
@@ -87,16 +89,21 @@ def verdict_of(findings: Sequence[Finding]) -> str:
     return Verdict.UNVERIFIABLE
 
 
-def messages(reference: Sequence[tuple[str, str]], subject: str,
-             revision: str) -> list[dict[str, str]]:
-    """The request: the reference (declared notes, the prior head among them) first,
-    then the proposed text (`subject`: "revision of note:<id>@<v>", "new note") — the
-    order prompt caching needs, pinned by a test. Every text whole (a contradiction at
-    the end of a long note is still seen), and escaped: no text can close its element
-    and speak outside it."""
+def messages(reference: Sequence[tuple[str, str]], subject: str, revision: str,
+             current: tuple[str, str] | None = None) -> list[dict[str, str]]:
+    """The request: the reference (declared notes; a declared note's prior head among
+    them) first, then `current` — an undeclared note the revision changes, as it stands:
+    context, never labelled ground truth (else any change of it would contradict
+    itself) — then the proposed text (`subject`: "revision of note:<id>@<v>", "new
+    note") — the order prompt caching needs, pinned by a test. Every text whole (a
+    contradiction at the end of a long note is still seen), and escaped: no text can
+    close its element and speak outside it."""
     notes = "\n\n".join(f"<note id=\"{cite}\">\n{_data(text)}\n</note>"
                         for cite, text in reference)
-    user = (f"Declared ground truth (the reference):\n\n{notes}\n\n"
+    now = (f"The note as it stands now (what the revision replaces; not ground truth):\n"
+           f"<current id=\"{current[0]}\">\n{_data(current[1])}\n</current>\n\n"
+           if current is not None else "")
+    user = (f"Declared ground truth (the reference):\n\n{notes}\n\n{now}"
             f"Proposed {subject}:\n<revision>\n{_data(revision)}\n</revision>")
     return [{"role": "system", "content": VERIFY_PROMPT}, {"role": "user", "content": user}]
 
@@ -151,19 +158,24 @@ def load(queued: Sequence[Job]) -> dict[uuid.UUID, Input]:
     return inputs
 
 
-def check_text(reference: Sequence[tuple[str, str]], subject: str, text: str) -> Output:
-    """The verdict on `text` against `reference`; needs_review when there is no model
-    or no usable answer from it. Findings name only notes of the reference."""
+def check_text(reference: Sequence[tuple[str, str]], subject: str, text: str,
+               current: tuple[str, str] | None = None) -> Output:
+    """The verdict on `text` against `reference` (`current`: the undeclared note it
+    revises, as context — `messages`); needs_review when there is no model or no usable
+    answer from it. Findings name only notes of the reference: a claim `supported` or
+    `contradicts` by anything else (the current note, a note the model made up) is
+    `unverifiable` — only declared notes decide."""
     if not providers.configured():
         return Output(verdict=Verdict.NEEDS_REVIEW, findings=[])
     try:
-        found = providers.check(messages(reference, subject, text),
+        found = providers.check(messages(reference, subject, text, current),
                                 "grove_verification", FINDINGS_SCHEMA, Findings)
     except providers.ProviderUnavailable:
         return Output(verdict=Verdict.NEEDS_REVIEW, findings=[])
     cites = {cite for cite, _ in reference}
-    findings = [f.model_copy(update={"note_id": f.note_id if f.note_id in cites else ""})
-                for f in found.findings]
+    findings = [f if f.note_id in cites else f.model_copy(update={
+        "note_id": "", "finding": "unverifiable" if f.finding != "unverifiable"
+        else f.finding}) for f in found.findings]
     return Output(verdict=verdict_of(findings),
                   findings=[f.model_dump() for f in findings])
 
@@ -181,10 +193,11 @@ class WriteChecker:
         return providers.configured()
 
     def __call__(self, actor: Actor, reference: Sequence[tuple[str, str]], subject: str,
-                 text: str) -> tuple[str, list[dict[str, Any]]]:
+                 text: str, current: tuple[str, str] | None = None
+                 ) -> tuple[str, list[dict[str, Any]]]:
         if providers.configured():
             model_calls_charge(actor=actor)
-        output = check_text(reference, subject, text)
+        output = check_text(reference, subject, text, current)
         return output.verdict, output.findings
 
 

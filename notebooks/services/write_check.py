@@ -53,11 +53,12 @@ class Checker(Protocol):
 
     def configured(self) -> bool: ...
 
-    def __call__(self, actor: Actor, reference: Reference, subject: str,
-                 text: str) -> tuple[str, list[dict[str, Any]]]:
-        """The verdict and findings for the caller's write (`actor`: whose model call
-        it is — the checker may refuse it, e.g. over the caller's model-call budget,
-        and then the write is refused with it)."""
+    def __call__(self, actor: Actor, reference: Reference, subject: str, text: str,
+                 current: tuple[str, str] | None = None) -> tuple[str, list[dict[str, Any]]]:
+        """The verdict and findings for the caller's write (`current`: the note it
+        revises as it stands — context, not ground truth; `actor`: whose model call it
+        is — the checker may refuse it, e.g. over the caller's model-call budget, and
+        then the write is refused with it)."""
         ...
 
 
@@ -108,21 +109,26 @@ def checking(actor: Actor, notebook: Notebook | None) -> bool:
 def reference_for(actor: Actor, notebook: Notebook,
                   note: Note | None) -> tuple[Reference, bool]:
     """The declared notes in effect in the notebook (its own, or the account's it
-    inherits) that the caller may read, with the note being changed, at its current
-    head, first; and whether that is all of them (at most `REFERENCE_MAX_NOTES` go in a
-    check). Empty: nothing (readable) is declared. Caller holds a tenant transaction."""
+    inherits) that the caller may read — never the note being changed, which is
+    context (`current_of`), not ground truth — and whether that is all of them (at most
+    `REFERENCE_MAX_NOTES` go in a check). Empty: nothing (readable) is declared. Caller
+    holds a tenant transaction."""
     truth = truth_for(actor, notebook)
     declared = [n for n, _ in truth.notes if note is None or n.id != note.id]
-    if not declared:
-        return [], True
-    head = [note] if note is not None else []
-    notes = [*head, *declared]
-    return ([(n.versioned_id, n.content) for n in notes[:REFERENCE_MAX_NOTES]],
-            len(notes) <= REFERENCE_MAX_NOTES)
+    return ([(n.versioned_id, n.content) for n in declared[:REFERENCE_MAX_NOTES]],
+            len(declared) <= REFERENCE_MAX_NOTES)
 
 
-def fingerprint(reference: Reference) -> tuple[str, ...]:
-    return tuple(cite for cite, _ in reference)
+def current_of(note: Note | None) -> tuple[str, str] | None:
+    """The note a correction changes, as it stands: shown to the check beside the
+    reference, never in it."""
+    return (note.versioned_id, note.content) if note is not None else None
+
+
+def fingerprint(reference: Reference, note: Note | None) -> tuple[str, ...]:
+    """What a check was made against: the declared set, and the head of the note it
+    revises."""
+    return tuple(cite for cite, _ in reference) + ((note.versioned_id,) if note else ())
 
 
 def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID | None,
@@ -174,9 +180,10 @@ def check_write(actor: Actor, *, operation_id: uuid.UUID, notebook_id: uuid.UUID
         return None
     subject = f"revision of {note.versioned_id}" if note is not None else "new note"
     if not complete or not available():
-        return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference))
-    verdict, findings = _checkers[0](actor, reference, subject, content)
-    return Checked(verdict=verdict, findings=findings, fingerprint=fingerprint(reference))
+        return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference, note))
+    verdict, findings = _checkers[0](actor, reference, subject, content, current_of(note))
+    return Checked(verdict=verdict, findings=findings,
+                   fingerprint=fingerprint(reference, note))
 
 
 def decide(actor: Actor, notebook: Notebook | None, note: Note | None, kind: str,
@@ -191,8 +198,9 @@ def decide(actor: Actor, notebook: Notebook | None, note: Note | None, kind: str
     reference, complete = reference_for(actor, notebook, note)
     if not reference:
         return None
-    if checked is None or not complete or checked.fingerprint != fingerprint(reference):
-        return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference))
+    if checked is None or not complete or \
+            checked.fingerprint != fingerprint(reference, note):
+        return Checked(verdict=Verdict.NEEDS_REVIEW, fingerprint=fingerprint(reference, note))
     return None if checked.lands else checked
 
 

@@ -158,10 +158,13 @@ def test_a_contradicting_correction_is_held_and_readers_keep_the_head(owner, ops
         "Totals: see the contract."
     [_, request] = chat_requests(provider)
     sent = request["messages"][1]["content"]
-    # The note as it stands first in the reference, the declared set after it.
-    assert sent.index(f'<note id="{mine.versioned_id}">') < sent.index(
-        f'<note id="{checking.versioned_id}">') < sent.index(f"Proposed revision of "
-                                                               f"{mine.versioned_id}")
+    # The declared set first (the reference), then the note as it stands — context,
+    # never under the ground-truth heading — then the revision.
+    assert f'<note id="{mine.versioned_id}">' not in sent
+    assert sent.index(f'<note id="{checking.versioned_id}">') < sent.index(
+        f'<current id="{mine.versioned_id}">') < sent.index(f"Proposed revision of "
+                                                            f"{mine.versioned_id}")
+    assert "not ground truth" in sent[sent.index("</note>"):sent.index("<current")]
     accepted = services.pending_accept(actor=owner, pending_id=held.pending_revision.id)
     assert (accepted.version, accepted.content) == (2, DOLLARS)
 
@@ -246,6 +249,23 @@ def test_new_kinds_are_checked_and_moves_and_restores_cannot_go_around(owner, op
     assert refused.value.code == "writes_checked"
     services.note_move(actor=owner, operation_id=op(), note_ids=[outside.id],
                        notebook_id=ops.id)  # the owner's own moves are never checked
+
+
+def test_a_correction_never_contradicts_the_note_it_corrects(owner, ops, checking, writer,
+                                                            provider):
+    """The note being corrected is context, not ground truth: a model that says the new
+    text contradicts the old one (or a note it made up) decides nothing — only a
+    declared note can hold a write."""
+    mine = factories.note(owner, "Deploys run on Tuesdays.", notebook_id=ops.id)
+    provider.chat_replies = [reply(
+        ("Deploys run on Thursdays.", "contradicts", mine.versioned_id, "it says Tuesdays"),
+        ("Deploys are reviewed.", "supported", "note:00000000-0000-4000-8000-000000000000@1",
+         "made up"))]
+    saved = services.note_update(actor=writer, operation_id=op(), note_id=mine.id,
+                                 content="Deploys run on Thursdays. Deploys are reviewed.")
+    assert saved.pending_revision is None and saved.version == 2
+    assert selectors.note_get(actor=owner, note_id=mine.id).content.startswith(
+        "Deploys run on Thursdays.")
 
 
 def test_writes_are_sent_whole_and_cannot_speak_outside_their_element(owner, ops, checking,
