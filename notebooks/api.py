@@ -62,6 +62,7 @@ from notebooks.schemas.notes import (
     RecallMeta,
     RememberOut,
     RevisionOut,
+    RevisionRead,
     SearchItem,
     SearchPage,
     SubtreeCounts,
@@ -287,10 +288,12 @@ def recall(request: HttpRequest, payload: RecallIn) -> Any:
 
 
 @router.get("/get/{typed_id}", tags=["recall"],
-            response={200: Ok[NoteRead | NotebookOut | RevisionOut], **ERRORS},
+            response={200: Ok[NoteRead | NotebookOut | RevisionRead], **ERRORS},
             summary="The full record for a typed id: note:<uuid>[@<version>] or notebook:<uuid>")
 def get_typed(request: HttpRequest, typed_id: TypedId) -> Any:
-    """A version the note never had is 404 `version_not_found`, as over MCP."""
+    """The current version is the note itself (with its marks), a past one that revision
+    (with the marks of its text); a version the note never had is 404
+    `version_not_found` — as over MCP."""
     actor = actor_of(request)
     kind, _, rest = typed_id.partition(":")
     if kind == "note":
@@ -300,8 +303,7 @@ def get_typed(request: HttpRequest, typed_id: TypedId) -> Any:
         if not version.isdigit():
             raise Invalid("A note version is a whole number: note:<uuid>@<version>.",
                           code="invalid_typed_id")
-        return ok(RevisionOut.of(selectors.note_at_version(actor=actor, note_id=note_id,
-                                                           version=int(version))))
+        return ok(selectors.note_read(actor=actor, note_id=note_id, version=int(version)))
     if kind == "notebook":
         return ok(selectors.notebook_out(actor=actor, notebook_id=rest))
     raise Invalid("A typed id looks like note:<uuid>, note:<uuid>@<version> or "

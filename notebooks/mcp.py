@@ -25,6 +25,7 @@ from notebooks.schemas.notes import (
     NoteRead,
     RecallItem,
     RevisionOut,
+    RevisionRead,
     SearchItem,
 )
 from notebooks.schemas.tools import (
@@ -99,22 +100,24 @@ def _get(actor: Actor, args: NoteArgs) -> ToolNote:
     read = selectors.note_read(actor=actor, note_id=args.note_id.id,
                                version=args.note_id.version)
     if not isinstance(read, NoteRead):
-        return _revision_note(actor, RevisionOut.of(read))
+        return _revision_note(actor, read)
     names = selectors.notebook_names(actor=actor, notes=[read])
     return ToolNote.marked(read, names, authority=read.authority,
                            known_false=read.known_false, full=True)
 
 
-def _revision_note(actor: Actor, revision: RevisionOut) -> ToolNote:
+def _revision_note(actor: Actor, revision: RevisionRead) -> ToolNote:
     """An older revision as a note: every field from that revision's snapshot (its own
-    notebook, pinning, provenance, retention), the record being the revision's, as
-    `GET /v1/get/note:<id>@<version>` returns it — with the id of a notebook this caller
-    may not see left out, as list_notebooks leaves out such a parent."""
+    notebook, pinning, provenance, retention) and the known-false marks of its text, the
+    record being the revision's, as `GET /v1/get/note:<id>@<version>` returns it — with
+    the id of a notebook this caller may not see left out, as list_notebooks leaves out
+    such a parent."""
     names = selectors.notebook_names(actor=actor, notes=[revision])
-    record = revision.to_json()
+    record = revision.to_rest_json()
     if revision.notebook_id is not None and revision.notebook_id not in names:
         record["notebookId"] = None
-    return ToolNote.of(revision, names, full=True, record=record)
+    return ToolNote.marked(revision, names, known_false=revision.known_false, full=True,
+                           record=record)
 
 
 def _history(actor: Actor, args: HistoryArgs) -> History:

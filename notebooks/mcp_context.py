@@ -142,8 +142,8 @@ def _note_text(found: NoteResource) -> str:
     if found.read is not None and found.read.authority:
         head += ", declared ground truth"
     text = f"{head}\n\n{note.content}\n"
-    if found.read is not None and found.read.known_false:
-        text += f"\n{known_false_words(found.read.known_false)}\n"
+    if note.known_false:
+        text += f"\n{known_false_words(note.known_false)}\n"
     return text
 
 

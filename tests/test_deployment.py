@@ -39,6 +39,16 @@ def test_grove_services_run_real_commands_with_known_settings(compose):
     assert "--no-migrate" in compose["services"]["web"]["command"]
 
 
+def test_every_setting_reaches_the_grove_services(compose):
+    """A setting put in `.env` reaches web, worker and beat: compose passes a process
+    only what it names (a model timeout or a metrics token left out would silently be
+    the default)."""
+    own = {"GROVE_MIGRATE_DATABASE_URL", "GROVE_DEBUG"}  # migrate's alone; never in production
+    for name in ("web", "worker", "beat"):
+        assert set(config.SETTINGS) - own <= set(compose["services"][name]["environment"]), \
+            name
+
+
 @pytest.mark.slow
 def test_init_script_creates_both_roles(home):
     """Run deploy/postgres-init.sh as the postgres image would, on a bare PostgreSQL 18 +

@@ -76,9 +76,10 @@ class GroveLoginView(LoginView):
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         username = request.POST.get("username", "")
-        wait = throttle.login_blocked_for(username, request_address(request))
+        wait = throttle.login_attempt(username, request_address(request))
         if wait is not None:
-            # Refused before the password is even checked (no hashing work, no oracle).
+            # Refused before the password is even checked (no hashing work, no oracle);
+            # counted before it, so simultaneous guesses cannot all get through.
             minutes = max(1, round(wait / 60))
             form = self.get_form_class()(request, initial={"username": username})
             response = self.render_to_response(self.get_context_data(
@@ -93,8 +94,7 @@ class GroveLoginView(LoginView):
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        throttle.login_failed(self.request.POST.get("username", ""),
-                              request_address(self.request))
+        throttle.login_attempt_failed(self.request.POST.get("username", ""))
         response = super().form_invalid(form)
         response.status_code = 400
         return response

@@ -47,7 +47,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from grove.kernel import metrics, throttle
-from grove.kernel.addresses import scope_address
+from grove.kernel.addresses import limit_key, scope_address
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -157,7 +157,7 @@ class Limits:
         started = time.perf_counter()
         path: str = scope.get("path", "")
         headers = _headers(scope)
-        address = scope_address(scope)
+        address = limit_key(scope_address(scope))
         if not (path.startswith(EXEMPT_PREFIXES) or path in EXEMPT_PATHS):
             wait = await self.address_wait(address)
             if wait is not None:

@@ -12,7 +12,8 @@ trusted proxy — what lies left of it was written by the client and may be forg
 that is no address (`unknown`, an obfuscated `_name`, garbage) ends the walk at the last
 address a trusted proxy vouched for.
 
-`client_address` is the one rule. Every use of the client's address goes through it:
+`client_address` is the one rule. Every use of the client's address goes through it,
+and every per-address limit counts under `limit_key` (an IPv6 client by its /64):
 the per-address rate limit and concurrency gate before Django (`grove.interfaces.limits`,
 by way of `scope_address`), and through `request_address` sign-in's throttle, OAuth
 client registrations, public share pages and wrong `/metrics` tokens
@@ -137,6 +138,26 @@ def client_address(peer: str, forwarded: str | None) -> str:
 
 def _trusted(address: Address, networks: Iterable[Network]) -> bool:
     return any(address in network for network in networks)
+
+
+# An IPv6 client is held to a limit by its /64: one subscriber's link gets a /64 (or
+# more) and picks any address in it at will, so a limit per single address would be no
+# limit (RFC 6177, RFC 7421).
+IPV6_LIMIT_PREFIX = 64
+
+
+def limit_key(address: str) -> str:
+    """What a per-address limit counts under: an IPv4 address itself, an IPv6 address's
+    /64 network (its zone dropped); anything that is no address, as it is."""
+    try:
+        found = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return address
+    if isinstance(found, ipaddress.IPv6Address):
+        if found.ipv4_mapped is not None:
+            return str(found.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{found}/{IPV6_LIMIT_PREFIX}", strict=False))
+    return str(found)
 
 
 def request_address(request: HttpRequest) -> str:

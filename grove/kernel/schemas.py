@@ -14,6 +14,7 @@ the same strict rules apply.
 
 from __future__ import annotations
 
+import json
 import re
 import types
 import uuid
@@ -195,6 +196,13 @@ class Out(BaseModel):
 
     def to_json(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_rest_json(self) -> dict:
+        """Exactly what REST sends for this object (django-ninja's encoder: times to
+        the millisecond), for a tool whose answer carries the REST record."""
+        from ninja.responses import NinjaJSONEncoder
+
+        return json.loads(json.dumps(self.model_dump(by_alias=True), cls=NinjaJSONEncoder))
 
 
 class ListMeta(Out):

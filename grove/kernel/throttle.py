@@ -34,7 +34,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 
 from grove.kernel import metrics
-from grove.kernel.addresses import request_address
+from grove.kernel.addresses import limit_key, request_address
 
 WINDOW = 60  # the per-connection and per-address limits count per minute
 
@@ -51,14 +51,15 @@ def hashed(value: str) -> str:
 def _login_keys(username: str, address: str, window: int, now: float) -> dict[str, str]:
     slot = int(now // window)  # (the same windows as `fixed_window`)
     account = hashed(username.strip().casefold())
-    where = hashed(address)
+    where = hashed(limit_key(address))
     return {"pair": f"login:p:{account}:{where}:{slot}", "address": f"login:i:{where}:{slot}",
             "account": f"login:a:{account}:{slot}"}
 
 
 def address_key(request: HttpRequest) -> str:
-    """The client's address (`grove.kernel.addresses`, trusted proxies believed), hashed."""
-    return hashed(request_address(request))
+    """The client's address (`grove.kernel.addresses`, trusted proxies believed) as a
+    limit counts it (`limit_key`: an IPv6 client by its /64), hashed."""
+    return hashed(limit_key(request_address(request)))
 
 
 def count(key: str, window: int) -> int:
@@ -142,6 +143,29 @@ def login_blocked_for(username: str, address: str, *, now: float | None = None) 
     return None
 
 
+def login_attempt(username: str, address: str, *, now: float | None = None) -> int | None:
+    """Count a sign-in attempt against its (name, address) and its address *before* the
+    password is checked, and say whether it may go on: seconds to wait, or None. Counted
+    first, atomically, so a burst of simultaneous guesses cannot all pass the check
+    before any failure is counted; a success gives its count back
+    (`login_succeeded`)."""
+    limits = settings.GROVE_LOGIN_LIMITS
+    now = clock() if now is None else now
+    window = int(limits["window"])
+    keys = _login_keys(username, address, window, now)
+    pair, where = count(keys["pair"], window), count(keys["address"], window)
+    if pair > limits["pair"] or where > limits["address"]:
+        return _refused("login", until_window_ends(window, now))
+    return None
+
+
+def login_attempt_failed(username: str, *, now: float | None = None) -> None:
+    """A counted attempt (`login_attempt`) failed: it slows the name everywhere."""
+    window = int(settings.GROVE_LOGIN_LIMITS["window"])
+    count(_login_keys(username, "", window, clock() if now is None else now)["account"],
+          window)
+
+
 def login_slowdown(username: str, *, now: float | None = None) -> float:
     """Seconds to hold a sign-in for this name before checking it: nothing until the
     account-wide failures (from every address) reach `account`, then `step` more per
@@ -163,9 +187,15 @@ def login_failed(username: str, address: str, *, now: float | None = None) -> No
 
 
 def login_succeeded(username: str, address: str, *, now: float | None = None) -> None:
+    """The name's failures are forgotten, and the address gets back the attempt
+    `login_attempt` counted: only failures hold an address back."""
     window = int(settings.GROVE_LOGIN_LIMITS["window"])
     keys = _login_keys(username, address, window, clock() if now is None else now)
     cache.delete_many([keys["pair"], keys["account"]])
+    try:
+        cache.decr(keys["address"])
+    except ValueError:  # the window ended meanwhile
+        pass
 
 
 def registration_blocked_for(request: HttpRequest, *, now: float | None = None) -> int | None:

@@ -107,8 +107,11 @@ def index_line(entry: BriefIndexEntry) -> str:
 
 
 def change_line(change: BriefChange) -> str:
-    return (f"- {change.date:%Y-%m-%d} {change.id} {change.change} ({change.kind}) by "
+    line = (f"- {change.date:%Y-%m-%d} {change.id} {change.change} ({change.kind}) by "
             f"{_who(change.by)}: {one_line(change.title)}")
+    if change.known_false:
+        line += f" — {known_false_words(change.known_false)}"
+    return line
 
 
 SECTION_TITLES: dict[str, str] = {

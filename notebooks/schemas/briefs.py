@@ -197,6 +197,8 @@ class BriefChange(Out):
     kind: str
     title: str
     by: str
+    # Claims known to be false that the note matches (`truth_marks`): set only when found.
+    known_false: list[KnownFalse] | None = None
 
 
 class BriefVision(Out):

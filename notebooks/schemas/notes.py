@@ -245,6 +245,15 @@ class NoteRead(NoteOut):
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
 
 
+class RevisionRead(RevisionOut):
+    """One past revision of a note by its versioned id, with what ground truth says of
+    its text: `knownFalse` as for a note; `authority` is always false — declared ground
+    truth is the note as it stands (read the note, or its current version)."""
+
+    authority: bool = Field(default=False, description=AUTHORITY)
+    known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
+
+
 class TimeWindowOut(Out):
     # The window a query's time words meant (SPEC §4): ISO days, both ends included
     # (left out: open), in the zone asked for or the account's; the words; `filter`

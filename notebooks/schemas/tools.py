@@ -78,7 +78,7 @@ class CompactNote(Out):
         if note.pinned:
             fields["pinned"] = True
         if full:
-            fields["record"] = note.to_json() if record is None else record
+            fields["record"] = note.to_rest_json() if record is None else record
         return cls(**fields)  # type: ignore[arg-type]
 
     def mcp_line(self) -> str:
@@ -112,6 +112,19 @@ class ToolNote(CompactNote):
         if known_false:
             fields["known_false"] = list(known_false)
         return cls.of(note, names, full=full, record=record).model_copy(update=fields)
+
+    def mcp_text(self) -> str | None:
+        """get_note's text: the note as JSON (None: the structured result's), after
+        what ground truth says of it in words, when it says anything."""
+        said = [*(["This note is declared ground truth where this read is held."]
+                  if self.authority
+                  else []),
+                *([known_false_words(self.known_false)] if self.known_false else [])]
+        if not said:
+            return None
+        return "\n".join([*said, json.dumps(
+            self.model_dump(mode="json", by_alias=True, exclude_none=True),
+            ensure_ascii=False, separators=(",", ":"))])
 
     def mcp_line(self) -> str:
         """The compact line, saying in words what ground truth says of the note."""
@@ -284,6 +297,15 @@ class NotesPage(Out):
         return _notes_text(head, self.data, matched)
 
 
+# What a held write's verdict means, in the words a model reads (`Saved.mcp_text`).
+VERDICT_WORDS = {
+    "contradicts": "It contradicts the notebook's declared ground truth.",
+    "needs_review": "It could not be checked against the notebook's declared ground "
+                    "truth (no usable answer from the model, the declared set too large "
+                    "for one check, or changed meanwhile), so the owner reviews it.",
+}
+
+
 class Saved(Out):
     """A write's answer: the note's new versioned id (what to cite or send back as the
     expected version) and whether its meaning is indexed yet — not the text just sent."""
@@ -317,8 +339,12 @@ class Saved(Out):
                     f"{self.id} stays as it was, and everyone (you included) reads that "
                     "version until the owner accepts the change.")
         if held.verdict is not None:
-            what += f" The check against declared ground truth says: {held.verdict}"
-            what += (f" ({', '.join(held.contradicts)})." if held.contradicts else ".")
+            what += " " + VERDICT_WORDS.get(held.verdict, f"The check said: {held.verdict}.")
+            if held.contradicts:
+                what = what.rstrip(".") + f" ({', '.join(held.contradicts)})."
+        else:  # a change to a declared note: every connection's waits for the owner
+            what += (" Every change to declared ground truth waits for the owner; a check "
+                     "of it against the declared notes runs meanwhile.")
         decides = ("The owner decides, on the website: the notebook's page, Ground truth → "
                    f"“Changes waiting for you” (held change {held.id}). Do not send it "
                    "again; tell the user it waits for their review.")

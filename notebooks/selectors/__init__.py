@@ -42,7 +42,7 @@ from notebooks.selectors.library import (
     notebook_shelf,
     notebook_subtree_counts,
 )
-from notebooks.selectors.note_reads import note_at_version, note_read
+from notebooks.selectors.note_reads import note_read
 from notebooks.selectors.trash import TrashPage, trash_list
 from notebooks.selectors.truth import truth_for_agent, truth_get
 from notebooks.selectors.vision import vision_get, vision_revisions
@@ -63,7 +63,6 @@ __all__ = [
     "NotebookPage",
     "note_get",
     "note_list",
-    "note_at_version",
     "note_read",
     "note_page",
     "note_revisions",

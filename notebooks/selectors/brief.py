@@ -164,25 +164,26 @@ def _facts(scope: Scope, truth: Truth) -> list[Note]:
     return ordered
 
 
-def _recent(scope: Scope, since: datetime, zone: ZoneInfo,
-            connections: dict[uuid.UUID, str]) -> tuple[list[BriefChange], int]:
+def _recent(scope: Scope, since: datetime) -> tuple[list[Note], int]:
     """Live notes in scope changed since `since`, newest first, each with its last
-    revision's reason and who made it."""
+    revision's reason and who made it (`last_reason`, `last_by`), and how many changed."""
     last = Revision.objects.filter(note_id=OuterRef("pk")).order_by("-version")
     changed = scope.notes().filter(updated_at__gte=since)
-    rows = (changed.annotate(last_reason=Subquery(last.values("reason")[:1]),
-                             last_by=Subquery(last.values("connection_id")[:1]))
-            .order_by("-updated_at", "id")[:rules.BRIEF_RECENT_MAX])
-    found = []
-    for note in rows:
-        by = (BYLINE_SYSTEM if note.last_reason == Revision.Reason.EXPIRE
-              else byline(note.last_by, connections))
-        found.append(BriefChange(id=note.versioned_id,
-                                 date=note.updated_at.astimezone(zone).date(),
-                                 change=note.last_reason or "update", kind=note.kind,
-                                 title=note_title(note.content, 60), by=by))
-    total = len(found) if len(found) < rules.BRIEF_RECENT_MAX else changed.count()
-    return found, total
+    rows = list(changed.annotate(last_reason=Subquery(last.values("reason")[:1]),
+                                 last_by=Subquery(last.values("connection_id")[:1]))
+                .order_by("-updated_at", "id")[:rules.BRIEF_RECENT_MAX])
+    return rows, len(rows) if len(rows) < rules.BRIEF_RECENT_MAX else changed.count()
+
+
+def _change(note: Any, zone: ZoneInfo, connections: dict[uuid.UUID, str],
+            marks: Marks) -> BriefChange:
+    """One line of recent changes, with what ground truth says of the note."""
+    by = (BYLINE_SYSTEM if note.last_reason == Revision.Reason.EXPIRE
+          else byline(note.last_by, connections))
+    return BriefChange(id=note.versioned_id, date=note.updated_at.astimezone(zone).date(),
+                       change=note.last_reason or "update", kind=note.kind,
+                       title=note_title(note.content, 60), by=by,
+                       known_false=list(marks.known_false) or None)
 
 
 def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datetime,
@@ -206,11 +207,13 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         # One count, from the index alone (note_brief_counting holds kind and pin).
         available = live.filter(Q(pinned=True) | Q(kind__in=[Kind.HANDOFF,
                                                              *rules.BRIEF_KINDS])).count()
-        recent, recent_available = _recent(scope, since, zone, connections)
+        changed, recent_available = _recent(scope, since)
         hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
         related = [Candidate(hits[i], "related") for i in related_ids if i in hits]
         candidates = {n.id: n for n in [*pinned, *handoffs, *facts, *hits.values()]}
-        marks = truth_marks(list(candidates.values()), truth, profile=active_profile())
+        marks = truth_marks(list({**candidates, **{n.id: n for n in changed}}.values()),
+                            truth, profile=active_profile())
+        recent = [_change(n, zone, connections, marks[n.id]) for n in changed]
         return Gathered(
             who=who, visions=_visions(scope.notebook, zone, connections),
             pinned=[Candidate(n, _section(n), pinned=i < rules.BRIEF_PINNED_GUARANTEED)

@@ -5,7 +5,8 @@ declared ground truth says of it (`truth_marks`), or exactly one of its revision
 `get_note` tool and the `note://{id}@{version}` resource read it through `revision_at`
 — one query for that one revision, after the note itself was checked against the
 grant — and a version the note never had is the same `NotFound` everywhere, code
-`version_not_found` (404)."""
+`version_not_found` (404). The current version is the note itself (`read_of`); a past
+one carries the known-false marks of its own text (`marked_revision`)."""
 
 from __future__ import annotations
 
@@ -14,29 +15,26 @@ import uuid
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import NotFound
 from grove.kernel.tenancy import tenant
-from notebooks.models import Note, Revision
+from notebooks.models import NegativeClaim, Note, Revision
 from notebooks.rules import INT_MAX
-from notebooks.schemas.notes import NoteRead
+from notebooks.schemas.notes import NoteRead, RevisionOut, RevisionRead
+from notebooks.selectors import negatives
 from notebooks.selectors.access import access_note, resolve_scope
 from notebooks.selectors.truth import scoped_truth
-from notebooks.selectors.truth_marks import active_profile, truth_marks
+from notebooks.selectors.truth_marks import active_profile, claims_on, truth_marks
 
 
 def note_read(*, actor: Actor, note_id: uuid.UUID | str,
-              version: int | None = None) -> NoteRead | Revision:
+              version: int | None = None) -> NoteRead | RevisionRead:
     """The note as it is now with its ground-truth marks — or, given a `version` other
-    than its current one, that revision (`version_not_found` when it never had it)."""
+    than its current one, that revision with the marks of its text (`version_not_found`
+    when it never had it). The same answer for `note:<id>` and `note:<id>@<current>`."""
     with tenant(actor):
         note = access_note(actor, note_id, need=READ)
-        if version is not None and version != note.version:
-            return revision_at(note, version)
-        return read_of(actor, note)
-
-
-def note_at_version(*, actor: Actor, note_id: uuid.UUID | str, version: int) -> Revision:
-    """Exactly that revision of a note the caller may read."""
-    with tenant(actor):
-        return revision_at(access_note(actor, note_id, need=READ), version)
+        if version is None or version == note.version:
+            return read_of(actor, note)
+        revision, claims = past_revision(actor, note, version)
+    return marked_revision(revision, claims)
 
 
 def read_of(actor: Actor, note: Note) -> NoteRead:
@@ -47,6 +45,22 @@ def read_of(actor: Actor, note: Note) -> NoteRead:
                         profile=active_profile())[note.id]
     return NoteRead.of(note).model_copy(update={"authority": marks.authority,
                                                 "known_false": list(marks.known_false)})
+
+
+def past_revision(actor: Actor, note: Note, version: int
+                  ) -> tuple[Revision, list[NegativeClaim]]:
+    """A revision of a note the caller may read (`revision_at`), and the claims known to
+    be false its text is held to — the note's, as `read_of` holds the note. Caller holds
+    a tenant transaction; `marked_revision` marks it after (it may embed the text)."""
+    revision = revision_at(note, version)
+    return revision, claims_on(note, scoped_truth(resolve_scope(actor)))
+
+
+def marked_revision(revision: Revision, claims: list[NegativeClaim]) -> RevisionRead:
+    """A past revision with the claims its text matches, by the rule notes are matched
+    by (`negatives`). Outside any transaction: it may ask the embedding provider."""
+    [found] = negatives.texts_matching([revision.content], claims)
+    return RevisionRead(**RevisionOut.of(revision).model_dump(), known_false=found)
 
 
 def revision_at(note: Note, version: int) -> Revision:

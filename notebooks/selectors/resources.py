@@ -14,16 +14,16 @@ from grove.kernel.actor import READ, Actor
 from grove.kernel.paging import Cursor, caller_binding, cursor_read, cursor_write, seek_after
 from grove.kernel.tenancy import tenant
 from notebooks import rules
-from notebooks.models import Kind, Note, Notebook, Revision
+from notebooks.models import Kind, Note, Notebook
 from notebooks.schemas.arguments import parse_place
-from notebooks.schemas.notes import NoteRead
+from notebooks.schemas.notes import NoteRead, RevisionRead
 from notebooks.selectors.access import (
     access_note,
     live_notebooks,
     notes_live,
     resolve_scope,
 )
-from notebooks.selectors.note_reads import read_of, revision_at
+from notebooks.selectors.note_reads import marked_revision, past_revision, read_of
 
 NOTEBOOK_RESOURCE_NOTES = 200  # notes a notebook:// resource lists (the rest are counted)
 RESOURCE_PAGE = 100
@@ -33,10 +33,11 @@ NOTE_ORDER = ("-created_at", "-id")
 
 @dataclass(frozen=True)
 class NoteResource:
-    """A note as it is now (`read`, with its marks), or one revision of it."""
+    """A note as it is now (`read`, with its marks), or one past revision of it (with
+    the marks of its text)."""
 
     read: NoteRead | None
-    revision: Revision | None
+    revision: RevisionRead | None
     paths: dict[uuid.UUID, str]  # the live notebooks' paths the caller may see
 
 
@@ -46,9 +47,10 @@ def note_resource(*, actor: Actor, note_id: str, version: int | None) -> NoteRes
         actor.require(READ)
         note = access_note(actor, note_id)
         paths = rules.notebook_paths(live_notebooks(actor))
-        if version is None:
+        if version is None or version == note.version:
             return NoteResource(read=read_of(actor, note), revision=None, paths=paths)
-        return NoteResource(read=None, revision=revision_at(note, version), paths=paths)
+        revision, claims = past_revision(actor, note, version)
+    return NoteResource(read=None, revision=marked_revision(revision, claims), paths=paths)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,10 @@ itself, and:
   (migration `notebooks 0017`): the trigram index is usable only outside row-level
   security, so the function reads the caller's own lexicon and nothing else.
 
-Every word must match (AND); its forms are alternatives (OR). A finished word that is a
-stop word ("the") is left out. A query written with search operators — a quoted phrase,
+Every word must match (AND); its forms are alternatives (OR). The words of one run of
+text without a space ("2026-12-01", "pg-prod-3") must also stand in their order, side by
+side (`<->`): a date or an id is not any arrangement of its pieces. A finished word that
+is a stop word ("the") is left out. A query written with search operators — a quoted phrase,
 `-word`, `or` — means exactly what it says: it is read as web-search syntax against the
 notes' `search` vector, with no prefix, variants or folding.
 
@@ -95,19 +97,24 @@ def search_terms(query: str) -> Terms | None:
     reads it as web-search syntax). One round trip."""
     if _OPERATORS.search(query):
         return None
-    words = _WORD.findall(query.lower())
-    if not words:
+    # Each word with where it stands: (the run of non-space text it is part of, its
+    # place in that run) — "pg-prod-3" is one run of three words.
+    placed = [(run, place, word) for run, text in enumerate(query.lower().split())
+              for place, word in enumerate(_WORD.findall(text))]
+    if not placed:
         return Terms(widened=None, exact=None, any_form=None)
     typing = not query[-1].isspace()
-    each = _forms(words, fuzzy=len(words) <= VARIANT_WORDS_MAX)
-    last = len(words) - 1
-    groups: list[list[str]] = []
-    exact: list[str] = []
-    for i, word in enumerate(each):
+    each = _forms([word for _, _, word in placed],
+                  fuzzy=len(placed) <= VARIANT_WORDS_MAX)
+    last = len(placed) - 1
+    groups: list[tuple[int, int, list[str]]] = []
+    exact: list[tuple[int, int, list[str]]] = []
+    for i, ((run, place, _), word) in enumerate(zip(placed, each, strict=True)):
         being_typed = i == last and typing
         if not word.stems and not being_typed:
             continue  # a stop word ("the", "which") matches nothing and is left out
-        exact.extend(_quoted(spelled) for spelled in word.spelled)
+        if word.spelled:
+            exact.append((run, place, [_quoted(spelled) for spelled in word.spelled]))
         # The word being typed is a prefix of the word as written; its stem is matched
         # whole ("backups" finds "backup" before the space is typed) — a second prefix
         # scan of the index would find next to nothing more.
@@ -115,12 +122,30 @@ def search_terms(query: str) -> Terms | None:
         forms += [_quoted(spelled, prefix=being_typed) for spelled in word.spelled]
         forms.extend(_quoted(v) for v in word.variants if v not in word.stems)
         if forms:  # (a word that folds to nothing, such as "²", is left out too)
-            groups.append(list(dict.fromkeys(forms)))
+            groups.append((run, place, list(dict.fromkeys(forms))))
     if not groups:
         return Terms(widened=None, exact=None, any_form=None)
-    widened = " & ".join("(" + " | ".join(forms) + ")" for forms in groups)
-    any_form = " | ".join(dict.fromkeys(f for forms in groups for f in forms))
-    return Terms(widened=widened, exact=" & ".join(exact) or None, any_form=any_form)
+    any_form = " | ".join(dict.fromkeys(f for _, _, forms in groups for f in forms))
+    return Terms(widened=_all_of(groups), exact=_all_of(exact) or None, any_form=any_form)
+
+
+def _all_of(groups: list[tuple[int, int, list[str]]]) -> str:
+    """Every word (any of its forms); the words of one run in their order, each at its
+    distance from the one before (`<->`, or `<2>` past a stop word left out): a date or
+    an id is its pieces in order, so "2026-12-01" does not find "2026-01-12" nor
+    "pg-prod-3" "pg-3-prod". A word whose lexeme has no position (a stem: the vector
+    keeps positions for the words as written) leaves the order unchecked, not unmet."""
+    runs: list[str] = []
+    previous: tuple[int, int] | None = None
+    for run, place, forms in groups:
+        either = "(" + " | ".join(forms) + ")"
+        if previous is not None and previous[0] == run:
+            gap = place - previous[1]
+            runs[-1] += f" {'<->' if gap == 1 else f'<{gap}>'} {either}"
+        else:
+            runs.append(either)
+        previous = (run, place)
+    return " & ".join(f"({r})" if "<" in r else r for r in runs)
 
 
 def _forms(words: list[str], *, fuzzy: bool) -> list[_Forms]:

@@ -75,6 +75,16 @@ def truth_marks(notes: Sequence[Any], held_to: Truth, *,
     return marks
 
 
+def claims_on(note: Any, held_to: Truth) -> list[NegativeClaim]:
+    """The claims known to be false that apply to one note (a `Note`) in a read held to
+    `held_to` — by the rule above — for marking text of it that has no stored lexemes or
+    vector (a past revision: `negatives.texts_matching`). Caller holds a tenant
+    transaction."""
+    if held_to.notebook is not None:
+        return list(held_to.negatives)
+    return _by_place({note.notebook_id}, [note.id])[1][note.notebook_id]
+
+
 def _by_place(place_ids: Iterable[uuid.UUID | None], note_ids: list[uuid.UUID]
               ) -> tuple[set[Any], dict[uuid.UUID | None, list[NegativeClaim]]]:
     """For the places these notes are in: which of the notes each place's declaration

@@ -153,16 +153,21 @@ def _store_files(actor: Actor, upload: IngestUpload, runner: uuid.UUID, rules: S
                  archive: zipfile.ZipFile) -> bool:
     items = list(walk_zip(archive))
     found = [item for item in items if isinstance(item, Found)]
-    if not found:
-        raise Refused("Nothing to ingest: no .md, .markdown, .mdx or .txt file that is not "
-                      "ignored.")
-    if len(found) > UPLOAD_MAX_FILES:
-        raise Refused(f"At most {UPLOAD_MAX_FILES} files an upload; use `grove ingest` for "
-                      "more.")
     skipped, redacted = dict(upload.skipped), dict(upload.redacted)
     for item in items:
         if not isinstance(item, Found):
             add_skipped(skipped, item.reason, str(item.path))
+    if not found:
+        if skipped:  # say what was skipped, and why, beside the refusal
+            with tenant(actor):
+                IngestUpload.objects.filter(id=upload.id).update(skipped=skipped)
+            upload.skipped = skipped
+        raise Refused("Nothing to ingest: no .md, .markdown, .mdx or .txt file that is not "
+                      "ignored" + (" — every file was skipped (listed below)." if skipped
+                                   else "."))
+    if len(found) > UPLOAD_MAX_FILES:
+        raise Refused(f"At most {UPLOAD_MAX_FILES} files an upload; use `grove ingest` for "
+                      "more.")
     stored, read, batch = 0, 0, []
     for number, item in enumerate(found, 1):
         content = _readied(actor, item, rules, skipped, redacted)

@@ -142,6 +142,12 @@ def test_a_write_that_cannot_be_checked_is_held(owner, ops, checking, writer, pr
                                    kind="fact", notebook_id=ops.id)
     assert saved.note is None and saved.pending_revision.verdict == "needs_review"
     assert not saved.pending_revision.contradicts
+    # An agent is told in words why, never a bare code.
+    from notebooks.schemas.tools import Remembered
+
+    said = Remembered.of_saved(saved).mcp_text()
+    assert "could not be checked against the notebook's declared ground truth" in said
+    assert "says: needs_review" not in said and "contradicts the" not in said
 
 
 def test_a_contradicting_correction_is_held_and_readers_keep_the_head(owner, ops, checking,

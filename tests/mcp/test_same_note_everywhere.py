@@ -49,7 +49,7 @@ def world() -> dict[str, Any]:
         str(office.id): (False, [(str(office_claim.id), OFFICE_CLAIM)]),
     }
     return {"key": key, "atlas": atlas.id, "notes": [rule, wrong, plain, office],
-            "expected": expected}
+            "expected": expected, "owner": owner}
 
 
 def _bare(note_id: str) -> str:
@@ -195,3 +195,61 @@ def test_a_missing_version_is_version_not_found_everywhere(world):
     hidden = handshake(stranger, "resources/read", {"uri": uri}).json()["error"]
     assert hidden["data"] == {"uri": uri, "code": "resource_not_found"}
     assert json.dumps(hidden).count("currentVersion") == 0
+
+
+def test_a_note_at_a_version_carries_the_marks_of_that_text_everywhere(world):
+    """`note:<id>@<current>` is the note itself, marks and all; a past revision carries
+    the known-false marks of its own text and is never an authority (ground truth is the
+    note as it stands) — over REST, get_note in both eras and the `note://` resource."""
+    key, notes, owner = world["key"], world["notes"], world["owner"]
+    rule, wrong = notes[0], notes[1]
+    api = Caller(Client(), key)
+    for note, content in ((rule, "# Launch rules\n\nAtlas launches when QA and docs sign "
+                                 "off."), (wrong, "Atlas launch date: see the launch rules.")):
+        services.note_update(actor=owner, operation_id=factories.op(), note_id=note.id,
+                             content=content)
+    launch = world["expected"][str(wrong.id)][1]
+    expected = {  # versioned id → (authority, claims)
+        f"note:{rule.id}@2": (True, []),
+        f"note:{rule.id}@1": (False, []),
+        f"note:{wrong.id}@2": (False, []),
+        f"note:{wrong.id}@1": (False, launch),
+    }
+    for versioned, marks in expected.items():
+        rest = data(api.get(f"/get/{versioned}"))
+        assert _marks(rest["authority"], rest["knownFalse"]) == marks, ("REST", versioned)
+        for era in ("legacy", "2026"):
+            result = _tool(key, era, "get_note", {"noteId": versioned})
+            got = result["structuredContent"]
+            assert got["id"] == versioned
+            assert _marks(got.get("authority"), got.get("knownFalse")) == marks, (era,
+                                                                               versioned)
+            assert _marks(got["record"]["authority"], got["record"]["knownFalse"]) == marks
+            assert got["record"] == rest, (era, versioned)  # the REST record, field by field
+            text = result["content"][0]["text"]
+            assert (f"“{LAUNCH_CLAIM}”" in text) == bool(marks[1]), (era, versioned)
+            assert ("declared ground truth" in text) == marks[0], (era, versioned)
+        uri = f"note://{versioned.removeprefix('note:')}"
+        for answer in (handshake(key, "resources/read", {"uri": uri}),
+                       modern(key, "resources/read", {"uri": uri})):
+            said = answer.json()["result"]["contents"][0]["text"]
+            assert (f"“{LAUNCH_CLAIM}”" in said) == bool(marks[1]), uri
+            assert ("declared ground truth" in said) == marks[0], uri
+    # The current version read by its versioned id is the note read by id.
+    assert data(api.get(f"/get/note:{wrong.id}@2")) == data(api.get(f"/notes/{wrong.id}"))
+
+
+def test_recent_changes_in_the_brief_carry_known_false_too(world):
+    """The brief's recent changes name a note that states a false claim as such — in
+    its JSON (`recent[].knownFalse`) and in the line a model reads."""
+    key, expected, wrong = world["key"], world["expected"], world["notes"][1]
+    api = Caller(Client(), key)
+    brief = data(api.get("/brief?format=json&budgetTokens=8000"))
+    recent = {_bare(c["id"]): _marks(False, c.get("knownFalse")) for c in brief["recent"]}
+    assert str(wrong.id) in recent
+    for note_id, said in recent.items():
+        assert said[1] == expected[note_id][1], note_id
+    markdown = data(api.get("/brief?budgetTokens=8000"))["markdown"]
+    [line] = [ln for ln in markdown.splitlines()
+              if ln.startswith("- ") and wrong.versioned_id in ln]
+    assert f"“{LAUNCH_CLAIM}”" in line and "do not present it as true" in line

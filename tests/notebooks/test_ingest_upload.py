@@ -153,6 +153,28 @@ def test_what_only_unpacking_shows_ends_the_upload_failed_with_why():
 
 
 @pytest.mark.django_db
+def test_an_upload_whose_every_file_is_skipped_says_which_and_why(web, owner):
+    """A zip whose one note is too large is refused — and its Skipped list names the
+    file and the reason, rather than "0 skipped"."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("huge.md", "moraine " * 800_000)  # 6.4 MB
+        archive.writestr(".obsidian/app.json", "{}")
+    buffer.seek(0)
+    started = ingest_upload_start(actor=owner, notebook="Vault", archive=buffer,
+                                  name="huge.zip")
+    run_jobs(owner)
+    failed = ingest_upload_get(actor=owner, upload_id=started.id)
+    assert failed.state == "failed" and "every file was skipped" in failed.error
+    lines = {line.reason: line.paths for line in failed.skipped}
+    assert any(paths == ["huge.md"] for paths in lines.values()), lines
+    assert failed.skipped_files == 2
+    page = web.get(f"/ingest/{failed.id}/").content.decode()
+    assert "0 files brought in, 2 skipped (listed below), of the 2 in the upload" in page
+    assert "huge.md" in page
+
+
+@pytest.mark.django_db
 def test_another_accounts_upload_cannot_be_seen(embedder):
     owner = factories.owner("carol")
     started = ingest_upload_start(actor=owner, notebook="Vault", archive=vault_zip(),

@@ -243,3 +243,24 @@ def test_what_typing_matched_is_marked_in_the_excerpt(actor, places):
     [item] = note_search(actor=actor, query="belem ", matches=True).data
     assert "«Belém»" in item.matches.snippet
     assert "belem" in item.matches.terms
+
+
+def test_a_date_or_an_id_is_its_pieces_in_order(actor):
+    """The pieces of one run of text ("2026-12-01", "pg-prod-3") stand side by side, in
+    their order: not any note holding the same numbers in another arrangement."""
+    day = factories.note(actor, "Deployed on 2026-12-01 to pg-prod-3.")
+    other = factories.note(actor, "Deployed on 2026-01-12 to pg-3-prod.")
+    for typed, hit in (("2026-12-01", day), ("2026-01-12", other), ("pg-prod-3", day),
+                       ("pg-3-prod", other), ("deployed 2026-12-01", day),
+                       ("2026-12-01 pg-prod-3", day)):
+        for query in (typed, typed + " "):
+            assert [i.note.id for i in note_search(actor=actor, query=query).data] == \
+                [hit.id], query
+    # Words typed apart still match in any order; a stop word inside a run keeps its
+    # place ("state-of-the-art" is state, then art three words on).
+    assert {i.note.id for i in note_search(actor=actor, query="12 2026 ").data} == \
+        {day.id, other.id}
+    art = factories.note(actor, "A state-of-the-art runner, and the art of state.")
+    factories.note(actor, "The art of the state.")
+    assert [i.note.id for i in note_search(actor=actor, query="state-of-the-art ").data] \
+        == [art.id]

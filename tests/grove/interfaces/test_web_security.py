@@ -102,6 +102,27 @@ def test_a_forwarded_address_from_an_untrusted_peer_is_ignored(settings):
     assert via(client, "hal", PASSWORD, "192.0.2.99").status_code == 302  # through the proxy
 
 
+def test_a_success_gives_its_address_back_its_attempt():
+    """Only failures hold an address back: signing in over and over from one address
+    (an owner on a shared connection) is never refused."""
+    Account.objects.create_user(username="jay", password=PASSWORD)
+    for _ in range(settings.GROVE_LOGIN_LIMITS["address"] + 2):
+        client = Client()
+        assert attempt(client, "jay", PASSWORD, address="10.0.0.70").status_code == 302
+
+
+def test_an_ipv6_client_is_refused_across_its_64():
+    """Changing address within one's own /64 (any subscriber can) starts no new count."""
+    Account.objects.create_user(username="kim", password=PASSWORD)
+    client = Client()
+    for n in range(settings.GROVE_LOGIN_LIMITS["pair"]):
+        assert attempt(client, "kim", "wrong", address=f"2001:db8:7:1::{n + 1:x}"
+                       ).status_code == 400
+    assert attempt(client, "kim", PASSWORD, address="2001:db8:7:1:dead:beef::9"
+                   ).status_code == 429
+    assert attempt(client, "kim", PASSWORD, address="2001:db8:7:2::1").status_code == 302
+
+
 def test_the_lock_lifts_when_the_window_ends():
     now = 1_000_000.0
     window = settings.GROVE_LOGIN_LIMITS["window"]

@@ -89,3 +89,18 @@ def test_the_settings_are_checked():
     assert parse_header("X-Real-IP") == "x-real-ip"
     with pytest.raises(ValueError, match="not one of X-Forwarded-For, X-Real-IP, Forwarded"):
         parse_header("X-Client-IP")
+
+
+@pytest.mark.parametrize(("address", "key"), [
+    ("203.0.113.9", "203.0.113.9"),
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2:ffff:ffff:ffff:fffe", "2001:db8:1:2::/64"),  # the same subscriber
+    ("2001:db8:1:3::1", "2001:db8:1:3::/64"),  # the next /64: someone else
+    ("fe80::1%eth0", "fe80::/64"),  # a zone is no part of who it is
+    ("::ffff:198.51.100.4", "198.51.100.4"),
+    ("unknown", "unknown"),
+])
+def test_a_limit_counts_an_ipv6_client_by_its_64(address, key):
+    from grove.kernel.addresses import limit_key
+
+    assert limit_key(address) == key
