@@ -164,7 +164,7 @@ def _facts(scope: Scope, truth: Truth) -> list[Note]:
     return ordered
 
 
-def _recent(scope: Scope, since: datetime) -> tuple[list[Note], int]:
+def _recent(scope: Scope, since: datetime) -> tuple[list[Any], int]:
     """Live notes in scope changed since `since`, newest first, each with its last
     revision's reason and who made it (`last_reason`, `last_by`), and how many changed."""
     last = Revision.objects.filter(note_id=OuterRef("pk")).order_by("-version")
