@@ -37,6 +37,7 @@ from notebooks.selectors.access import (
     Scope,
     access_notebook,
     live_notebooks,
+    notebooks_visible_to,
     notes_live,
     resolve_scope,
 )
@@ -154,14 +155,10 @@ def known_false(actor: Actor, place: Any = EVERYWHERE, *,
         scope = resolve_scope(actor, place, include_personal=include_personal)
         if truth_place(scope) is not None:
             return scoped_truth(scope).negatives
-        if scope.notebook_ids is not None:
-            notebooks = Q(notebook_id__in=list(scope.notebook_ids))
-        elif scope.actor.grant.all_notebooks:
-            notebooks = Q(notebook__deleted_at__isnull=True)
-        else:
-            notebooks = Q(notebook_id__in=list(scope.actor.grant.notebooks),
-                          notebook__deleted_at__isnull=True)
-        return list(NegativeClaim.objects.filter(Q(notebook__isnull=True) | notebooks)
+        places = (list(scope.notebook_ids) if scope.notebook_ids is not None
+                  else notebooks_visible_to(actor).values("id"))
+        return list(NegativeClaim.objects.filter(Q(notebook__isnull=True)
+                                                 | Q(notebook_id__in=places))
                     .order_by("created_at", "id"))
 
 
