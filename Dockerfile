@@ -6,6 +6,7 @@ RUN useradd --system --home-dir /var/lib/grove --create-home grove
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY grove grove
+COPY passages passages
 COPY notebooks notebooks
 COPY ask ask
 COPY sharing sharing

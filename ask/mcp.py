@@ -15,8 +15,11 @@ def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
     answer = ask(actor=actor, **args.service_kwargs())
     names = selectors.notebook_names(actor=actor, notes=[s.note for s in answer.sources])
     return AskToolOut(status=answer.status, blocks=answer.blocks,
+                      # Each source by the id the blocks cite it with: a document's
+                      # passage is `note:<id>@<v>#<n>`, its content that passage.
                       sources=[ToolNote.marked(s.note, names, authority=s.authority,
-                                               known_false=s.known_false)
+                                               known_false=s.known_false).model_copy(
+                                                   update={"id": s.cite_as})
                                for s in answer.sources],
                       proposals=[CompactProposal.of(p) for p in answer.proposals])
 

@@ -138,7 +138,7 @@ class AnswerBlock(Out):
 
 
 class Source(Out):
-    cite_as: str  # note:<uuid>@<version>
+    cite_as: str  # note:<uuid>@<version>, or note:<uuid>@<version>#<passage>
     note: NoteOut
     score: float
     # What ground truth says of the note, as recall says it (each note by its own
@@ -249,7 +249,7 @@ class ContextOut(Out):
 class SourceOut(Out):
     """A note revision an answer was made from (stored with the turn)."""
 
-    cite_as: str  # note:<uuid>@<version>
+    cite_as: str  # note:<uuid>@<version>, or note:<uuid>@<version>#<passage>
     note_id: uuid.UUID
     version: int
     kind: str

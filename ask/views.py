@@ -66,7 +66,11 @@ class Chip:
 
     @property
     def href(self) -> str:
-        return f"{reverse('note', args=[self.note_id])}?v={self.version}"
+        """The note at the cited version — at the cited passage, highlighted, when the
+        citation names one (`note:<id>@<v>#<n>`)."""
+        _, _, passage = self.cite_as.partition("#")
+        where = f"&passage={passage}#passage-{passage}" if passage.isdigit() else ""
+        return f"{reverse('note', args=[self.note_id])}?v={self.version}{where}"
 
 
 @dataclass

@@ -392,13 +392,15 @@ def check(cluster: Cluster, result: LoadResult) -> dict[str, Any]:
     taken_again = pg.query("SELECT count(*) FROM grove_job WHERE attempts > 1")[0][0]
     not_ready = pg.query("SELECT count(*) FROM notebooks_note WHERE status = 'active' "
                          "AND indexing <> 'ready'")[0][0]
-    # Exactly once in effect: each live note holds one vector (a unique key per note and
-    # profile) and it is of the note's current content; no content was embedded by two
-    # completed jobs.
+    # Exactly once in effect: each live note's passages are of its current content and
+    # each holds a vector (a unique key per passage and profile); no content was
+    # embedded by two completed jobs.
     stale_vectors = pg.query(
-        "SELECT count(*) FROM notebooks_note n WHERE n.status = 'active' AND NOT EXISTS ("
-        " SELECT 1 FROM notebooks_noteembedding e WHERE e.note_id = n.id"
-        " AND e.content_hash = n.content_hash)")[0][0]
+        "SELECT count(*) FROM notebooks_note n WHERE n.status = 'active' AND ("
+        " n.passages_hash <> n.content_hash OR NOT EXISTS ("
+        "  SELECT 1 FROM passages_passage p WHERE p.note_id = n.id) OR EXISTS ("
+        "  SELECT 1 FROM passages_passage p WHERE p.note_id = n.id AND NOT EXISTS ("
+        "   SELECT 1 FROM passages_passagevector v WHERE v.passage_id = p.id)))")[0][0]
     embedded_twice = pg.query(
         "SELECT count(*) FROM (SELECT target_id, target_hash FROM grove_job "
         "WHERE kind = 'embed' AND status = 'done' GROUP BY 1, 2 HAVING count(*) > 1) d")[0][0]

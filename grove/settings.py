@@ -39,6 +39,7 @@ GROVE_MODEL_CALLS_PER_ACCOUNT = CONFIG.model_calls_per_account
 
 INSTALLED_APPS = [
     "grove",
+    "passages",
     "notebooks",
     "ask",
     "sharing",
@@ -78,10 +79,12 @@ ROOT_URLCONF = "grove.urls"
 # Modules whose TOOLS (and RESOURCES, PROMPTS) are served over MCP, TOOLS also at
 # POST /v1/tools/<name> (grove/interfaces/mcp.py, mcp_catalog.py), in this order.
 GROVE_MCP_TOOL_MODULES = ["notebooks.mcp_context", "notebooks.mcp", "ask.mcp"]
-# Request bodies (REST and forms; file uploads are separate): a note is at most 6,000
-# characters and a batch at most 100 items, so 1 MiB is generous — a loose outer limit
-# (see notebooks/rules.py): it caps work, the services check the exact limits. Larger → 413.
-GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+# Request bodies (REST and forms; file uploads are separate): a loose outer limit (see
+# notebooks/rules.py) that caps work while the services check the exact limits — 1 MiB,
+# or room for the longest document note written in JSON's longest escapes (six bytes
+# a character: "\u0001") when that is more. Larger → 413.
+GROVE_API_MAX_BODY = DATA_UPLOAD_MAX_MEMORY_SIZE = max(
+    1024 * 1024, CONFIG.note_max_chars * 6 + 64 * 1024)
 # Both are enforced before Django reads a byte (grove/interfaces/limits.py): the import upload of a
 # signed-in session may be larger.
 GROVE_IMPORT_MAX_BODY = 256 * 1024 * 1024
@@ -337,6 +340,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 GROVE_HEARTBEAT_SECONDS = 30
 # How long a worker holds a job before `recover` gives it to another (grove.kernel.jobs).
 GROVE_JOB_LEASE_SECONDS = CONFIG.job_lease_seconds
+# A document note's most characters (SPEC §3; memory records: 6,000).
+GROVE_NOTE_MAX_CHARS = CONFIG.note_max_chars
 CELERY_BEAT_SCHEDULE = {
     # Retention: expire notes past their expiry, soft-delete those expired > 60 days.
     "expire": {"task": "grove.expire", "schedule": 15 * 60},
@@ -347,6 +352,8 @@ CELERY_BEAT_SCHEDULE = {
     "term-stats": {"task": "grove.term_stats", "schedule": 60},
     # The same for the live note counts per notebook (the library sidebar's).
     "note-counts": {"task": "grove.note_counts", "schedule": 60},
+    # Notes an older release wrote during a rolling upgrade get their passages.
+    "passages": {"task": "grove.passages", "schedule": 60},
     # Expired OAuth tokens and authorization codes.
     "clear-tokens": {"task": "grove.clear_tokens", "schedule": 6 * 3600},
     # Expired website sessions (Django's `clearsessions`).
@@ -366,7 +373,7 @@ CELERY_TASK_ROUTES = {
     name: {"queue": CELERY_MAINTENANCE_QUEUE}
     for name in ("grove.recover", "grove.expire", "grove.term_stats", "grove.note_counts",
                  "grove.clear_tokens", "grove.clear_sessions", "grove.heartbeat",
-                 "grove.finish_deletions")
+                 "grove.finish_deletions", "grove.passages")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(GROVE_HOME / "run" / "celerybeat-schedule")
 

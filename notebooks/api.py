@@ -51,6 +51,7 @@ from notebooks.schemas.arguments import (
     RestoreRevisionIn,
     SearchIn,
     TypedId,
+    cited_note,
     place_of,
 )
 from notebooks.schemas.notes import (
@@ -289,7 +290,8 @@ def recall(request: HttpRequest, payload: RecallIn) -> Any:
 
 @router.get("/get/{typed_id}", tags=["recall"],
             response={200: Ok[NoteRead | NotebookOut | RevisionRead], **ERRORS},
-            summary="The full record for a typed id: note:<uuid>[@<version>] or notebook:<uuid>")
+            summary="The full record for a typed id: note:<uuid>[@<version>[#<passage>]] or "
+            "notebook:<uuid>")
 def get_typed(request: HttpRequest, typed_id: TypedId) -> Any:
     """The current version is the note itself (with its marks), a past one that revision
     (with the marks of its text); a version the note never had is 404
@@ -297,13 +299,14 @@ def get_typed(request: HttpRequest, typed_id: TypedId) -> Any:
     actor = actor_of(request)
     kind, _, rest = typed_id.partition(":")
     if kind == "note":
-        note_id, _, version = rest.partition("@")
-        if not version:
-            return ok(selectors.note_read(actor=actor, note_id=note_id))
-        if not version.isdigit():
-            raise Invalid("A note version is a whole number: note:<uuid>@<version>.",
-                          code="invalid_typed_id")
-        return ok(selectors.note_read(actor=actor, note_id=note_id, version=int(version)))
+        try:
+            ref = cited_note(typed_id)
+        except ValueError:
+            raise Invalid("A note's typed id is note:<uuid>, note:<uuid>@<version> or "
+                          "note:<uuid>@<version>#<passage> (#: %23 in a URL).",
+                          code="invalid_typed_id") from None
+        return ok(selectors.note_read(actor=actor, note_id=ref.id, version=ref.version,
+                                      passage=ref.passage))
     if kind == "notebook":
         return ok(selectors.notebook_out(actor=actor, notebook_id=rest))
     raise Invalid("A typed id looks like note:<uuid>, note:<uuid>@<version> or "

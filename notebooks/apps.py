@@ -50,7 +50,7 @@ class NotebooksConfig(AppConfig):
 def _vector_index_for_profile(sender: Any = None, using: str = "owner", **kwargs: Any) -> None:
     """Profiles other than the 384-d default get their HNSW index at migrate time."""
     from grove.embeddings import configured_profile
-    from notebooks.vectors import ensure_vector_index
+    from passages.vectors import ensure_vector_index
 
     profile = configured_profile()
     if profile is not None:

@@ -172,7 +172,7 @@ class NoteForm(_Editor, _PicksANotebook):
     operation_id = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     title = _title_field(autofocus="")
     content = _text_field()
-    kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.FACT)
+    kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.NOTE)
     notebook = forms.ChoiceField(required=False)
     tags = TagsField()
     task_id = forms.CharField(required=False, label="Task id (handoffs)")

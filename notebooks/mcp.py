@@ -31,6 +31,7 @@ from notebooks.schemas.notes import (
 from notebooks.schemas.tools import (
     ArchiveArgs,
     ForgetArgs,
+    FoundNote,
     History,
     HistoryArgs,
     Match,
@@ -80,8 +81,13 @@ def _marked(actor: Actor, items: list[RecallItem] | list[SearchItem], *,
 
 
 def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
+    """Recall's items as compact notes; a document's item is its best passage."""
     found = recall.recall(actor=actor, **args.service_kwargs())
-    return RecallResult(data=_marked(actor, found.data, full=args.full), meta=found.meta)
+    names = selectors.notebook_names(actor=actor, notes=[item.note for item in found.data])
+    return RecallResult(data=[FoundNote.found(item.note, names, passage=item.passage,
+                                              authority=item.authority,
+                                              known_false=item.known_false, full=args.full)
+                              for item in found.data], meta=found.meta)
 
 
 def _list(actor: Actor, args: SearchArgs) -> NotesPage:
@@ -95,18 +101,18 @@ def _list(actor: Actor, args: SearchArgs) -> NotesPage:
                      **fields)
 
 
-def _get(actor: Actor, args: NoteArgs) -> ToolNote:
+def _get(actor: Actor, args: NoteArgs) -> FoundNote:
     """The note as it is now, or exactly the revision its id names."""
     read = selectors.note_read(actor=actor, note_id=args.note_id.id,
-                               version=args.note_id.version)
+                               version=args.note_id.version, passage=args.note_id.passage)
     if not isinstance(read, NoteRead):
         return _revision_note(actor, read)
     names = selectors.notebook_names(actor=actor, notes=[read])
-    return ToolNote.marked(read, names, authority=read.authority,
-                           known_false=read.known_false, full=True)
+    return FoundNote.found(read, names, authority=read.authority,
+                           known_false=read.known_false, full=True, passage=read.passage)
 
 
-def _revision_note(actor: Actor, revision: RevisionRead) -> ToolNote:
+def _revision_note(actor: Actor, revision: RevisionRead) -> FoundNote:
     """An older revision as a note: every field from that revision's snapshot (its own
     notebook, pinning, provenance, retention) and the known-false marks of its text, the
     record being the revision's, as `GET /v1/get/note:<id>@<version>` returns it — with
@@ -116,8 +122,8 @@ def _revision_note(actor: Actor, revision: RevisionRead) -> ToolNote:
     record = revision.to_rest_json()
     if revision.notebook_id is not None and revision.notebook_id not in names:
         record["notebookId"] = None
-    return ToolNote.marked(revision, names, known_false=revision.known_false, full=True,
-                           record=record)
+    return FoundNote.found(revision, names, known_false=revision.known_false, full=True,
+                           record=record, passage=revision.passage)
 
 
 def _history(actor: Actor, args: HistoryArgs) -> History:
@@ -194,7 +200,7 @@ TOOLS = [
          ForgetArgs, BatchOut, _forget, read_only=False, destructive=True),
     Tool("get_note", "Get a note",
          "One note with its full record; `note:<id>@<version>` gives that older revision.",
-         NoteArgs, ToolNote, _get, read_only=True),
+         NoteArgs, FoundNote, _get, read_only=True),
     Tool("list_notes", "List or search notes",
          "The user's notes by filters and keywords, sorted, a page at a time; "
          "meta.available is the total.",

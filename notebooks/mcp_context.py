@@ -112,7 +112,8 @@ TOOLS = [
 # -- resources ---------------------------------------------------------------------------------
 
 _UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
-_NOTE_URI = re.compile(rf"note://({_UUID})(?:@([1-9][0-9]{{0,8}}))?", re.IGNORECASE)
+_NOTE_URI = re.compile(rf"note://({_UUID})(?:@([1-9][0-9]{{0,8}})(?:#([1-9][0-9]{{0,5}}))?)?",
+                       re.IGNORECASE)
 _NOTEBOOK_URI = re.compile(rf"notebook://({_UUID})", re.IGNORECASE)
 _BRIEF_URI = re.compile(rf"brief://({_UUID}|personal|all)", re.IGNORECASE)
 
@@ -137,6 +138,11 @@ def _note_text(found: NoteResource) -> str:
              else "Personal")
     when = note.updated_at if isinstance(note, NoteRead) else note.created_at
     head = f"{note.versioned_id} — {note.kind}, {place}, {when:%Y-%m-%d}"
+    if note.passage is not None:
+        trail = " › ".join(note.passage.headings)
+        head = (f"{note.passage.id} — passage {note.passage.position} of {note.passage.of}"
+                + (f" ({trail})" if trail else "") + f" of a {note.kind}, {place}, "
+                f"{when:%Y-%m-%d}")
     if note.task_id:
         head += f", task {note.task_id}"
     if found.read is not None and found.read.authority:
@@ -172,7 +178,9 @@ def read_resource(actor: Actor, uri: str) -> list[ResourceContent] | None:
         return None
     if match := _NOTE_URI.fullmatch(uri):
         version = int(match.group(2)) if match.group(2) else None
-        text = _note_text(note_resource(actor=actor, note_id=match.group(1), version=version))
+        passage = int(match.group(3)) if match.group(3) else None
+        text = _note_text(note_resource(actor=actor, note_id=match.group(1), version=version,
+                                        passage=passage))
     elif match := _NOTEBOOK_URI.fullmatch(uri):
         text = _notebook_text(notebook_resource(actor=actor, notebook_id=match.group(1)))
     elif match := _BRIEF_URI.fullmatch(uri):

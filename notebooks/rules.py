@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db.models import Q
 
 from grove.kernel.errors import Invalid
@@ -139,10 +140,11 @@ DUPLICATE_GROUP_MAX = 10
 def content_max_chars(kind: str) -> int:
     """The most characters a note of `kind` holds (trimmed text): the one limit every
     save checks (`clean_content`, `check_content_fits`) and the editor states and counts
-    against. SPEC §3 gives memory records (preference, fact, decision, solution,
-    handoff) 6,000 and document notes (kind `note`) more; every kind holds
-    CONTENT_MAX_CHARS until the larger limit lands — callers ask per kind, so it lands
-    here alone."""
+    against. SPEC §3: memory records (preference, fact, decision, solution, handoff)
+    hold CONTENT_MAX_CHARS (6,000); a document note (kind `note`) holds
+    `GROVE_NOTE_MAX_CHARS` (200,000 unless configured, at most 1,000,000)."""
+    if kind == Kind.NOTE:
+        return int(settings.GROVE_NOTE_MAX_CHARS)
     return CONTENT_MAX_CHARS
 
 

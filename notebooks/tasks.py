@@ -44,3 +44,17 @@ def note_counts_compact_task() -> int:
 
     return sum(note_counts_compact(actor=Actor.system(account_id))
                for account_id in active_account_ids())
+
+
+@shared_task(name="grove.passages", ignore_result=True)
+def passages_heal_task() -> int:
+    """Periodic: notes whose passages fell behind their content (written by an older
+    release during a rolling upgrade) are cut again and queued for their vectors."""
+    from notebooks.services.indexing import HEAL_BATCH, passages_heal
+
+    healed = 0
+    for account_id in active_account_ids():
+        while (batch := passages_heal(actor=Actor.system(account_id))) >= HEAL_BATCH:
+            healed += batch
+        healed += batch
+    return healed

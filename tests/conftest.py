@@ -114,7 +114,7 @@ def vacuumed_vectors(django_db_setup):
     with psycopg.connect(host=owner["HOST"], port=owner["PORT"], user=owner["USER"],
                          password=owner["PASSWORD"] or None, dbname=test_db,
                          autocommit=True) as conn:
-        conn.execute("VACUUM notebooks_noteembedding")
+        conn.execute("VACUUM passages_passagevector")
 
 
 def _truncate_all() -> None:

@@ -237,7 +237,11 @@ def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
                           max_chars=EVIDENCE_MAX_CHARS, place=notebook_id,
                           include_personal=personal)
     return Retrieved(
-        sources=[Source(cite_as=hit.note.versioned_id, note=hit.note, score=hit.score,
+        # A document's hit is its best passage: cited as that passage, and the note's
+        # content here is that passage alone (an edit proposal may not rewrite a note
+        # from part of it: `ask.selectors.proposals`).
+        sources=[Source(cite_as=hit.passage.id if hit.passage else hit.note.versioned_id,
+                        note=hit.note, score=hit.score,
                         authority=hit.authority, known_false=hit.known_false)
                  for hit in found.data],
         uncovered=found.meta.policy == "restrict" and found.meta.coverage == "not_covered",

@@ -45,6 +45,7 @@ SETTINGS: dict[str, str] = {
     "GROVE_DB_POOL_SIZE": "db_pool_size",
     "GROVE_METRICS_TOKEN": "metrics_token",
     "GROVE_JOB_LEASE_SECONDS": "job_lease_seconds",
+    "GROVE_NOTE_MAX_CHARS": "note_max_chars",
     "GROVE_TRUSTED_PROXIES": "trusted_proxies",
     "GROVE_FORWARDED_HEADER": "forwarded_header",
 }
@@ -102,6 +103,8 @@ class Config:
     # How long a worker may hold a job before `recover` hands it to another (a worker
     # killed mid-job holds its jobs this long); a handler may set its own.
     job_lease_seconds: int = 120
+    # The most characters a document note (kind `note`) holds; memory records hold 6,000.
+    note_max_chars: int = 200_000
     # Model calls: seconds one may take (a try; the client retries twice), and how many
     # a connection and an account may make a minute (0 = no limit).
     llm_timeout: float = 60.0
@@ -346,7 +349,8 @@ def load(*, create_home: bool = True) -> Config:
     sizes = {}
     for name, default, low, high in (("GROVE_MAX_CONCURRENT_REQUESTS", "16", 1, 1000),
                                      ("GROVE_DB_POOL_SIZE", "16", 0, 500),
-                                     ("GROVE_JOB_LEASE_SECONDS", "120", 5, 86400)):
+                                     ("GROVE_JOB_LEASE_SECONDS", "120", 5, 86400),
+                                     ("GROVE_NOTE_MAX_CHARS", "200000", 6000, 1_000_000)):
         raw_size = values.get(name, default)
         if not raw_size.isdigit() or not low <= int(raw_size) <= high:
             raise ConfigError(f"{name}: {raw_size!r} is not a whole number from {low} to "
@@ -418,6 +422,7 @@ def load(*, create_home: bool = True) -> Config:
         public_rate_limit=rates["GROVE_PUBLIC_RATE_LIMIT"],
         address_rate_limit=rates["GROVE_ADDRESS_RATE_LIMIT"],
         max_concurrent_requests=sizes["GROVE_MAX_CONCURRENT_REQUESTS"],
+        note_max_chars=sizes["GROVE_NOTE_MAX_CHARS"],
         db_pool_size=sizes["GROVE_DB_POOL_SIZE"],
         job_lease_seconds=sizes["GROVE_JOB_LEASE_SECONDS"],
         metrics_token=metrics_token,

@@ -24,6 +24,9 @@ APPEND_ONLY_TABLES = ("notebooks_revision", "notebooks_visionrevision")
 DEFINER_FUNCTIONS = (
     "grove_lexical_matches(tsquery[], float8[], text[], float8[], uuid[], boolean, integer,"
     " integer, integer, text, daterange, tstzrange, boolean, float8, float8, float8)",
+    # Recall's lexical arm over passages (passages 0002).
+    "grove_passage_matches(tsquery[], float8[], text[], float8[], uuid[], boolean, integer,"
+    " integer, integer, text, daterange, tstzrange, boolean, float8, float8, float8)",
     "grove_search_matches(tsquery)",
     "grove_search_matches(tsquery, integer)",
     # Library search's words (notebooks 0030).

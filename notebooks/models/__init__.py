@@ -1,7 +1,7 @@
-"""The notebooks app's models, in four modules: `notes` (notebooks, notes, revisions,
-vectors, term statistics — SPEC §3, §4), `counts` (live note counts kept by the writes),
-`briefs` (visions and ground truth — SPEC §10) and `ingest` (the ingest ledger — SPEC
-§13). Everything is importable from `notebooks.models`."""
+"""The notebooks app's models, in five modules: `notes` (notebooks, notes, revisions,
+the vectors before passages — SPEC §3), `terms` (term statistics — SPEC §4), `counts`
+(live note counts kept by the writes), `briefs` (visions and ground truth — SPEC §10)
+and `ingest` (the ingest ledger — SPEC §13). Everything is importable from `notebooks.models`."""
 
 from notebooks.models.briefs import (
     NEGATIVE_MAX_CHARS,
@@ -32,6 +32,8 @@ from notebooks.models.notes import (
     HANDOFF_DEFAULT_RETENTION_DAYS,
     NAME_MAX_CHARS,
     NO_PARENT,
+    NOTE_MAX_CHARS_CEILING,
+    NOTE_MAX_CHARS_DEFAULT,
     NOTEBOOK_NAME_UNIQUE,
     RETENTION_MAX_DAYS,
     SEARCH_CONFIG,
@@ -49,13 +51,14 @@ from notebooks.models.notes import (
     Revision,
     RevisionReason,
     Status,
-    TermDelta,
-    TermStat,
     content_key_of,
 )
+from notebooks.models.terms import TermDelta, TermStat
 
 __all__ = [
     "CONTENT_MAX_CHARS",
+    "NOTE_MAX_CHARS_CEILING",
+    "NOTE_MAX_CHARS_DEFAULT",
     "EXPIRED_RESTORE_WINDOW_DAYS",
     "HANDOFF_DEFAULT_RETENTION_DAYS",
     "NAME_MAX_CHARS",

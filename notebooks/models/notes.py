@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import GinIndex, GistIndex, OpClass
+from django.contrib.postgres.indexes import GinIndex, GistIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
@@ -22,7 +22,11 @@ from pgvector.django import VectorField
 
 models.TextField.register_lookup(Length)
 
+# A memory record's text (the memory contract); a document note (kind `note`) holds up
+# to `GROVE_NOTE_MAX_CHARS`, never more than NOTE_MAX_CHARS_CEILING (SPEC §3).
 CONTENT_MAX_CHARS = 6000
+NOTE_MAX_CHARS_CEILING = 1_000_000
+NOTE_MAX_CHARS_DEFAULT = 200_000
 NAME_MAX_CHARS = 200
 NOTEBOOK_NAME_UNIQUE = "notebook_live_name_unique"
 NO_PARENT = uuid.UUID(int=0)  # the top level, in the unique name index (NULLs are distinct)
@@ -37,6 +41,7 @@ EXPIRED_RESTORE_WINDOW_DAYS = 60
 
 
 class Kind(models.TextChoices):
+    NOTE = "note"  # a document; every other kind is a memory record
     PREFERENCE = "preference"
     FACT = "fact"
     DECISION = "decision"
@@ -159,10 +164,12 @@ class NoteFields(models.Model):
 def _note_field_constraints(prefix: str) -> list[models.BaseConstraint]:
     return [
         models.CheckConstraint(
-            # Trimmed (services strip it) and 1..6000 characters.
+            # Trimmed (services strip it); a memory record at most 6,000 characters, a
+            # document at most the ceiling (the configured limit is the services').
             condition=Q(content__regex=r"^\S")
             & Q(content__regex=r"\S$")
-            & Q(content__length__lte=CONTENT_MAX_CHARS),
+            & Q(content__length__lte=NOTE_MAX_CHARS_CEILING)
+            & (Q(kind="note") | Q(content__length__lte=CONTENT_MAX_CHARS)),
             name=f"{prefix}_content_length",
         ),
         models.CheckConstraint(
@@ -266,6 +273,11 @@ class Note(NoteFields):
     content_hash = models.CharField(max_length=64, default="")
     indexing = models.CharField(max_length=16, choices=Indexing.choices,
                                 default=Indexing.PENDING)
+    # The `content_hash` the note's passages were cut from (`passages_passage`): written
+    # with them (`services.indexing.mark_for_indexing`). Another value means the content
+    # changed without them — an older release's write during a rolling upgrade — and the
+    # periodic `grove.passages` cuts them again.
+    passages_hash = models.CharField(max_length=64, default="", db_default="", blank=True)
     search = models.GeneratedField(
         expression=SearchVector("content", config=SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
@@ -319,6 +331,8 @@ class Note(NoteFields):
             models.Index(fields=["account", "indexing"], condition=~Q(indexing="ready"),
                          name="note_not_indexed"),
             models.Index(fields=["account", "created_at", "id"], name="note_created"),
+            models.Index(fields=["account"], condition=~Q(passages_hash=models.F("content_hash")),
+                         name="note_passages_stale"),
             models.Index(fields=["account", "notebook", "content_key"], name="note_content_key"),
             # The library's "Saved by" choices: the distinct agents of the account's notes,
             # read by skipping from one value to the next (notebooks.selectors.source_agents).
@@ -441,56 +455,3 @@ class NoteEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.note_id} {self.profile}"
-
-
-class TermStat(models.Model):
-    """Document frequency of a lexeme among one account's active notes (the lexical arm
-    of recall weighs terms by rarity); the row with the empty lexeme holds the number of
-    active notes. The current count of a lexeme is this row plus its `TermDelta` rows:
-    writes add deltas, `term_stats_compact` folds them in here (migration 0011)."""
-
-    id = models.BigAutoField(primary_key=True)
-    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                related_name="+")
-    lexeme = models.TextField()
-    ndoc = models.PositiveIntegerField()
-
-    class Meta:
-        db_table = "notebooks_termstat"
-        indexes = [
-            # Words spelled like a search word (`grove_search_variants`, pg_trgm).
-            GinIndex(OpClass(models.F("lexeme"), name="gin_trgm_ops"),
-                     name="termstat_lexeme_trgm"),
-        ]
-        constraints = [
-            models.UniqueConstraint(fields=["account", "lexeme"], name="termstat_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.lexeme}: {self.ndoc}"
-
-
-class TermDelta(models.Model):
-    """A change of `TermStat` counts, written by the database itself: statement-level
-    triggers on `notebooks_note` add +1/-1 per distinct lexeme (and to the empty lexeme,
-    the note count) whenever a note enters or leaves `status = active` or an active
-    note's `search` vector changes (migration 0011). Insert-only, so concurrent saves of
-    one account never wait for each other or deadlock on a shared counter row; readers
-    sum base and deltas in one statement, and `term_stats_compact` folds the deltas into
-    `TermStat` periodically."""
-
-    id = models.BigAutoField(primary_key=True)
-    # No database constraint: the note that caused the delta already references the
-    # account, and a deferred foreign-key check per lexeme row would be most of a save's
-    # trigger cost. Deleting an account still deletes its deltas (Django cascades).
-    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                related_name="+", db_constraint=False)
-    lexeme = models.TextField()
-    ndoc = models.IntegerField()
-
-    class Meta:
-        db_table = "notebooks_termdelta"
-        indexes = [models.Index(fields=["account", "lexeme"], name="termdelta_lexeme")]
-
-    def __str__(self) -> str:
-        return f"{self.lexeme}: {self.ndoc:+d}"

@@ -14,12 +14,9 @@ A notebook is `<uuid>` or `notebook:<uuid>`, and Personal is named by the explic
 
 from __future__ import annotations
 
-import re
-import uuid
-from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
+from pydantic import Field, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonDict, SkipJsonSchema
 
@@ -42,106 +39,34 @@ from notebooks.models import (
     TAGS_MAX,
     TASK_ID_MAX_CHARS,
 )
-from notebooks.rules import BATCH_MAX, NOTEBOOK_PAGE_MAX
+from notebooks.rules import BATCH_MAX, NOTEBOOK_PAGE_MAX, content_max_chars
+from notebooks.schemas.ids import (  # noqa: F401 - the ids, importable from here too
+    CITED_NOTE_ID_PATTERN,
+    NONBLANK_RULE,
+    NOTE_ID,
+    NOTE_ID_CHANGE,
+    NOTE_ID_PATTERN,
+    NOTEBOOK_ID_PATTERN,
+    ONCE,
+    OPERATION_ID,
+    PERSONAL,
+    PLACE_PATTERN,
+    TEXT_RULE,
+    TYPED_ID_PATTERN,
+    CitedNoteId,
+    Importance,
+    NotebookId,
+    NoteId,
+    NoteRef,
+    Place,
+    TypedId,
+    cited_note,
+    expected,
+    parse_place,
+    place_of,
+)
 
-KindName = Literal["preference", "fact", "decision", "solution", "handoff"]
-PERSONAL = "personal"
-
-# -- ids -----------------------------------------------------------------------------------
-
-_UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
-_NOTE = re.compile(rf"(?:note:)?({_UUID})(?:@([0-9]{{1,9}}))?", re.IGNORECASE)
-_NOTEBOOK = re.compile(rf"(?:notebook:)?({_UUID})", re.IGNORECASE)
-# The same forms as JSON Schema patterns for the documents (the validators above also
-# take other letter cases and surrounding spaces; a version is never 0).
-NOTE_ID_PATTERN = rf"^(note:)?{_UUID}(@[1-9][0-9]{{0,8}})?$"
-NOTEBOOK_ID_PATTERN = rf"^(notebook:)?{_UUID}$"
-PLACE_PATTERN = rf"^(personal|(notebook:)?{_UUID})$"
-TYPED_ID_PATTERN = rf"^(note:{_UUID}(@[1-9][0-9]{{0,8}})?|notebook:{_UUID})$"
-
-
-@dataclass(frozen=True)
-class NoteRef:
-    """A note named by id, optionally at a version (`note:<uuid>@<version>`)."""
-
-    id: uuid.UUID
-    version: int | None = None
-
-    def __str__(self) -> str:
-        return f"note:{self.id}" + (f"@{self.version}" if self.version else "")
-
-
-def _note_ref(value: Any) -> NoteRef:
-    if isinstance(value, NoteRef):
-        return value
-    if isinstance(value, uuid.UUID):
-        return NoteRef(value)
-    match = _NOTE.fullmatch(value.strip()) if isinstance(value, str) else None
-    if match is None or match.group(2) == "0":
-        raise ValueError("a note id is <uuid>, note:<uuid> or note:<uuid>@<version>")
-    return NoteRef(uuid.UUID(match.group(1)),
-                   int(match.group(2)) if match.group(2) else None)
-
-
-def _notebook_id(value: Any) -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    match = _NOTEBOOK.fullmatch(value.strip()) if isinstance(value, str) else None
-    if match is None:
-        raise ValueError("a notebook id is <uuid> or notebook:<uuid>")
-    return uuid.UUID(match.group(1))
-
-
-def _place(value: Any) -> uuid.UUID | str:
-    if isinstance(value, str) and value.strip().lower() == PERSONAL:
-        return PERSONAL
-    return _notebook_id(value)
-
-
-# The forms are spelled out in each field's description (a UUID pattern would cost every
-# client ~90 characters per field of its context for what the description already says).
-NoteId = Annotated[NoteRef, PlainValidator(_note_ref), PlainSerializer(str, return_type=str),
-                   WithJsonSchema({"type": "string", "pattern": NOTE_ID_PATTERN})]
-NotebookId = Annotated[uuid.UUID, PlainValidator(_notebook_id),
-                       PlainSerializer(str, return_type=str),
-                       WithJsonSchema({"type": "string", "pattern": NOTEBOOK_ID_PATTERN})]
-# A place notes live: a notebook, or "personal".
-Place = Annotated[uuid.UUID | str, PlainValidator(_place), PlainSerializer(str, return_type=str),
-                  WithJsonSchema({"type": "string", "pattern": PLACE_PATTERN})]
-# Checked by the route itself (invalid_typed_id); the pattern documents the forms.
-TypedId = Annotated[str, WithJsonSchema({"type": "string", "pattern": TYPED_ID_PATTERN})]
-# Text fields as the services check them: storable, and (Nonblank) not only whitespace.
-_TEXT: JsonDict = {"pattern": STORABLE_TEXT}
-Importance = Annotated[float, Field(ge=0, le=1)]
-_NONBLANK: JsonDict = {"pattern": NONBLANK_TEXT}
-
-NOTE_ID = "The note, as recall cites it"
-NOTE_ID_CHANGE = NOTE_ID + "; its @version acts as expectedVersion."
-OPERATION_ID = "A UUID: a retry with it replays the first result."
-ONCE = "; each note once"
-
-
-def place_of(value: uuid.UUID | str | None) -> uuid.UUID | None:
-    """A Place for the services: a notebook id, or None for Personal."""
-    return None if value is None or value == PERSONAL else uuid.UUID(str(value))
-
-
-def parse_place(value: str) -> uuid.UUID | None:
-    """A place written as text — "personal" or a notebook id — for the services (None is
-    Personal); Invalid otherwise. For arguments that arrive as plain strings (prompts)."""
-    try:
-        return place_of(_place(value))
-    except ValueError:
-        raise Invalid("A place is a notebook id (`<uuid>`, `notebook:<uuid>`) or "
-                      "\"personal\".", code="invalid_arguments") from None
-
-
-def expected(ref: NoteRef, given: int | None) -> int | None:
-    """The version a change expects: `expectedVersion`, or the version in the id."""
-    if given is not None and ref.version is not None and given != ref.version:
-        raise Invalid(f"{ref} and expectedVersion {given} disagree; send one of them.",
-                      code="version_mismatch")
-    return given if given is not None else ref.version
+KindName = Literal["note", "preference", "fact", "decision", "solution", "handoff"]
 
 
 class ToolArguments(In):
@@ -163,7 +88,9 @@ class Operated(In):
 
 # -- notes -----------------------------------------------------------------------------------
 
-KIND = "preference: how the user likes things; handoff: where a task stands (needs taskId)."
+KIND = ("note: a document (the default); preference: how the user likes things; handoff: "
+        "where a task stands (needs taskId).")
+
 CONTENT = "Markdown (GFM), trimmed"
 RETENTION = "Days to keep it (then it expires; restorable for 60 days)"
 TAGS = "Labels, e.g. [\"recipes\"]"
@@ -173,24 +100,28 @@ TagName = Annotated[str, Field(pattern=r"^#?[A-Za-z0-9][A-Za-z0-9_./-]*$",
 Tags = Annotated[list[TagName], Field(max_length=TAGS_MAX)]
 # Limits the service checks (on the trimmed text, with stable error codes) are declared in
 # the schema without a second, different check in the model.
-_CONTENT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": CONTENT_MAX_CHARS,
+_CONTENT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": content_max_chars("note"),
                              "pattern": NONBLANK_TEXT}
+# Memory records' text (`remember`, `update_memory`): the memory contract's limit.
+_MEMORY_SCHEMA: JsonDict = {"minLength": 1, "maxLength": CONTENT_MAX_CHARS,
+                            "pattern": NONBLANK_TEXT}
+LIMITS = f" (note {content_max_chars('note'):,} chars; memory kinds {CONTENT_MAX_CHARS:,})"
 _RETENTION_SCHEMA: JsonDict = {"minimum": 1, "maximum": RETENTION_MAX_DAYS}
 
 
 class RememberIn(Operated):
-    content: str = Field(description=CONTENT + "; one idea per note.",
+    content: str = Field(description=CONTENT + LIMITS + "; one idea per memory.",
                          json_schema_extra=_CONTENT_SCHEMA)
-    kind: KindName = Field(description=KIND)
+    kind: KindName | SkipJsonSchema[None] = Field(default=None, description=KIND)
     notebook_id: Place | None = Field(
         default=None, description="A notebook id, or \"personal\" (the default).")
     task_id: str | None = Field(
         default=None, max_length=TASK_ID_MAX_CHARS,
         description="A handoff's task (stable): its live handoff is updated.",
-        json_schema_extra=_NONBLANK)
+        json_schema_extra=NONBLANK_RULE)
     source_agent: str | None = Field(
         default=None, max_length=SOURCE_AGENT_MAX_CHARS,
-        description="Who saves it, e.g. \"claude-code\".", json_schema_extra=_TEXT)
+        description="Who saves it, e.g. \"claude-code\".", json_schema_extra=TEXT_RULE)
     # Optional but never null (the services have no null meaning for these).
     capture: Literal["explicit", "automatic"] | SkipJsonSchema[None] = Field(
         default=None, description="automatic: on your own initiative (the owner can "
@@ -217,7 +148,7 @@ class RememberIn(Operated):
         """`note_remember` keywords (without actor and operation id)."""
         optional = self.not_null("capture", "pinned", "tags", "importance")
         optional |= self.given("source_agent", "retention_days")
-        return {"content": self.content, "kind": self.kind,
+        return {"content": self.content, "kind": self.kind or "note",
                 "notebook_id": place_of(self.notebook_id), "task_id": self.task_id,
                 "find_similar": self.find_similar, **optional}
 
@@ -226,15 +157,15 @@ class NoteUpdateIn(Operated):
     expected_version: int | None = Field(
         default=None, ge=1, description="The version you read; omitted: no check.")
     content: str | SkipJsonSchema[None] = Field(
-        default=None, description=CONTENT + "; replaces the whole body.",
+        default=None, description=CONTENT + " (its kind's limit); replaces the whole body.",
         json_schema_extra=_CONTENT_SCHEMA)
     kind: KindName | SkipJsonSchema[None] = Field(default=None, description=KIND)
     task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
                                 description="A handoff's task (REST: null clears it).",
-                                json_schema_extra=_NONBLANK)
+                                json_schema_extra=NONBLANK_RULE)
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
                                      description="Who saved it (REST: null clears it).",
-                                     json_schema_extra=_TEXT)
+                                     json_schema_extra=TEXT_RULE)
     pinned: bool | SkipJsonSchema[None] = Field(default=None, description="Pinned notes "
                                                 "lead query-free recall.")
     tags: Tags | SkipJsonSchema[None] = Field(default=None, description=TAGS + "; replaces them.")
@@ -316,13 +247,13 @@ class SearchFilters(In):
 
     query: str | None = Field(default=None, max_length=rules.SEARCH_QUERY_MAX_CHARS,
                               description="Keywords (stemmed; all must match).",
-                              json_schema_extra=_TEXT)
+                              json_schema_extra=TEXT_RULE)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
                                       " (REST: null = Personal).")
     kind: list[KindName] | None = Field(default=None, description="Only these kinds.")
     source_agent: str | None = Field(default=None, max_length=SOURCE_AGENT_MAX_CHARS,
                                      description="Only notes saved by this agent.",
-                                     json_schema_extra=_TEXT)
+                                     json_schema_extra=TEXT_RULE)
     tag: TagName | None = Field(default=None, description="Only notes with this tag.")
     updated_after: Instant | None = Field(default=None, description="Only notes changed "
                                           "after this time (ISO 8601 with a zone).")
@@ -374,7 +305,7 @@ class SearchIn(SearchFilters):
 
 class NotebookCreateIn(Operated):
     name: str = Field(max_length=NAME_MAX_CHARS, description="Unique among its siblings.",
-                      json_schema_extra={"minLength": 1, **_NONBLANK})
+                      json_schema_extra={"minLength": 1, **NONBLANK_RULE})
     parent_id: NotebookId | None = Field(default=None, description="Inside this notebook; "
                                          "omitted: the top level.")
 
@@ -384,7 +315,7 @@ class NotebookUpdateIn(Operated):
     # against a null too (a TypeError, once a 500).
     name: Annotated[str, Field(max_length=NAME_MAX_CHARS)] | SkipJsonSchema[None] = Field(
         default=None, description="A new name.",
-        json_schema_extra={"minLength": 1, **_NONBLANK})
+        json_schema_extra={"minLength": 1, **NONBLANK_RULE})
     parent_id: NotebookId | Literal["root"] | None = Field(
         default=None, description="Move it inside this notebook, or \"root\" to the top "
         "level (REST: null = top level).")
@@ -407,7 +338,7 @@ class RecallFields(In):
 
     query: str | None = Field(default=None, max_length=rules.RECALL_QUERY_MAX_CHARS,
                               description="Plain words; omit it for the profile.",
-                              json_schema_extra=_TEXT)
+                              json_schema_extra=TEXT_RULE)
     notebook_id: Place | None = Field(default=None, description=PLACE_FILTER +
                                       " (REST: null = Personal).")
     notebook_ids: list[NotebookId] | None = Field(
@@ -416,7 +347,7 @@ class RecallFields(In):
                                    "granted.")
     task_id: str | None = Field(default=None, max_length=TASK_ID_MAX_CHARS,
                                 description="Without a query: also this task's live handoff.",
-                                json_schema_extra=_NONBLANK)
+                                json_schema_extra=NONBLANK_RULE)
     tag: TagName | None = Field(default=None, description="Only notes with this tag.")
     limit: int = Field(default=rules.RECALL_DEFAULT_LIMIT, ge=1, le=rules.RECALL_MAX_LIMIT,
                        description="Most notes to return.")

@@ -22,6 +22,7 @@ from notebooks.models import (
 )
 from notebooks.rules import INT_MAX, note_is_live
 from notebooks.schemas.truth import PendingRef
+from passages.schemas import PassageRef
 
 
 def _now() -> datetime:
@@ -236,13 +237,17 @@ class RecallItem(Out):
     distance: float | None = None
     authority: bool = Field(default=False, description=AUTHORITY)
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
+    # A document of several passages: `note.content` is this passage of it.
+    passage: PassageRef | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class NoteRead(NoteOut):
-    """A note by id, with what declared ground truth says of it."""
+    """A note by id, with what declared ground truth says of it — or one passage of it
+    (`passage` set, `content` that passage's text)."""
 
     authority: bool = Field(default=False, description=AUTHORITY)
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
+    passage: PassageRef | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class RevisionRead(RevisionOut):
@@ -252,6 +257,7 @@ class RevisionRead(RevisionOut):
 
     authority: bool = Field(default=False, description=AUTHORITY)
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
+    passage: PassageRef | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class TimeWindowOut(Out):

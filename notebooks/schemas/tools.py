@@ -14,10 +14,13 @@ from pydantic import Field, WithJsonSchema
 from grove.kernel.schemas import In, ListMeta, Out
 from notebooks.rules import BATCH_MAX
 from notebooks.schemas.arguments import (
+    KIND,
     NOTE_ID,
     NOTE_ID_CHANGE,
     BatchIn,
     BatchItem,
+    CitedNoteId,
+    KindName,
     MoveIn,
     NotebookCreateIn,
     NotebookId,
@@ -41,6 +44,7 @@ from notebooks.schemas.notes import (
     known_false_words,
 )
 from notebooks.schemas.truth import PendingRef
+from passages.schemas import PassageRef
 
 
 def _minute(value: datetime) -> datetime:
@@ -136,6 +140,42 @@ class ToolNote(CompactNote):
         return f"{head}\n{body}{warning}"
 
 
+class ToolPassage(Out):
+    id: str  # note:<uuid>@<version>#<n>: cite this
+    of: int
+    headings: list[str]
+
+    @classmethod
+    def of_ref(cls, passage: PassageRef | None) -> ToolPassage | None:
+        return None if passage is None else cls(id=passage.id, of=passage.of,
+                                                 headings=passage.headings)
+
+
+class FoundNote(ToolNote):
+    """A note recall found or get_note read — for a document, one passage of it:
+    `passage` names it and `content` is its text (set only then)."""
+
+    passage: ToolPassage | None = None
+
+    @classmethod
+    def found(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
+              passage: PassageRef | None, **marks: Any) -> Self:
+        out = cls.marked(note, names, **marks)
+        return out if passage is None else out.model_copy(
+            update={"passage": ToolPassage.of_ref(passage)})
+
+    def mcp_line(self) -> str:
+        """ToolNote's line, with which passage of a document the content is."""
+        line = super().mcp_line()
+        if self.passage is None:
+            return line
+        head, _, body = line.partition("\n")
+        trail = " › ".join(self.passage.headings)
+        head += (f" — passage {self.passage.id.rpartition('#')[2]} of {self.passage.of}"
+                 + (f" ({trail})" if trail else "") + f", cite {self.passage.id}")
+        return f"{head}\n{body}"
+
+
 class ToolNotebook(Out):
     id: str  # notebook:<uuid>
     name: str
@@ -173,11 +213,13 @@ class ToolRevision(Out):
         return cls(**fields)  # type: ignore[arg-type]
 
 
+TOOL_KIND = KIND.replace(" (the default)", "")
 FULL = Field(default=False, description="true: add each note's full record.")
 
 
 class RememberArgs(ToolArguments, RememberIn):
-    pass
+    # An agent names what it saves: a memory kind, or `note` for a document.
+    kind: KindName = Field(description=TOOL_KIND)
 
 
 class RecallArgs(ToolArguments, RecallFields):
@@ -189,7 +231,7 @@ class SearchArgs(ToolArguments, SearchFilters):
 
 
 class NoteArgs(ToolArguments):
-    note_id: NoteId = Field(description=NOTE_ID + "; with a version, that older revision.")
+    note_id: CitedNoteId = Field(description=NOTE_ID + " (@v: that version; #n: passage n).")
 
 
 class HistoryArgs(ToolArguments):
@@ -249,7 +291,7 @@ class NotebookUpdateArgs(ToolArguments, NotebookUpdateIn, _ChangedNotebook):
     pass
 
 
-def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str | None:
+def _notes_text(head: str, notes: Sequence[ToolNote], after: str = "") -> str | None:
     """A list of notes as a model reads it: one line of counts, then each note's id,
     kind, notebook and date over its content. None with full records: they were asked
     for, so the text is the structured result's JSON (`grove.interfaces.mcp.tool_result`)."""
@@ -260,7 +302,7 @@ def _notes_text(head: str, notes: list[ToolNote], after: str = "") -> str | None
 
 
 class RecallResult(Out):
-    data: list[ToolNote]
+    data: list[FoundNote]
     meta: RecallMeta
 
     def mcp_text(self) -> str | None:

@@ -39,7 +39,7 @@ def grant_filter(actor: Actor, field: str = "notebook_id") -> Q:
 
 def visible_filter(actor: Actor, *, prefix: str = "") -> Q:
     """Notes the actor may reach by id: its account, granted, not deleted. `prefix`
-    applies the rule through a relation (e.g. "note__" from NoteEmbedding)."""
+    applies the rule through a relation (e.g. "note__" from PassageVector)."""
     return (
         grant_filter(actor, f"{prefix}notebook_id")
         & Q(**{f"{prefix}account_id": actor.account_id})

@@ -12,8 +12,9 @@ there, among the caller's live notes (`access.live_filter`: its account, its gra
 active, unexpired, in a live notebook), and never include the note compared. Every read
 runs in the caller's tenant transaction or opens one, so row-level security applies too.
 
-Vectors are the ones already stored in `notebooks_noteembedding`, with one exception: a
-text just saved has none yet (its embed job runs after commit), so `remember` embeds it
+Vectors are the ones already stored for the notes' first passages (a memory record is
+one passage: its whole text; `passages_passagevector`), with one exception: a text just
+saved has none yet (its embed job runs after commit), so `remember` embeds it
 beforehand as recall embeds a query (`probe_of`) and compares that.
 """
 
@@ -33,7 +34,7 @@ from grove.embeddings import EmbeddingUnavailable, configured_profile, get_embed
 from grove.kernel.actor import READ, Actor
 from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
-from notebooks.models import NoteEmbedding, content_key_of
+from notebooks.models import content_key_of
 from notebooks.rules import (
     DUPLICATE_GROUP_MAX,
     DUPLICATE_GROUPS_MAX,
@@ -55,6 +56,7 @@ from notebooks.selectors.access import (
     notes_live,
     resolve_scope,
 )
+from passages.models import PassageVector
 
 log = logging.getLogger(__name__)
 
@@ -129,21 +131,17 @@ def _nearest(actor: Actor, notebook_id: uuid.UUID | None, probe: Probe,
     # Must be the HNSW index's expression: (embedding)::vector(dim).
     distance = CosineDistance(Cast("embedding", VectorField(dimensions=probe.dimension)),
                               probe.vector)
-    rows = NoteEmbedding.objects.filter(
+    rows = PassageVector.objects.filter(
         live_filter(actor, prefix="note__"), _place(notebook_id, prefix="note__"),
-        profile=probe.profile, dimension=probe.dimension)
+        passage__position=1, profile=probe.profile, dimension=probe.dimension)
     if exclude is not None:
         rows = rows.exclude(note_id=exclude)
-    # The current-content check is made on the rows returned (recall_query.semantic_arm: a
-    # cross-table equality in SQL makes the planner sort every vector exactly).
     nearest = (rows.annotate(distance=distance).order_by("distance")
-               .values_list("note_id", "distance", "content_hash", "note__content_hash")
-               [:limit + NEAREST_SLACK])
+               .values_list("note_id", "distance")[:limit + NEAREST_SLACK])
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = 100")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    return [(note_id, float(d)) for note_id, d, made_from, current in nearest
-            if made_from == current and d <= max_distance][:limit]
+    return [(note_id, float(d)) for note_id, d in nearest if d <= max_distance][:limit]
 
 
 def _merged(exact: list[uuid.UUID], near: list[tuple[uuid.UUID, float]],
@@ -177,9 +175,8 @@ def similar_notes(
         exact = _exact(actor, note.notebook_id, note.content_key, note.id, limit)
         near: list[tuple[uuid.UUID, float]] = []
         if configured is not None:
-            stored = (NoteEmbedding.objects
-                      .filter(note_id=note.id, profile=configured[0],
-                              content_hash=note.content_hash)
+            stored = (PassageVector.objects
+                      .filter(note_id=note.id, passage__position=1, profile=configured[0])
                       .values_list("embedding", flat=True).first())
             if stored is not None:
                 probe = Probe(profile=configured[0], dimension=int(configured[1]),
@@ -261,9 +258,9 @@ def duplicate_groups(
     with tenant(actor):
         notes = resolve_scope(actor, notebook_id).notes()
         if configured is not None:
-            current = NoteEmbedding.objects.filter(
-                note_id=OuterRef("id"), profile=configured[0],
-                content_hash=OuterRef("content_hash")).values("embedding")[:1]
+            current = PassageVector.objects.filter(
+                note_id=OuterRef("id"), passage__position=1,
+                profile=configured[0]).values("embedding")[:1]
             notes = notes.annotate(vector=Subquery(current, output_field=VectorField()))
         else:
             notes = notes.annotate(vector=Value(None, output_field=VectorField()))

@@ -51,18 +51,18 @@ def note_lexemes(note_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, set[str]]:
 
 def note_distances(note_ids: Sequence[uuid.UUID], claims: Sequence[NegativeClaim],
                    profile: str | None) -> dict[tuple[uuid.UUID, uuid.UUID], float]:
-    """Cosine distance between each note's current vector and each claim's, where both
-    were made under the active `profile`."""
+    """Cosine distance between each note's nearest passage and each claim's vector,
+    where both were made under the active `profile`."""
     embedded = [c.id for c in claims if c.embedding is not None and c.profile == profile]
     if not note_ids or not embedded or profile is None:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT e.note_id, c.id, e.embedding <=> c.embedding "
-            "FROM notebooks_noteembedding e JOIN notebooks_note n ON n.id = e.note_id "
+            "SELECT e.note_id, c.id, min(e.embedding <=> c.embedding) "
+            "FROM passages_passagevector e "
             "JOIN notebooks_negativeclaim c ON c.id = ANY(%s) "
-            "WHERE e.note_id = ANY(%s) AND e.profile = %s AND e.content_hash = n.content_hash "
-            "AND vector_dims(e.embedding) = vector_dims(c.embedding)",
+            "WHERE e.note_id = ANY(%s) AND e.profile = %s "
+            "AND vector_dims(e.embedding) = vector_dims(c.embedding) GROUP BY e.note_id, c.id",
             [embedded, list(note_ids), profile])
         return {(row[0], row[1]): float(row[2]) for row in cursor.fetchall()}
 

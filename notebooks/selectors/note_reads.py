@@ -22,19 +22,43 @@ from notebooks.selectors import negatives
 from notebooks.selectors.access import access_note, resolve_scope
 from notebooks.selectors.truth import scoped_truth
 from notebooks.selectors.truth_marks import active_profile, claims_on, truth_marks
+from passages.rules import pieces
+from passages.schemas import PassageRef, passage_id
 
 
-def note_read(*, actor: Actor, note_id: uuid.UUID | str,
-              version: int | None = None) -> NoteRead | RevisionRead:
+def note_read(*, actor: Actor, note_id: uuid.UUID | str, version: int | None = None,
+              passage: int | None = None) -> NoteRead | RevisionRead:
     """The note as it is now with its ground-truth marks — or, given a `version` other
     than its current one, that revision with the marks of its text (`version_not_found`
-    when it never had it). The same answer for `note:<id>` and `note:<id>@<current>`."""
+    when it never had it). The same answer for `note:<id>` and `note:<id>@<current>`.
+    `passage` (with a version): only that passage of it (`passage_of`)."""
     with tenant(actor):
         note = access_note(actor, note_id, need=READ)
         if version is None or version == note.version:
-            return read_of(actor, note)
+            current = read_of(actor, note)
+            return current if passage is None else passage_of(current, passage)
         revision, claims = past_revision(actor, note, version)
-    return marked_revision(revision, claims)
+    past = marked_revision(revision, claims)
+    return past if passage is None else passage_of(past, passage)
+
+
+def passage_of[R: (NoteRead, RevisionRead)](read: R, position: int) -> R:
+    """A read of one passage of a note at a version: `content` that passage's text,
+    `passage` naming it (`note:<id>@<version>#<position>`), every other field the
+    note's at that version. The cut is a function of the version's kind and text
+    (`passages.rules.pieces`), so a past version's passages are the same every time.
+    A position the version does not have: NotFound `passage_not_found`."""
+    cut = pieces(read.kind, read.content)
+    if not 1 <= position <= len(cut):
+        raise NotFound(f"{read.versioned_id} has {len(cut)} passage"
+                       f"{'' if len(cut) == 1 else 's'}; there is no passage {position}.",
+                       code="passage_not_found", passages=len(cut))
+    piece = cut[position - 1]
+    return read.model_copy(update={
+        "content": piece.text,
+        "passage": PassageRef(id=passage_id(read.note_id if isinstance(read, RevisionRead)
+                                            else read.id, read.version, position),
+                              position=position, of=len(cut), headings=list(piece.headings))})
 
 
 def read_of(actor: Actor, note: Note) -> NoteRead:

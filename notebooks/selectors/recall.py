@@ -42,7 +42,7 @@ from grove.kernel.errors import Invalid
 from grove.kernel.metrics import RECALL_STAGE_SECONDS, stage, timed
 from grove.kernel.tenancy import tenant
 from grove.kernel.validation import clean_text
-from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note, NoteEmbedding
+from notebooks.models import SEARCH_CONFIG, Indexing, Kind, Note
 from notebooks.rules import (
     EVERYWHERE,
     LENGTH_LEXEME,
@@ -69,6 +69,7 @@ from notebooks.selectors.recall_query import (
 )
 from notebooks.selectors.recall_terms import Weights, choose_clauses
 from notebooks.selectors.truth import Truth, scoped_truth
+from passages.models import PassageVector
 
 CANDIDATES = 50  # per arm
 # Fusion: a convex combination of the arms' scores, each min-max normalised over its
@@ -188,8 +189,8 @@ def _lexical(weights: Weights, scope: Searched) -> tuple[list[tuple[uuid.UUID, f
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    total = rows[0][2] if rows else 0
-    return [(row[0], float(row[1])) for row in rows], total
+    total = rows[0][3] if rows else 0
+    return [(row[0], float(row[2])) for row in rows], total
 
 
 # -- the service -----------------------------------------------------------------------------
@@ -322,10 +323,12 @@ def recall(
         missing = [i for i in head if i not in notes]  # declared notes, found apart
         if missing:
             notes.update((n.id, n) for n in Note.objects.filter(id__in=missing))
+        passages = {found.id: found.passage for found in gathered.candidates
+                    if found.passage is not None}
         with stage("items"):
             items = recall_budget.within_budget(
                 [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
-                limit, max_chars, truth=truth, profile=profile)
+                limit, max_chars, truth=truth, profile=profile, passages=passages)
         # A lower bound when the arm read only some of a clause's matches: then there
         # may be more than this answer, whatever the count says.
         meta = RecallMeta.of(returned=len(items), available=available, limit=limit,
@@ -399,9 +402,9 @@ def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,
         literal = {tsquery_literal(t): t for t in weights.terms}
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT n.id, array_agg(q.t) FROM notebooks_note n "
-                "JOIN unnest(%s::text[]) AS q(t) ON n.search @@ q.t::tsquery "
-                "WHERE n.id = ANY(%s) GROUP BY n.id", [list(literal), ids])
+                "SELECT p.note_id, array_agg(DISTINCT q.t) FROM passages_passage p "
+                "JOIN unnest(%s::text[]) AS q(t) ON p.search @@ q.t::tsquery "
+                "WHERE p.note_id = ANY(%s) GROUP BY p.note_id", [list(literal), ids])
             for note_id, contains in cursor.fetchall():
                 found = {literal[t] for t in contains}
                 if weights.selects(found):
@@ -410,12 +413,14 @@ def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,
     if vector is not None and embedder is not None and profile is not None:
         dim = int(embedder.dimension)
         measure = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
-        semantic = [(note_id, float(d)) for note_id, d, made_from, current in
-                    NoteEmbedding.objects.filter(note_id__in=ids, profile=profile,
-                                                 dimension=dim)
-                    .annotate(distance=measure).order_by("distance")
-                    .values_list("note_id", "distance", "content_hash", "note__content_hash")
-                    if made_from == current and d <= max_distance]
+        nearest: dict[uuid.UUID, float] = {}
+        for note_id, d in (PassageVector.objects.filter(note_id__in=ids, profile=profile,
+                                                        dimension=dim)
+                           .annotate(distance=measure).order_by("distance")
+                           .values_list("note_id", "distance")):
+            if d <= max_distance:
+                nearest.setdefault(note_id, float(d))  # each note's nearest passage
+        semantic = list(nearest.items())
     hits: dict[uuid.UUID, tuple[float, list[str], float | None]] = {}
     for arm, ranked in (("lexical", sorted(lexical, key=lambda h: (-h[1], str(h[0])))),
                         ("semantic", semantic)):

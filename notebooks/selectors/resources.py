@@ -23,7 +23,7 @@ from notebooks.selectors.access import (
     notes_live,
     resolve_scope,
 )
-from notebooks.selectors.note_reads import marked_revision, past_revision, read_of
+from notebooks.selectors.note_reads import marked_revision, passage_of, past_revision, read_of
 
 NOTEBOOK_RESOURCE_NOTES = 200  # notes a notebook:// resource lists (the rest are counted)
 RESOURCE_PAGE = 100
@@ -41,16 +41,22 @@ class NoteResource:
     paths: dict[uuid.UUID, str]  # the live notebooks' paths the caller may see
 
 
-def note_resource(*, actor: Actor, note_id: str, version: int | None) -> NoteResource:
-    """`note://{id}` (the note now) or `note://{id}@{version}` (exactly that revision)."""
+def note_resource(*, actor: Actor, note_id: str, version: int | None,
+                  passage: int | None = None) -> NoteResource:
+    """`note://{id}` (the note now), `note://{id}@{version}` (exactly that revision) or
+    `note://{id}@{version}#{passage}` (one passage of it: `passage_of`)."""
     with tenant(actor):
         actor.require(READ)
         note = access_note(actor, note_id)
         paths = rules.notebook_paths(live_notebooks(actor))
         if version is None or version == note.version:
-            return NoteResource(read=read_of(actor, note), revision=None, paths=paths)
+            read = read_of(actor, note)
+            return NoteResource(read=read if passage is None else passage_of(read, passage),
+                                revision=None, paths=paths)
         revision, claims = past_revision(actor, note, version)
-    return NoteResource(read=None, revision=marked_revision(revision, claims), paths=paths)
+    marked = marked_revision(revision, claims)
+    return NoteResource(read=None, paths=paths,
+                        revision=marked if passage is None else passage_of(marked, passage))
 
 
 @dataclass(frozen=True)

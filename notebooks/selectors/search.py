@@ -19,7 +19,7 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline
 from django.db import connection
-from django.db.models import Exists, F, FloatField, OuterRef, Q, QuerySet
+from django.db.models import Exists, FloatField, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -51,6 +51,7 @@ from notebooks.rules import (
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to, resolve_scope
 from notebooks.selectors.note_counts import live_note_count
+from notebooks.selectors.search_passages import best_passage_text
 from notebooks.selectors.search_terms import Matching, matching, plain_text
 from notebooks.selectors.truth import scoped_truth
 from notebooks.selectors.truth_marks import UNMARKED, active_profile, truth_marks
@@ -231,9 +232,11 @@ def note_search(
             notes = notes.annotate(rank=Cast(rank, FloatField()))
         if matches and search_query is not None:
             # One passage of 15–35 words around the best match (fragment mode cut
-            # short notes down to two words), of the note as text, not markdown.
+            # short notes down to two words), of the note as text, not markdown — of
+            # the passage the query ranks highest, so a long document's snippet is where
+            # it matched, not its opening (a one-passage note: its whole text).
             notes = notes.annotate(
-                headline=SearchHeadline(plain_text(F("content")), search_query,
+                headline=SearchHeadline(plain_text(best_passage_text(query or "")), search_query,
                                         config=headline_config, start_sel="«", stop_sel="»",
                                         max_fragments=0, max_words=35, min_words=15),
                 matched_terms=matched_terms,

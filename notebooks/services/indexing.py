@@ -1,9 +1,13 @@
-"""Semantic indexing of notes: the `embed` job kind (SPEC §6).
+"""Indexing of notes: their passages and the `embed` job kind (SPEC §6).
 
-A content change marks the note `indexing: pending` and records an `embed` job for its
-new content hash, in the same transaction (`mark_for_indexing`). The job embeds the
-content outside any transaction and stores the vector only if the note still has that
-content — an edited or deleted note never gets an old vector back.
+A content change cuts the note into passages (`passages.services.passages_sync`: rows
+whose text is unchanged stay, with their vectors), marks the note `indexing: pending`
+and records an `embed` job for its new content hash, in the same transaction
+(`mark_for_indexing`). The job embeds the note's passages that have no vector yet,
+outside any transaction, and stores the vectors only if the note still has that content
+— an edited or deleted note never gets an old vector back. A job takes at most
+PASSAGES_PER_BATCH passages (of all the notes in its batch); what is left is queued
+again, so one long document never holds a lease for long.
 """
 
 from __future__ import annotations
@@ -13,18 +17,26 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import OperationalError, connection
-from django.db.models import F
+from django.db import OperationalError
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from grove.embeddings import EmbeddingUnavailable, get_embedder
 from grove.kernel import jobs
+from grove.kernel.actor import Actor
+from grove.kernel.tenancy import tenant
 from grove.models import Job
 from notebooks.dates import stated_dates
-from notebooks.models import Indexing, Note, NoteEmbedding, Status
+from notebooks.models import Indexing, Note, Status
+from passages.models import Passage
+from passages.rules import DOCUMENT_KIND
+from passages.selectors import missing_vectors, notes_missing_vectors
+from passages.services import passages_sync, vectors_drop_other_profiles, vectors_store
 
 EMBED = "embed"
 BATCH = 32
+# Passages one batch embeds at most (the local model: ~1 s per 64 on two cores).
+PASSAGES_PER_BATCH = 128
 
 
 def content_fingerprint(content: str) -> str:
@@ -43,40 +55,79 @@ def read_content(note: Note) -> bool:
 
 
 def mark_for_indexing(note: Note) -> None:
-    """Caller: a service, in its tenant transaction, after saving new content. Also
-    writes what else is read from the content: the days it states."""
+    """Caller: a service, in its tenant transaction, after saving new content. Cuts the
+    note into passages and writes what else is read from the content: the days it
+    states."""
+    passages_sync(account_id=note.account_id, note_id=note.id, kind=note.kind,
+                  content=note.content)
     if read_content(note):
         jobs.enqueue(account_id=note.account_id, kind=EMBED, target_id=note.id,
                      target_version=note.version, target_hash=note.content_hash)
     Note.objects.filter(id=note.id).update(content_hash=note.content_hash,
+                                           passages_hash=note.content_hash,
                                            indexing=note.indexing,
                                            stated_dates=note.stated_dates)
 
 
-def _load(batch: Sequence[Job]) -> dict[uuid.UUID, Any]:
-    notes = {
-        note.id: note
-        for note in Note.objects.filter(id__in=[job.target_id for job in batch])
-        .exclude(status=Status.DELETED)
-        .only("id", "content", "content_hash")
-    }
-    return {
-        job.id: notes[job.target_id].content
-        for job in batch
-        if job.target_id in notes and notes[job.target_id].content_hash == job.target_hash
-    }
+def index_if_changed(note: Note, *, content: str, kind: str) -> None:
+    """After a change of a note that had `content` and `kind`: cut and index it again
+    when its text changed, or whether it is a document (which decides how it is cut)."""
+    if note.content != content or (note.kind == DOCUMENT_KIND) != (kind == DOCUMENT_KIND):
+        mark_for_indexing(note)
 
 
-def _execute(texts: list[str]) -> list[Any]:
+HEAL_BATCH = 200
+
+
+def passages_heal(*, actor: Actor) -> int:
+    """Cut again the passages of notes whose content changed without them (an older
+    release's write during a rolling upgrade), and queue their vectors; at most
+    HEAL_BATCH notes a call. Returns how many."""
+    with tenant(actor):
+        stale = list(Note.objects.exclude(passages_hash=F("content_hash"))
+                     .exclude(status=Status.DELETED).order_by("id")
+                     .select_for_update(skip_locked=True)[:HEAL_BATCH])
+        for note in stale:
+            mark_for_indexing(note)
+    return len(stale)
+
+
+def _profile() -> str:
+    """The configured model's profile (during `grove reindex`, the one being built)."""
     embedder = get_embedder()
     if embedder is None:
         raise EmbeddingUnavailable("embeddings are disabled")
-    return [(embedder.profile, embedder.dimension, vector) for vector in embedder.embed(texts)]
+    return str(embedder.profile)
+
+
+def _load(batch: Sequence[Job]) -> dict[uuid.UUID, Any]:
+    """Per job whose note still has the content it was made for: (profile, [(passage
+    id, text)]) — the note's passages without a vector, within the batch's share."""
+    current = dict(Note.objects.filter(id__in=[job.target_id for job in batch])
+                   .exclude(status=Status.DELETED).values_list("id", "content_hash"))
+    live = [job for job in batch if current.get(job.target_id) == job.target_hash]
+    profile = _profile()
+    missing = missing_vectors([job.target_id for job in live], profile,
+                              limit=PASSAGES_PER_BATCH)
+    return {job.id: (profile, missing.get(job.target_id, [])) for job in live}
+
+
+def _execute(inputs: list[Any]) -> list[Any]:
+    """One model call for every passage of the batch."""
+    embedder = get_embedder()
+    if embedder is None:
+        raise EmbeddingUnavailable("embeddings are disabled")
+    texts = [text for _, passages in inputs for _, text in passages]
+    vectors = iter(embedder.embed(texts).tolist() if texts else [])
+    return [(profile, embedder.dimension, [(passage_id, next(vectors))
+                                           for passage_id, _ in passages])
+            for profile, passages in inputs]
 
 
 def _complete(batch: list[Job], inputs: dict[uuid.UUID, Any],
               outputs: dict[uuid.UUID, Any]) -> set[uuid.UUID]:
-    """Store the vectors whose note still has the content they were made from."""
+    """Store the vectors of the passages whose note still has the content they were
+    made from; a note with none missing is `ready`, one with some left is queued again."""
     current = dict(
         Note.objects.select_for_update(of=("self",))
         .filter(id__in=[job.target_id for job in batch]).exclude(status=Status.DELETED)
@@ -85,27 +136,21 @@ def _complete(batch: list[Job], inputs: dict[uuid.UUID, Any],
     if not fresh:
         return set()
     now = timezone.now()
-    with connection.cursor() as cursor:
-        rows = []
-        for job in fresh:
-            profile, dimension, vector = outputs[job.id]
-            rows += [job.account_id, job.target_id, profile, dimension, job.target_hash,
-                     "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]", now]
-        values = ", ".join(["(%s, %s, %s, %s, %s, %s::vector, %s)"] * len(fresh))
-        upsert = (
-            "INSERT INTO notebooks_noteembedding (account_id, note_id, profile, dimension, "  # noqa: S608 - placeholders only
-            f"content_hash, embedding, created_at) VALUES {values} "
-            "ON CONFLICT (note_id, profile) DO UPDATE SET dimension = EXCLUDED.dimension, "
-            "content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, "
-            "created_at = EXCLUDED.created_at"
-        )
-        cursor.execute(upsert, rows)
-        cursor.execute(
-            "UPDATE notebooks_note AS n SET indexing = 'ready' "
-            "FROM unnest(%s::uuid[], %s::text[]) AS done(id, hash) "
-            "WHERE n.id = done.id AND n.content_hash = done.hash",
-            [[job.target_id for job in fresh], [job.target_hash for job in fresh]],
-        )
+    for job in fresh:
+        profile, dimension, vectors = outputs[job.id]
+        vectors_store(account_id=job.account_id, profile=profile, dimension=dimension,
+                      vectors=[(passage_id, job.target_id, vector)
+                               for passage_id, vector in vectors], now=now)
+    profile = outputs[fresh[0].id][0]
+    unfinished = notes_missing_vectors([job.target_id for job in fresh], profile)
+    for job in fresh:
+        if job.target_id in unfinished:
+            jobs.enqueue(account_id=job.account_id, kind=EMBED, target_id=job.target_id,
+                         target_version=job.target_version, target_hash=job.target_hash)
+    done = [job for job in fresh if job.target_id not in unfinished]
+    if done:
+        Note.objects.filter(id__in=[job.target_id for job in done]).update(
+            indexing=Indexing.READY)
     return {job.id for job in fresh}
 
 
@@ -125,8 +170,9 @@ HANDLER = jobs.Handler(
 
 
 def _notes_without_vector(profile: str) -> Any:
-    return (Note.objects.exclude(status=Status.DELETED)
-            .exclude(embeddings__profile=profile, embeddings__content_hash=F("content_hash")))
+    """Notes with a passage that has no vector for `profile`."""
+    lacking = Passage.objects.filter(note=OuterRef("pk")).exclude(vectors__profile=profile)
+    return Note.objects.exclude(status=Status.DELETED).filter(Exists(lacking))
 
 
 def reindex_progress(profile: str) -> tuple[int, int]:
@@ -179,4 +225,4 @@ def reindex_finish(profile: str) -> None:
             status=EmbeddingProfile.Status.ACTIVE, activated_at=timezone.now())
     for account_id in active_account_ids():
         with tenant(account_id):
-            NoteEmbedding.objects.exclude(profile=profile).delete()
+            vectors_drop_other_profiles(profile)

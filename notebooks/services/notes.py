@@ -62,7 +62,7 @@ from notebooks.services.frame import (
     require_capture_allowed,
     require_open_notebook,
 )
-from notebooks.services.indexing import mark_for_indexing
+from notebooks.services.indexing import index_if_changed, mark_for_indexing
 from notebooks.services.revisions import record_created, save_new_version
 from notebooks.services.truth import hold
 
@@ -312,8 +312,7 @@ def note_update(
                     "pending_revision": PendingRef(id=held.id), "redacted": redacted})
             save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
                              operation_id=op_id, now=now)
-            if note.content != before["content"]:
-                mark_for_indexing(note)
+            index_if_changed(note, content=before["content"], kind=before["kind"])
         return NoteOut.of(note).model_copy(update={"redacted": redacted})
 
     def replayed(data: Any) -> NoteOut:

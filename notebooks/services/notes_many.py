@@ -28,6 +28,7 @@ from notebooks.selectors.access import access_destination
 from notebooks.services.frame import new_note, require_open_notebook
 from notebooks.services.indexing import EMBED, read_content
 from notebooks.services.revisions import revision_of
+from passages.services import passages_add
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,10 @@ def notes_create_many(*, actor: Actor, notebook_id: uuid.UUID | None, kind: str,
         note = new_note(actor, notebook_id, content=text, kind=kind, task_id=None,
                         fields={"tags": clean_tags(item.tags)}, now=now)
         embedded = read_content(note)
+        note.passages_hash = note.content_hash
         notes.append(note)
     Note.objects.bulk_create(notes)
+    passages_add([(note.account_id, note.id, note.kind, note.content) for note in notes])
     Revision.objects.bulk_create([revision_of(note, reason=RevisionReason.CREATE,
                                               actor=actor, operation_id=None)
                                   for note in notes])

@@ -26,7 +26,7 @@ from notebooks.services.frame import (
     integrity_conflict,
     note_to_change,
 )
-from notebooks.services.indexing import mark_for_indexing
+from notebooks.services.indexing import index_if_changed, mark_for_indexing
 
 
 def revision_of(
@@ -107,7 +107,7 @@ def note_restore_revision(
         old = Revision.objects.filter(note=note, version=revision).first()
         if old is None:
             raise NotFound(f"The note has no revision {revision}.", code="revision_not_found")
-        previous_content = note.content
+        previous_content, previous_kind = note.content, note.kind
         for field in ("content", "kind", "task_id", "source_agent", "pinned", "tags",
                       "importance"):
             setattr(note, field, getattr(old, field))
@@ -115,8 +115,7 @@ def note_restore_revision(
             note.kind, note.retention_days, note.expires_at = Kind.FACT, None, None
         save_new_version(note, reason=RevisionReason.RESTORE_REVISION, actor=actor,
                          operation_id=op_id, now=now, restored_from=revision)
-        if note.content != previous_content:
-            mark_for_indexing(note)
+        index_if_changed(note, content=previous_content, kind=previous_kind)
         return NoteOut.of(note)
 
     arguments = {"noteId": note_uuid, "revision": revision, "durable": durable,

@@ -1,16 +1,17 @@
-"""Term statistics: per account, how many active notes contain each lexeme (recall's
-lexical arm weighs query terms by rarity with them).
+"""Term statistics: per account, how many passages of active notes contain each lexeme
+(recall's lexical arm weighs query terms by rarity with them; a memory record is one
+passage).
 
-The writes keep them current: triggers on `notebooks_note` append each statement's
-changes to `TermDelta` (migration 0011 says how and why), so a note counts from the
-moment its save commits. The count of a lexeme is its `TermStat` row plus its
-`TermDelta` rows:
+The writes keep them current: triggers on `passages_passage` and `notebooks_note`
+append each statement's changes to `TermDelta` (migrations notebooks 0011 and passages
+0002 say how and why), so a note counts from the moment its save commits. The count of
+a lexeme is its `TermStat` row plus its `TermDelta` rows:
 
 * `term_counts` (`notebooks.selectors.recall`) reads both in one statement (one
   snapshot);
 * `term_stats_compact` (periodic, cheap when nothing changed) folds the deltas into
   `TermStat`, so reads stay a handful of index probes;
-* `term_stats_refresh` recounts from the notes themselves — the repair tool
+* `term_stats_refresh` recounts from the passages themselves — the repair tool
   (`grove term_stats --recount`), and the reference the tests hold the triggers to.
 
 Compaction and recount of one account take the same transaction-level advisory lock,
@@ -90,9 +91,9 @@ def term_stats_compact(*, actor: Actor) -> int:
 
 
 def term_stats_refresh(*, actor: Actor) -> int:
-    """Recount the account's term statistics from its active notes, replacing counters
-    and pending deltas (repair; the triggers keep them current otherwise). Returns the
-    number of active notes.
+    """Recount the account's term statistics from the passages of its active notes,
+    replacing counters and pending deltas (repair; the triggers keep them current
+    otherwise). Returns the number of those passages.
 
     One statement: the count and the deltas it replaces come from one snapshot, so a
     save committing meanwhile is either counted (and its deltas removed) or not (and its
@@ -104,13 +105,15 @@ def term_stats_refresh(*, actor: Actor) -> int:
             # Under row-level security every table here holds only this account's rows.
             cursor.execute(
                 "WITH fresh AS ("
-                "  SELECT l.lexeme, count(*) AS ndoc FROM notebooks_note n"
+                "  SELECT l.lexeme, count(*) AS ndoc FROM passages_passage p"
+                "  JOIN notebooks_note n ON n.id = p.note_id AND n.status = 'active'"
                 "  CROSS JOIN LATERAL"
-                "   unnest(array_append(tsvector_to_array(n.search), '')) AS l(lexeme)"
-                "  WHERE n.status = 'active' GROUP BY l.lexeme"
-                "  UNION ALL"  # the notes' distinct lexemes in all (BM25's note length)
-                "  SELECT %s, sum(length(n.search)) FROM notebooks_note n"
-                "  WHERE n.status = 'active' HAVING sum(length(n.search)) > 0),"
+                "   unnest(array_append(tsvector_to_array(p.search), '')) AS l(lexeme)"
+                "  GROUP BY l.lexeme"
+                "  UNION ALL"  # the passages' distinct lexemes in all (BM25's length)
+                "  SELECT %s, sum(length(p.search)) FROM passages_passage p"
+                "  JOIN notebooks_note n ON n.id = p.note_id AND n.status = 'active'"
+                "  HAVING sum(length(p.search)) > 0),"
                 " dropped_deltas AS (DELETE FROM notebooks_termdelta RETURNING 1),"
                 " dropped_counts AS ("
                 "  DELETE FROM notebooks_termstat t"

@@ -52,7 +52,7 @@ from notebooks.services.frame import (
     require_open_notebook,
     transaction_lock,
 )
-from notebooks.services.indexing import mark_for_indexing
+from notebooks.services.indexing import index_if_changed
 from notebooks.services.revisions import record_created, save_new_version
 
 
@@ -255,12 +255,11 @@ def pending_accept(*, actor: Actor, pending_id: uuid.UUID | str) -> NoteOut:
             raise Conflict(f"The note changed since (now v{note.version}, proposed on "
                            f"v{pending.base_version}); reject this change and ask again.",
                            code="pending_stale", currentVersion=note.version)
-        before = note.content
+        before, kind = note.content, note.kind
         apply_changes(note, pending.changes, now)
         save_new_version(note, reason=RevisionReason.UPDATE, actor=author,
                          operation_id=pending.operation_id, now=now)
-        if note.content != before:
-            mark_for_indexing(note)
+        index_if_changed(note, content=before, kind=kind)
         _decided(pending, PendingStatus.ACCEPTED, now, note)
         return NoteOut.of(note)
 

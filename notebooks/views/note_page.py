@@ -44,6 +44,7 @@ from notebooks.models import Note
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS
 from notebooks.schemas.notes import NoteOut
 from notebooks.views import undo
+from passages.rules import pieces
 
 PANELS = ("edit", "move", "history", "share", "delete")
 
@@ -73,6 +74,16 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         viewing = next((r for r in revisions if str(r.version) == wanted), None)
         missing_version = None if viewing else wanted[:12]
     shown = viewing.content if viewing else note.content
+    # `&passage=7`: the passage an Ask citation names (`note:<id>@<v>#7`), highlighted
+    # above the note it belongs to.
+    cited = None
+    if request.GET.get("passage", "").isdigit():
+        position = int(request.GET["passage"])
+        cut = pieces(viewing.kind if viewing else note.kind, shown)
+        if 1 <= position <= len(cut):
+            piece = cut[position - 1]
+            cited = {"position": position, "of": len(cut), "headings": piece.headings,
+                     "html": render_note(piece.text)}
     current = render_note(note.content)  # the page's text, and the preview's start
     html = render_note(shown) if viewing else current
     if live and (viewing is None or viewing.version == note.version):
@@ -95,7 +106,8 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
     return render(request, "notebooks/note.html", {
         **page.extras,  # what other apps read with the page (sharing: the share box's link)
         "section": "library", "note": out, "live": live, "page_title": title,
-        "html": html, "viewing": viewing, "missing_version": missing_version, "older": older,
+        "html": html, "viewing": viewing, "cited": cited,
+        "missing_version": missing_version, "older": older,
         "older_place": (notebooks.names.get(older.notebook_id, "a notebook")
                         if older.notebook_id else "Personal") if older else None,
         "place": place, "current_notebook": next(

@@ -7,6 +7,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
@@ -257,7 +258,7 @@ def test_replaying_a_save_whose_note_was_deleted_is_gone(api):
 
 
 def test_schema_violations_are_422_and_change_nothing(api):
-    bad = [{"content": "x"}, {"content": "x", "kind": "opinion"},
+    bad = [{"kind": "fact"}, {"content": "x", "kind": "opinion"},
            {"content": "x", "kind": "fact", "owner": "someone"}, [], "text"]
     for body in bad:
         error(api.post("/notes", body), 422, "invalid_request")
@@ -268,12 +269,25 @@ def test_schema_violations_are_422_and_change_nothing(api):
 def test_domain_validation_is_400(api):
     error(api.post("/notes", {"content": "   ", "kind": "fact"}), 400, "content_empty")
     error(api.post("/notes", {"content": "x" * 6001, "kind": "fact"}), 400, "content_too_long")
+    error(api.post("/notes", {"content": "x" * 200_001}), 400, "content_too_long")
+    assert data(api.get("/notes")) == []
     error(api.post("/notes", {"content": "x", "kind": "handoff"}), 400, "task_id_required")
 
 
 def test_oversized_bodies_are_413(api):
-    response = api.post("/notes", raw='{"content": "' + "x" * (1024 * 1024) + '"}')
+    response = api.post("/notes", raw='{"content": "' + "x" * settings.GROVE_API_MAX_BODY + '"}')
     error(response, 413, "payload_too_large")
+
+
+def test_a_note_without_a_kind_is_a_document_of_up_to_200000_characters(api):
+    """SPEC §3: kind omitted on REST is a document note; it holds 200,000 characters,
+    where a memory record holds 6,000."""
+    long = ("Sediment settles where the river slows. " * 5000)[:200_000].strip()
+    note = data(api.post("/notes", {"content": long}))
+    assert (note["kind"], len(note["content"])) == ("note", len(long))
+    assert data(api.get(f"/notes/{note['id']}"))["content"] == long
+    error(api.post("/notes", {"content": long[:6001], "kind": "fact"}), 400, "content_too_long")
+    error(api.patch(f"/notes/{note['id']}", {"kind": "fact"}), 400, "content_too_long")
 
 
 def test_version_conflict_is_409_and_keeps_the_newer_text(api):

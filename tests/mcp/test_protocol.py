@@ -185,7 +185,10 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     assert by_name["forget"]["annotations"]["destructiveHint"] is True
     assert by_name["remember"]["annotations"]["readOnlyHint"] is False
     content = by_name["remember"]["inputSchema"]["properties"]["content"]
-    assert content["maxLength"] == 6000  # the real limit
+    # The real limits: a document note's as the schema's bound, a memory record's in words.
+    assert content["maxLength"] == 200_000
+    assert "note 200,000" in content["description"] and "6,000" in content["description"]
+    assert by_name["remember"]["inputSchema"]["required"][:2] == ["content", "kind"]
     assert "automatic" in by_name["remember"]["description"]
     # Lean: a client's context is not free — its size in each era: test_tools_list_size.py.
 

@@ -137,12 +137,12 @@ def test_the_preview_never_renders_anything_active(owner, web):
 def test_preview_limits_size_rate_and_requires_a_session(owner, web):
     too_big = preview(web, content="x" * (editor.PREVIEW_MAX_BYTES + 1))
     assert too_big.status_code == 413 and "Too long to preview" in too_big.content.decode()
-    too_long = preview(web, content="word " * 1300)  # past 6,000 characters, not bytes
+    too_long = preview(web, content="word " * 40_100)  # past 200,000 characters, not bytes
     # Drawn still (it is being written), under what saving it would say.
-    assert too_long.status_code == 200 and "Content is 6,499 characters; no note holds " \
-        "more than 6,000.</p><h1>word word" in too_long.content.decode()
-    past = preview(web, content="x" * 7500)  # beyond any note's limit and its slack
-    assert past.status_code == 413 and "Content is 7,500 characters" in past.content.decode()
+    assert too_long.status_code == 200 and "Content is 200,499 characters; no note holds " \
+        "more than 200,000.</p><h1>word word" in too_long.content.decode()
+    past = preview(web, content="x" * 201_500)  # beyond any note's limit and its slack
+    assert past.status_code == 413 and "Content is 201,500 characters" in past.content.decode()
     broken = preview(web, title="a\nb", content="x")
     assert broken.status_code == 400 and "one line" in broken.content.decode()
     assert web.get("/notes/preview").status_code == 405
@@ -351,12 +351,12 @@ def test_the_editor_holds_the_text_to_its_kinds_limit(owner, web, monkeypatch):
     from notebooks import rules
 
     monkeypatch.setattr(rules, "content_max_chars",
-                        lambda kind: {"fact": 40, "decision": 60}.get(kind, 6000))
-    page = web.get("/notes/new").content.decode()  # a new note is a fact at first
-    assert _attribute(page, "content", "maxlength") == "40"
-    assert _attribute(page, "title", "maxlength") == "40"
+                        lambda kind: {"note": 80, "fact": 40, "decision": 60}.get(kind, 6000))
+    page = web.get("/notes/new").content.decode()  # a new note is a document at first
+    assert _attribute(page, "content", "maxlength") == "80"
+    assert _attribute(page, "title", "maxlength") == "80"
     assert json.loads(_attribute(page, "content", "data-limits")) == rules.content_limits()
-    assert "A fact holds up to 40 characters, title included." in page
+    assert "A note holds up to 80 characters, title included." in page
     decision = factories.note(owner, "A short decision", kind="decision")
     page = web.get(f"/notes/{decision.id}/").content.decode()
     assert _attribute(page, "content", "maxlength") == "60"

@@ -178,12 +178,15 @@ def test_the_editor_counts_against_its_kinds_limit_and_shows_a_task_id_for_hando
     from notebooks import rules
 
     monkeypatch.setattr(rules, "content_max_chars",
-                        lambda kind: {"fact": 40, "decision": 60}.get(kind, 6000))
+                        lambda kind: {"note": 90, "fact": 40, "decision": 60}.get(kind, 6000))
     _owner("counter")
     errors = watch_console(page)
     sign_in(page, browser_site, "counter")
     page.goto(f"{browser_site}/notes/new")
     counter = page.locator("#content-count")
+    # A new note is a document (issue 37); a memory kind is picked when wanted.
+    expect(counter).to_have_text("0 of 90 characters")
+    page.get_by_label("Kind").select_option("fact")
     expect(counter).to_have_text("0 of 40 characters")
     task_id = page.get_by_label("Task id (handoffs)")
     expect(task_id).to_be_hidden()

@@ -18,9 +18,10 @@ from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
 from grove.models import Job
 from notebooks import services
-from notebooks.models import IngestedChunk, Note, Notebook, NoteEmbedding, Revision
+from notebooks.models import IngestedChunk, Note, Notebook, Revision
 from notebooks.services.indexing import EMBED
 from notebooks.services.ingest import ingest_file, ingest_prune, ingest_root
+from passages.models import PassageVector
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -108,7 +109,7 @@ def test_private_regions_reach_no_table_no_vector_no_log_and_no_model(
             cursor.execute(f"SELECT count(*), count(*) FILTER (WHERE {column} LIKE %s) "  # noqa: S608
                            f"FROM {table}", ["%4821%"])
             assert cursor.fetchone() == (1, 0), table
-        assert NoteEmbedding.objects.count() == 1  # the one chunk, embedded
+        assert PassageVector.objects.count() == 1  # the one chunk, embedded
     assert SECRET not in caplog.text
     assert live_contents(owner) == ["# Diary\n\nPublic part.\n\nMore public text."]
 

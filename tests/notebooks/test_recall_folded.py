@@ -13,7 +13,6 @@ from pgvector.django import CosineDistance
 
 from grove.kernel.tenancy import tenant
 from notebooks import services
-from notebooks.models import NoteEmbedding
 from notebooks.selectors.access import Scope
 from notebooks.selectors.recall import (
     CANDIDATES,
@@ -23,6 +22,7 @@ from notebooks.selectors.recall import (
     recall,
     term_weights,
 )
+from passages.models import Passage, PassageVector
 from tests import factories
 from tests.api.conftest import new_key
 from tests.factories import op
@@ -65,7 +65,7 @@ def test_both_arms_the_rows_and_the_counts_are_one_statement(owner, monkeypatch)
     assert len(sent) == 8, sent
     assert "notebooks_truthdeclaration" in sent[5] and "notebooks_negativeclaim" in sent[6]
     assert "hnsw.ef_search" in sent[1] and "grove.account_mac" in sent[1]
-    folded = [sql for sql in sent if "grove_lexical_matches(" in sql]
+    folded = [sql for sql in sent if "grove_passage_matches(" in sql]
     assert len(folded) == 1 and "<=>" in folded[0] and "notebooks_note" in folded[0]
 
 
@@ -75,13 +75,13 @@ def _reference(actor, query, vector, profile):
     weights = term_weights(query)
     scope = Searched(Scope(actor=actor, notebook_ids=None, personal=True))
     lexical, _ = _lexical(weights, scope)
-    nearest = (NoteEmbedding.objects.filter(scope.q(prefix="note__"), profile=profile)
+    # Each note's nearest passage (these notes are one passage each), exactly.
+    nearest = (PassageVector.objects.filter(scope.q(prefix="note__"), profile=profile)
                .annotate(distance=CosineDistance("embedding", vector))
-               .order_by("distance", "note_id")
-               .values_list("note_id", "distance", "content_hash", "note__content_hash")
-               [:CANDIDATES])
-    semantic = [(note_id, 1 - d) for note_id, d, made, current in nearest
-                if made == current and d <= 0.7]
+               .order_by("note_id", "distance").distinct("note_id")
+               .values_list("note_id", "distance"))
+    semantic = sorted(((note_id, 1 - d) for note_id, d in nearest if d <= 0.7),
+                      key=lambda hit: (-hit[1], str(hit[0])))[:CANDIDATES]
 
     def scaled(hits):
         if not hits:
@@ -155,7 +155,10 @@ def test_a_stale_vector_is_not_a_semantic_hit(owner, monkeypatch):
     assert recall(actor=owner, query="zebra").data[0].matched == ["lexical", "semantic"]
     services.note_update(actor=owner, operation_id=op(), note_id=note.id,
                          content="A striped horse.", expected_version=1)
-    # The old vector is still stored but no longer the note's content: not a hit.
+    # The old text's passage went with the edit, and its vector with it: no hit, and
+    # nothing stale left to be one.
     with tenant(owner):
-        assert NoteEmbedding.objects.filter(note_id=note.id).exists()
+        assert not PassageVector.objects.filter(note_id=note.id).exists()
+        assert list(Passage.objects.filter(note_id=note.id).values_list("text", flat=True)) \
+            == ["A striped horse."]
     assert recall(actor=owner, query="zebra").data == []

@@ -9,9 +9,9 @@ from grove.embeddings.profile import check_embedding_profile
 from grove.kernel import jobs
 from grove.models import EmbeddingProfile
 from grove.runtime.config import ConfigError
-from notebooks.models import NoteEmbedding
 from notebooks.selectors.recall import recall
 from notebooks.services.indexing import EMBED, reindex_progress, reindex_start
+from passages.models import PassageVector
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +57,7 @@ def test_reindex_rebuilds_every_vector_then_switches(vacuumed_vectors, other_mod
     check_embedding_profile()
     for actor, note in ((alice, notes[0]), (bob, notes[1])):
         with factories.tenant(actor):
-            assert list(NoteEmbedding.objects.values_list("profile", flat=True)) == [
+            assert list(PassageVector.objects.values_list("profile", flat=True)) == [
                 "fake-other/384"]
         result = recall(actor=actor, query="compost")
         assert result.meta.mode == "hybrid" and result.data[0].note.id == note.id

@@ -37,7 +37,7 @@ class Command(BaseCommand):
         name, dimension = profile
         from django.conf import settings
 
-        from notebooks.vectors import ensure_vector_index, vector_index_exists
+        from passages.vectors import ensure_vector_index, vector_index_exists
 
         if not vector_index_exists(dimension):
             if not settings.GROVE_MIGRATE_CONFIGURED:

@@ -24,8 +24,9 @@ from grove.kernel.errors import Conflict, Forbidden, Invalid
 from grove.kernel.tenancy import tenant
 from grove.models import Account
 from notebooks import services
-from notebooks.models import Note, NoteEmbedding
+from notebooks.models import Note
 from notebooks.services.ingest import ingest_file, ingest_root
+from passages.models import PassageVector
 from sharing import services as sharing
 from tests import factories
 from tests.factories import op
@@ -158,7 +159,7 @@ def test_an_account_moves_with_everything_field_by_field(django_capture_on_commi
     index_all(bob)
     with tenant(bob):
         live = Note.objects.exclude(status="deleted").count()
-        assert NoteEmbedding.objects.count() == live > 0
+        assert PassageVector.objects.count() == live > 0
         assert not Note.objects.filter(content__contains=str(alice.account_id)).exists()
     # A second import into another fresh account is an independent copy.
     carol = factories.owner("carol")

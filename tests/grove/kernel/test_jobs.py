@@ -12,9 +12,9 @@ from grove.embeddings import EmbeddingUnavailable
 from grove.kernel import jobs
 from grove.models import Account, Job
 from notebooks import services
-from notebooks.models import NoteEmbedding
 from notebooks.services.indexing import EMBED, HANDLER
 from notebooks.services.portability import account_import
+from passages.models import PassageVector
 from tests import factories
 from tests.factories import op
 
@@ -28,7 +28,7 @@ def job_rows(actor, **filters):
 
 def vectors(actor, note_id):
     with factories.tenant(actor):
-        return list(NoteEmbedding.objects.filter(note_id=note_id))
+        return list(PassageVector.objects.filter(note_id=note_id))
 
 
 @pytest.fixture
@@ -115,7 +115,8 @@ def test_an_edit_supersedes_the_queued_job(actor):
     assert (first.status, second.status) == ("discarded", "queued")
     jobs.run_batch(account_id=actor.account_id, kind=EMBED)
     [vector] = vectors(actor, note.id)
-    assert vector.content_hash == factories.note_row(actor, note.id).content_hash
+    with factories.tenant(actor):
+        assert vector.passage.text == "second"
 
 
 def test_a_completion_for_an_outdated_revision_is_discarded(actor):

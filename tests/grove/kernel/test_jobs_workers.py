@@ -11,8 +11,9 @@ from django.db import connections
 
 from grove.kernel import jobs
 from grove.models import Job
-from notebooks.models import Note, NoteEmbedding
+from notebooks.models import Note
 from notebooks.services.indexing import EMBED
+from passages.models import PassageVector
 from tests import factories
 from tests.conftest import redis_url_or_skip
 from tests.fake_embedder import FakeEmbedder
@@ -58,7 +59,7 @@ def test_four_workers_two_hundred_jobs_each_done_once(committed, monkeypatch):
         statuses = Counter(Job.objects.values_list("status", flat=True))
         assert statuses == {"done": 200}
         assert Job.objects.filter(attempts=1).count() == 200
-        assert NoteEmbedding.objects.count() == 200
+        assert PassageVector.objects.count() == 200
         assert not Note.objects.exclude(indexing="ready").exists()
     assert len(embedded) == 200 and set(embedded.values()) == {1}  # each text once
 

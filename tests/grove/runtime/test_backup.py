@@ -205,14 +205,18 @@ def assert_a_moment_of(source: psycopg.Connection, restored: psycopg.Connection)
             assert now["version"] > note["version"]
             newer.add(pk)
         assert note["content"] == by_version[(pk, note["version"])]["content"]
-    vectors, restored_vectors = (rows(source, "notebooks_noteembedding"),
-                                 rows(restored, "notebooks_noteembedding"))
+    passages = rows(source, "passages_passage")
+    for pk, passage in rows(restored, "passages_passage").items():
+        # A passage's text never changes: an edit replaces the passages it touches.
+        assert passage["note_id"] in restored_notes
+        assert passage == passages.get(pk) or passage["note_id"] in newer
+    vectors, restored_vectors = (rows(source, "passages_passagevector"),
+                                 rows(restored, "passages_passagevector"))
     for pk, vector in restored_vectors.items():
         assert vector["note_id"] in restored_notes
-        # A vector is replaced in place when its note changes (one per note and model):
-        # unchanged unless its note changed after the snapshot, or it was stale then.
-        assert vector == vectors[pk] or vector["note_id"] in newer or (
-            vector["content_hash"] != restored_notes[vector["note_id"]]["content_hash"])
+        # A vector belongs to one passage, and goes with it: unchanged unless its note
+        # changed after the snapshot.
+        assert vector == vectors.get(pk) or vector["note_id"] in newer
     connections, restored_connections = (rows(source, "grove_connection"),
                                          rows(restored, "grove_connection"))
     assert restored_connections
@@ -240,7 +244,7 @@ def test_a_backup_under_load_restores_consistent_and_a_quiet_one_identical(home,
             before, after = everything(source), everything(restored)
         assert before.keys() == after.keys()
         assert [table for table in before if before[table] != after[table]] == []
-        assert len(before["notebooks_note"]) > 50 and before["notebooks_noteembedding"]
+        assert len(before["notebooks_note"]) > 50 and before["passages_passagevector"]
 
         restarted = Serve(second, env=UNLIMITED)
         try:

@@ -87,6 +87,9 @@ BAD = [
     ({"GROVE_DEBUG": "perhaps"}, "GROVE_DEBUG"),
     ({"GROVE_JOB_LEASE_SECONDS": "2"}, "GROVE_JOB_LEASE_SECONDS: '2' is not a whole number"),
     ({"GROVE_JOB_LEASE_SECONDS": "soon"}, "GROVE_JOB_LEASE_SECONDS"),
+    ({"GROVE_NOTE_MAX_CHARS": "1000001"},
+     "GROVE_NOTE_MAX_CHARS: '1000001' is not a whole number from 6000 to 1000000"),
+    ({"GROVE_NOTE_MAX_CHARS": "5999"}, "GROVE_NOTE_MAX_CHARS: '5999'"),
     ({"GROVE_LLM_TIMEOUT": "soon"}, "GROVE_LLM_TIMEOUT: 'soon' is not a number of seconds "
                                     "from 1 to 3600"),
     ({"GROVE_LLM_TIMEOUT": "0"}, "GROVE_LLM_TIMEOUT: '0' is not a number of seconds"),
@@ -167,3 +170,10 @@ def test_model_call_settings_come_from_grove_toml_as_numbers_or_text(home, monke
     (home / "grove.toml").write_text("llm_timeout = [1]\n")
     with pytest.raises(ConfigError, match="'llm_timeout' must be a string, a number or"):
         config.load()
+
+
+def test_the_document_limit_is_set_and_the_body_limit_follows_it(home, monkeypatch):
+    """GROVE_NOTE_MAX_CHARS (SPEC §3: 200,000 unless set, at most 1,000,000)."""
+    assert config.load().note_max_chars == 200_000
+    monkeypatch.setenv("GROVE_NOTE_MAX_CHARS", "1000000")
+    assert config.load().note_max_chars == 1_000_000

@@ -13,7 +13,7 @@ from django.db.models.fields import NOT_PROVIDED
 
 ROOT = Path(__file__).resolve().parents[3]
 PREVIOUS_RELEASE = (Path(__file__).with_name("previous_release")).read_text().split()[0]
-APPS = ("grove", "notebooks", "ask", "sharing")
+APPS = ("grove", "passages", "notebooks", "ask", "sharing")
 
 # Operations an older release's code cannot notice.
 EXPANDING = (migrations.CreateModel, migrations.AddIndex, migrations.AlterModelOptions)
@@ -39,6 +39,20 @@ REVIEWED = {
     ("sharing", "0004_share_member_count"):
         "adds grove_share_members and grove_share_count; grove_share_notes keeps its "
         "signature and its answers (its conditions moved into grove_share_members)",
+    ("notebooks", "0032_document_notes"):
+        "loosens the content and kind checks (a new kind, `note`, may hold up to 1,000,000 "
+        "characters; every other kind still 6,000) — every row the old release writes "
+        "passes; the kind fields' AlterField changes only Django's choices, not the column",
+    ("passages", "0001_initial"):
+        "new tables (passages and their vectors) with their row-level security, same-account "
+        "keys, a backfill from the notes and the old vectors, and HNSW indexes; the old "
+        "release never reads them and its tables stay as they were",
+    ("passages", "0002_lexical_passages"):
+        "term statistics count passages: the note triggers' functions keep their names and "
+        "an older release calls neither; a new function for the arm over passages, the old "
+        "one left as it was; a read policy for the schema owner on the new table; a trigger "
+        "on the old vectors' table that only marks a note's passages as behind (the old "
+        "release's writes to it go through unchanged)",
     ("notebooks", "0031_search_words"):
         "adds the unaccent extension, new functions (grove_words, grove_lookup, "
         "grove_lookup_matches), a generated column the old release never names (its "
@@ -59,7 +73,8 @@ def contracting(operation: migrations.operations.base.Operation,
     if isinstance(operation, EXPANDING):
         return None
     if isinstance(operation, migrations.RunSQL | migrations.RunPython | migrations.AddConstraint
-                  | migrations.RemoveConstraint | migrations.RemoveIndex) and reviewed:
+                  | migrations.RemoveConstraint | migrations.RemoveIndex
+                  | migrations.AlterField) and reviewed:
         return None
     return f"{type(operation).__name__} removes or changes what the old release may use"
 
