@@ -228,7 +228,7 @@ def test_the_architecture_document_names_files_that_exist():
     import re
 
     document = (REPO / "docs" / "architecture.md").read_text()
-    named = set(re.findall(r"`((?:grove|notebooks|ask|sharing|tests|bench)/[\w/*.]+\.py)`",
+    named = set(re.findall(r"`((?:grove|passages|notebooks|ask|sharing|tests|bench)/[\w/*.]+\.py)`",
                            document))
     missing = sorted(p for p in named if not list(REPO.glob(p)))
     assert named and not missing, missing
