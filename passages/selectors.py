@@ -9,8 +9,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from passages.models import Passage
-from passages.rules import Piece, embedded_text, pieces
+from passages.rules import embedded_text
 
 
 def missing_vectors(note_ids: Iterable[uuid.UUID], profile: str, *, limit: int
@@ -43,16 +42,3 @@ def notes_missing_vectors(note_ids: Iterable[uuid.UUID], profile: str) -> set[uu
             "AND NOT EXISTS (SELECT 1 FROM passages_passagevector v "
             "WHERE v.passage_id = p.id AND v.profile = %s)", [ids, profile])
         return {row[0] for row in cursor.fetchall()}
-
-
-def passages_of(note_id: uuid.UUID) -> list[Passage]:
-    """A note's current passages, in order."""
-    return list(Passage.objects.filter(note_id=note_id).order_by("position")
-                .defer("search"))
-
-
-def passage_at(kind: str, content: str, position: int) -> Piece | None:
-    """Passage `position` (1-based) of a text — of any revision: the cut is a pure
-    function of the kind and the text, so a past version's passages are recomputed."""
-    cut = pieces(kind, content)
-    return cut[position - 1] if 1 <= position <= len(cut) else None

@@ -57,32 +57,20 @@ BEGIN
 END $$;
 
 CREATE FUNCTION grove_passage_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    sign integer := CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO public.notebooks_termdelta (account_id, lexeme, ndoc)
-        SELECT p.account_id, l.lexeme, count(*)
-        FROM grove_changed_passages p
-        JOIN public.notebooks_note n ON n.id = p.note_id AND n.status = 'active'
-        CROSS JOIN LATERAL unnest(array_append(tsvector_to_array(p.search), '')) AS l(lexeme)
-        GROUP BY p.account_id, l.lexeme
-        UNION ALL
-        SELECT p.account_id, '{length}', sum(length(p.search))
-        FROM grove_changed_passages p
-        JOIN public.notebooks_note n ON n.id = p.note_id AND n.status = 'active'
-        GROUP BY p.account_id HAVING sum(length(p.search)) <> 0;
-    ELSE
-        INSERT INTO public.notebooks_termdelta (account_id, lexeme, ndoc)
-        SELECT p.account_id, l.lexeme, -count(*)
-        FROM grove_changed_passages p
-        JOIN public.notebooks_note n ON n.id = p.note_id AND n.status = 'active'
-        CROSS JOIN LATERAL unnest(array_append(tsvector_to_array(p.search), '')) AS l(lexeme)
-        GROUP BY p.account_id, l.lexeme
-        UNION ALL
-        SELECT p.account_id, '{length}', -sum(length(p.search))
-        FROM grove_changed_passages p
-        JOIN public.notebooks_note n ON n.id = p.note_id AND n.status = 'active'
-        GROUP BY p.account_id HAVING sum(length(p.search)) <> 0;
-    END IF;
+    INSERT INTO public.notebooks_termdelta (account_id, lexeme, ndoc)
+    SELECT p.account_id, l.lexeme, sign * count(*)
+    FROM grove_changed_passages p
+    JOIN public.notebooks_note n ON n.id = p.note_id AND n.status = 'active'
+    CROSS JOIN LATERAL unnest(array_append(tsvector_to_array(p.search), '')) AS l(lexeme)
+    GROUP BY p.account_id, l.lexeme
+    UNION ALL
+    SELECT p.account_id, '{length}', sign * sum(length(p.search))
+    FROM grove_changed_passages p
+    JOIN public.notebooks_note n ON n.id = p.note_id AND n.status = 'active'
+    GROUP BY p.account_id HAVING sum(length(p.search)) <> 0;
     RETURN NULL;
 END $$;
 
