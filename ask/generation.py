@@ -228,7 +228,7 @@ def _stored(source: Source) -> SourceOut:
     note = source.note
     return SourceOut(cite_as=source.cite_as, note_id=note.id, version=note.version,
                      kind=note.kind, notebook_id=note.notebook_id,
-                     label=note_title(note.content, 80))
+                     label=note_title(note.content, 80, path=note.source_path))
 
 
 def _generate(entry: Input) -> Output:

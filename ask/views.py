@@ -133,7 +133,7 @@ def _views(turns: list[TurnOut]) -> list[TurnView]:
 
 
 def _labelled(notes: list[NoteOut]) -> list[tuple[NoteOut, str]]:
-    return [(n, note_title(n.content, 70)) for n in notes]
+    return [(n, note_title(n.content, 70, path=n.source_path)) for n in notes]
 
 
 def _ask_form(request: HttpRequest, *, data: Any = None, initial: dict[str, Any] | None = None,
@@ -272,7 +272,8 @@ def _searching(detail: ConversationDetail, last: TurnOut | None, picked: list[No
     context = last.context if last is not None else None
     if context is None:
         return scope
-    labels = {n.id: note_title(n.content, 40) or "(empty note)" for n in picked}
+    labels = {n.id: note_title(n.content, 40, path=n.source_path) or "(empty note)"
+              for n in picked}
     named = ([f"“{labels[i]}”" for i in context.notes if i in labels]
              + [names.get(i, "a notebook") for i in context.notebooks])
     gone = len(context.notes) - sum(1 for i in context.notes if i in labels)

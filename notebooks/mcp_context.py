@@ -157,7 +157,7 @@ def _notebook_text(found: NotebookResource) -> str:
     notebook, shown, total = found.notebook, found.notes, found.total
     lines = [f"# {notebook.name} (notebook:{notebook.id}): {total} live notes, newest first"]
     lines += [f"- {n.versioned_id} {n.kind}, {n.updated_at:%Y-%m-%d}: "
-              f"{note_title(n.content, 100)}" for n in shown]
+              f"{note_title(n.content, 100, path=n.source_path)}" for n in shown]
     if total > len(shown):
         lines.append(f"- … and {total - len(shown)} more (list_notes pages through them)")
     return "\n".join(lines) + "\n"
@@ -204,7 +204,8 @@ def list_resources(actor: Actor, cursor: str | None) -> tuple[list[Resource], st
             found += [Resource(f"brief://{nb_id}", f"brief-{nb_id}", f"Brief: {path}"),
                       Resource(f"notebook://{nb_id}", f"notebook-{nb_id}",
                                f"Notebook: {path}")]
-    found += [Resource(f"note://{n.id}", f"note-{n.id}", note_title(n.content, 80) or n.kind)
+    found += [Resource(f"note://{n.id}", f"note-{n.id}",
+                       note_title(n.content, 80, path=n.source_path) or n.kind)
               for n in page.notes]
     return found, page.next_cursor
 

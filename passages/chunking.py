@@ -1,9 +1,10 @@
 """A note's markdown cut into passages: spans of its text of about CHUNK_CHARS characters.
 
-The rules are those of `notebooks.ingest.chunking` (issue 22); what differs is the
-answer. That module re-joins a file's blocks into new text; this one returns offsets
-into the text as given, so `text[span.start:span.end]` is the passage, character for
-character, and an excerpt or a highlight can point back into the note.
+The rules are those ingest cut files into before issue 37 (issue 22's chunker, gone
+now that a file is one note); what differs is the answer. That chunker re-joined a
+file's blocks into new text; this one returns offsets into the text as given, so
+`text[span.start:span.end]` is the passage, character for character, and an excerpt or
+a highlight can point back into the note.
 
 Where to cut is decided on the document's blocks as markdown-it-py parses them, once
 (CommonMark with tables: a `#` inside a code fence is not a heading, a list is one

@@ -31,6 +31,10 @@ class SharingConfig(AppConfig):
         from grove.kernel import purge
 
         register_revoker("shareLinks", _revoke_shares)
+        # A file's "Part N" notes folded into one note (issue 37): their links follow.
+        from notebooks.services.ingest import register_fold
+
+        register_fold(_shares_folded)
         purge.register(10, "shareLinks", _purge_shares)
 
 
@@ -39,6 +43,33 @@ def _revoke_shares(account_id: uuid.UUID, now: datetime) -> int:
 
     return Share.objects.filter(account_id=account_id, revoked_at__isnull=True) \
         .update(revoked_at=now)
+
+
+def _shares_folded(account_id: uuid.UUID, folded: list[uuid.UUID],
+                   into: uuid.UUID) -> list[str]:
+    """The live links of a file's folded "Part N" notes (in the ingest's tenant
+    transaction): the oldest moves to the note that now holds the whole file — the text
+    it showed is there — unless that note has a link already; a note has one live link,
+    so any other is revoked, and the summary says so."""
+    from django.utils import timezone
+
+    from sharing.models import Share
+
+    links = list(Share.objects.filter(account_id=account_id, note_id__in=folded,
+                                      revoked_at__isnull=True).order_by("created_at", "id"))
+    if not links:
+        return []
+    said = []
+    if not Share.objects.filter(note_id=into, revoked_at__isnull=True).exists():
+        moved = links.pop(0)
+        Share.objects.filter(id=moved.id).update(note_id=into)
+        said.append("a share link of an earlier part now shows the whole file's note")
+    if links:
+        Share.objects.filter(id__in=[link.id for link in links]).update(
+            revoked_at=timezone.now())
+        said.append(f"{len(links)} share links of earlier parts revoked: the file's note "
+                    "has one link (on its page)")
+    return said
 
 
 def _purge_shares(account_id: uuid.UUID, cutoff: datetime, using: str) -> int:

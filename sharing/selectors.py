@@ -120,7 +120,7 @@ def share_url(token: str) -> str:
 def _title(share: Share) -> str:
     if share.notebook_id is not None:
         return share.notebook.name if share.notebook else ""
-    return note_title(share.note.content) if share.note else ""
+    return note_title(share.note.content, path=share.note.source_path) if share.note else ""
 
 
 def _available(share: Share) -> bool:

@@ -355,7 +355,8 @@ def _planned(plan: _Plan, paths: dict[uuid.UUID, str]) -> Planned:
     notebooks: list[PreviewNotebook] = []
 
     def listed(note: Note, effect: str, to: str | None = None) -> PreviewNote:
-        return PreviewNote(id=note.id, version=note.version, label=note_title(note.content, 80),
+        return PreviewNote(id=note.id, version=note.version,
+                           label=note_title(note.content, 80, path=note.source_path),
                            notebook_id=note.notebook_id,
                            notebook=_where(note.notebook_id, paths), effect=effect,
                            to_notebook=to)

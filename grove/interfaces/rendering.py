@@ -353,41 +353,76 @@ def _title_text(line: str) -> str:
     return " ".join(html.unescape(_ESCAPED.sub(r"\1", _EMPHASIS.sub("", line))).split())
 
 
-def _head_lines(content: str) -> list[str]:
-    """The lines of a note's start, split where markdown splits them."""
-    return NEWLINE.split(content[:EXCERPT_SOURCE_CHARS])
+# A leading YAML front matter block (an Obsidian note's properties): never the title.
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}=+[ \t]*$")
+HEADING_SEARCH_LINES = 60
 
 
-def title_line(content: str) -> int | None:
-    """Which line of a note is its title: the first that holds any text once its
-    markdown marks are left out (a stored note is trimmed, so that is its first line but
-    for a line of marks alone, such as a rule). None for a note without text."""
+def _head_lines(content: str, *, lines: int = 0) -> list[str]:
+    """The lines of a note's start after its front matter, split where markdown splits
+    them (`lines`: at least that many, for a heading further down)."""
+    match = _FRONT_MATTER.match(content)
+    start = match.end() if match else 0
+    head = NEWLINE.split(content[start:start + EXCERPT_SOURCE_CHARS])
+    if len(head) < lines and start + EXCERPT_SOURCE_CHARS < len(content):
+        head = NEWLINE.split(content[start:start + EXCERPT_SOURCE_CHARS * 8])[:lines]
+    return head
+
+
+def _heading_line(lines: list[str]) -> int | None:
+    """The first heading among `lines` (ATX, or a line over a `===` underline)."""
+    for number, line in enumerate(lines):
+        if _HEADING.match(line) and _title_text(line):
+            return number
+        if (number + 1 < len(lines) and _SETEXT_UNDERLINE.match(lines[number + 1])
+                and _title_text(line)):
+            return number
+    return None
+
+
+def title_line(content: str, *, path: str = "") -> int | None:
+    """Which line of a note (after its front matter) is its title: the first that holds
+    any text once its markdown marks are left out (a stored note is trimmed, so that is
+    its first line but for a line of marks alone, such as a rule). A note from a file
+    (`path`, its source path): its first heading, else none — its file name titles it.
+    None for a note without text."""
+    if path:
+        return _heading_line(_head_lines(content, lines=HEADING_SEARCH_LINES)
+                             [:HEADING_SEARCH_LINES])
     for number, line in enumerate(_head_lines(content)):
         if _title_text(line):
             return number
     return None
 
 
-def note_title(content: str, limit: int = TITLE_MAX_CHARS) -> str:
+def note_title(content: str, limit: int = TITLE_MAX_CHARS, *, path: str = "") -> str:
     """A note's title — THE rule, for the library, the note page, the preview, share
     pages, the brief, MCP and export file names: its title line (`title_line`) as plain
-    text, shortened to `limit`; "" when the note has no text. Cheap (no rendering): the
-    brief and lists name hundreds of notes."""
-    number = title_line(content)
+    text, shortened to `limit`; for a note from a file (`path`) without a heading, the
+    file's name without its suffix; "" when the note has no text. Cheap (no rendering):
+    the brief and lists name hundreds of notes."""
+    number = title_line(content, path=path)
     if number is None:
+        if path:
+            name = path.rsplit("/", 1)[-1]
+            return shorten(name.rsplit(".", 1)[0] if "." in name[1:] else name, limit)
         return ""
-    return shorten(_title_text(_head_lines(content)[number]), limit)
+    return shorten(_title_text(_head_lines(content, lines=number + 1)[number]), limit)
 
 
-def title_and_excerpt(content: str, *, excerpt: bool = True) -> tuple[str, str]:
+def title_and_excerpt(content: str, *, excerpt: bool = True,
+                      path: str = "") -> tuple[str, str]:
     """A note's title (`note_title`) and an excerpt of what follows its title line (at
     most 240 characters, as plain text: only the start of a long note is rendered).
     `excerpt=False`: the title alone is wanted — the rendering is skipped."""
-    title = note_title(content) or "(empty)"
+    title = note_title(content, path=path) or "(empty)"
     if not excerpt:
         return title, ""
-    number = title_line(content)
-    after = _head_lines(content)[number + 1:] if number is not None else []
+    number = title_line(content, path=path)
+    after = _head_lines(content, lines=(number or 0) + 1)[(number + 1 if number is not None
+                                                           else 0):]
     if after and _MARKS_ONLY.match(after[0]):
         after = after[1:]  # the title's setext underline ("===")
     rest = plain("\n".join(after))

@@ -1,4 +1,4 @@
-"""One file's text made ready to chunk (issue 22): private regions out, front matter read.
+"""One file's text made ready to keep (issues 22, 37): private regions out, front matter read.
 
 * `<private>…</private>` regions (any case, across lines) are removed first — before
   the text is parsed, stored, embedded, logged or shown to a model. An opening tag with
@@ -6,13 +6,16 @@
   the rest of the file.
 * YAML front matter (`---` lines at the top) is read with PyYAML's safe loader: its
   `tags` (a list, or words separated by commas or spaces) become the notes' tags. Front
-  matter that is not YAML, or not a mapping, is dropped from the text with a warning.
+  matter that is not YAML, or not a mapping, is read for nothing, with a warning.
+* `Prepared.text` is the whole file as a document note keeps it — front matter included
+  — and `lead`/`tail` the whitespace around it (with a byte-order mark), which a note's
+  trimmed content does not hold and the export puts back (`envelope`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -23,21 +26,42 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", 
 
 @dataclass(frozen=True)
 class Exported:
-    """A file Grove's Markdown export wrote (`grove-export` in its front matter): kept
-    whole, as the one note it was, with its kind, in its notebook path."""
+    """A memory record Grove's Markdown export wrote (`grove-export` in its front
+    matter): the record again, its text the body under the front matter, with its kind.
+    Format 1 (before issue 37) also named its notebook path; format 2 leaves the place
+    to the file's folder."""
 
     kind: str
-    notebook: tuple[str, ...]  # names from the top of the export; () = Personal
+    notebook: tuple[str, ...] | None  # format 1: names from the root; None: the folder's
     task_id: str | None = None  # a handoff's task
 
 
 @dataclass(frozen=True)
 class Prepared:
-    body: str
+    body: str  # the text under the front matter, trimmed
+    text: str = ""  # the whole file, front matter included, trimmed
+    lead: str = ""  # what trimming took from the start of `text` (or of `body`: exported)
+    tail: str = ""  # … and from its end
     tags: tuple[str, ...] = ()
     exported: Exported | None = None
     private_regions: int = 0  # how many were removed
     warnings: tuple[str, ...] = field(default=())
+
+
+def envelope(text: str) -> tuple[str, str, str]:
+    """`text` trimmed as a note's content is (`str.strip`), and what was trimmed from
+    its start and its end."""
+    inner = text.strip()
+    if not inner:
+        return text, "", ""
+    start = len(text) - len(text.lstrip())
+    return text[:start], inner, text[start + len(inner):]
+
+
+def front_matter_end(text: str) -> int:
+    """Where a leading YAML front matter block ends (0: none)."""
+    match = _FRONT_MATTER.match(text)
+    return match.end() if match else 0
 
 
 def strip_private(text: str) -> tuple[str, int]:
@@ -58,31 +82,41 @@ def _tags(value: Any) -> tuple[str, ...]:
 
 def prepare(text: str) -> Prepared:
     text, private = strip_private(text)
-    text = text.lstrip("\ufeff")
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text[len(bom):]
+    lead, whole, tail = envelope(text)
+    lead = bom + lead
     match = _FRONT_MATTER.match(text)
     if match is None:
-        return Prepared(body=text.strip(), private_regions=private)
+        return Prepared(body=whole, text=whole, lead=lead, tail=tail, private_regions=private)
     body = text[match.end():].strip()
+    plain = Prepared(body=body, text=whole, lead=lead, tail=tail, private_regions=private)
     try:
         meta = yaml.safe_load(match.group(1) or "")
     except (yaml.YAMLError, RecursionError):  # deeply nested flow collections too
-        return Prepared(body=body, private_regions=private,
-                        warnings=("front matter is not YAML; ignored",))
+        return replace(plain, warnings=("front matter is not YAML; ignored",))
     if meta is None:
-        return Prepared(body=body, private_regions=private)
+        return plain
     if not isinstance(meta, dict):
-        return Prepared(body=body, private_regions=private,
-                        warnings=("front matter is not a mapping; ignored",))
-    return Prepared(body=body, tags=_tags(meta.get("tags")), private_regions=private,
-                    exported=_exported(meta))
+        return replace(plain, warnings=("front matter is not a mapping; ignored",))
+    exported = _exported(meta)
+    if exported is None:
+        return replace(plain, tags=_tags(meta.get("tags")))
+    body_lead, _, body_tail = envelope(text[match.end():])
+    return replace(plain, tags=_tags(meta.get("tags")), exported=exported,
+                   lead=body_lead, tail=body_tail)
 
 
 def _exported(meta: dict[Any, Any]) -> Exported | None:
-    if meta.get("grove-export") != 1 or not isinstance(meta.get("kind"), str):
+    marker = meta.get("grove-export")
+    if marker not in (1, 2) or not isinstance(meta.get("kind"), str):
         return None
-    path = meta.get("notebook") or []
-    if not isinstance(path, list) or not all(isinstance(name, str) for name in path):
-        return None
+    notebook: tuple[str, ...] | None = None
+    if marker == 1:
+        path = meta.get("notebook") or []
+        if not isinstance(path, list) or not all(isinstance(name, str) for name in path):
+            return None
+        notebook = tuple(path)
     task = meta.get("task_id")
-    return Exported(kind=meta["kind"], notebook=tuple(path),
+    return Exported(kind=meta["kind"], notebook=notebook,
                     task_id=str(task) if isinstance(task, str | int) and str(task) else None)

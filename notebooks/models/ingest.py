@@ -14,16 +14,21 @@ HASH_CHARS = 64  # sha256, hex
 
 
 class IngestedChunk(models.Model):
-    """One chunk of one file ingested into a notebook (`root`: the notebook named on
-    the command line; the note may sit in a sub-notebook of it). `file_hash` is the
-    whole file's, on each of its chunks: an unchanged file is known without reading
-    its chunks. `gone_at`: when a run with `--prune` found the file gone (its notes
-    archived, the reason shown with them)."""
+    """One file ingested into a notebook (`root`: the notebook named on the command
+    line, None: the account's top level; the note may sit in a sub-notebook of it) and
+    the note that holds it (issue 37: one note per file, `chunk` 0). Before issue 37 a
+    file was many notes, one row per chunk; the next ingest of such a file folds them
+    (`notebooks.services.ingest`). `file_hash`: the file's bytes and the rules they were
+    read by — an unchanged file is known without reading it. `lead`/`tail`: the
+    whitespace around the file's text, which the note's trimmed content does not hold
+    and the export puts back. `gone_at`: when a run with `--prune` found the file gone
+    (its note archived, the reason shown with it)."""
 
     id = models.BigAutoField(primary_key=True)
     account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                                 related_name="+")
-    root = models.ForeignKey(Notebook, on_delete=models.CASCADE, related_name="+")
+    root = models.ForeignKey(Notebook, on_delete=models.CASCADE, related_name="+",
+                             null=True, blank=True)
     path = models.TextField()  # relative to the folder, forward slashes
     chunk = models.PositiveIntegerField()  # 0-based, in file order
     headings = ArrayField(models.TextField(), default=list, blank=True)
@@ -32,12 +37,18 @@ class IngestedChunk(models.Model):
     content_hash = models.CharField(max_length=HASH_CHARS)
     ingested_at = models.DateTimeField()
     gone_at = models.DateTimeField(null=True, blank=True)
+    lead = models.TextField(blank=True, default="", db_default="")
+    tail = models.TextField(blank=True, default="", db_default="")
+    subfolders = models.BooleanField(default=False, db_default=False)  # folders → notebooks
 
     class Meta:
         db_table = "notebooks_ingestedchunk"
         constraints = [
             models.UniqueConstraint(fields=["root", "path", "chunk"],
                                     name="ingestedchunk_once"),
+            models.UniqueConstraint(fields=["account", "path", "chunk"],
+                                    condition=models.Q(root__isnull=True),
+                                    name="ingestedchunk_top_once"),
         ]
         indexes = [models.Index(fields=["account", "note"], name="ingestedchunk_by_note")]
 

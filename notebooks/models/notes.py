@@ -278,6 +278,10 @@ class Note(NoteFields):
     # changed without them — an older release's write during a rolling upgrade — and the
     # periodic `grove.passages` cuts them again.
     passages_hash = models.CharField(max_length=64, default="", db_default="", blank=True)
+    # The file an ingested note came from, relative to the ingested folder (forward
+    # slashes; issue 37): its title when it has no heading, and where the export writes
+    # it back. Empty for a note written any other way.
+    source_path = models.TextField(blank=True, default="", db_default="")
     search = models.GeneratedField(
         expression=SearchVector("content", config=SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,

@@ -56,6 +56,9 @@ class NoteOut(Out):
     # Only on a save whose text held credentials: how many of each kind were replaced by
     # `[redacted: kind]` before anything stored them (grove.identity.hygiene).
     redacted: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # Only on a note ingested from a file: its path relative to the ingested folder,
+    # where the Markdown export writes it back (issue 37).
+    source_path: str = Field(default="", exclude_if=lambda v: not v)
 
     @classmethod
     def of(cls, note: object) -> Self:
@@ -72,6 +75,7 @@ class NoteOut(Out):
             retention_days=note.retention_days, expires_at=note.expires_at,
             version=note.version, status=status,
             indexing=note.indexing, created_at=note.created_at, updated_at=note.updated_at,
+            source_path=note.source_path,
         )
 
 

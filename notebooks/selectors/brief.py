@@ -182,7 +182,7 @@ def _change(note: Any, zone: ZoneInfo, connections: dict[uuid.UUID, str],
           else byline(note.last_by, connections))
     return BriefChange(id=note.versioned_id, date=note.updated_at.astimezone(zone).date(),
                        change=note.last_reason or "update", kind=note.kind,
-                       title=note_title(note.content, 60), by=by,
+                       title=note_title(note.content, 60, path=note.source_path), by=by,
                        known_false=list(marks.known_false) or None)
 
 
@@ -254,7 +254,7 @@ def _brief_note(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, 
 def _index_entry(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
                  marks: Marks) -> BriefIndexEntry:
     note = candidate.note
-    title = note_title(note.content, 80) or note.kind
+    title = note_title(note.content, 80, path=note.source_path) or note.kind
     place = names.get(note.notebook_id, "a notebook") if note.notebook_id else "Personal"
     detail = f"{note.kind}, {place}, {note.updated_at.astimezone(zone):%Y-%m-%d}"
     if marks.authority:

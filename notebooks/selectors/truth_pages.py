@@ -79,11 +79,12 @@ def truth_card(actor: Actor, notebook: Notebook) -> TruthCard:
     """Caller holds a tenant transaction (owner session: the card is the owner's)."""
     truth = truth_for(actor, notebook)
     declared = {note.id for note, _ in truth.notes}
-    titles = {note.id: note_title(note.content, 100) for note, _ in truth.notes}
+    titles = {note.id: note_title(note.content, 100, path=note.source_path)
+              for note, _ in truth.notes}
     notes = notes_live(actor).filter(notebook_id=notebook.id).order_by("-updated_at", "id")
     shown = list(notes[:PICKER_NOTES])
     more = 0 if len(shown) < PICKER_NOTES else notes.count() - len(shown)
-    choices = [Choice(id=n.id, title=note_title(n.content, 100), kind=n.kind,
+    choices = [Choice(id=n.id, title=note_title(n.content, 100, path=n.source_path), kind=n.kind,
                       declared=n.id in declared) for n in shown]
     in_picker = {c.id for c in choices}
     # Declared notes from elsewhere (another notebook, Personal) are offered too, first.

@@ -1,13 +1,17 @@
-"""Bring a folder of markdown in and keep it in step (issue 22, SPEC §13).
+"""Bring a folder of markdown in and keep it in step (issues 22 and 37, SPEC §13).
 
-Each file is one transaction: its chunks (`notebooks.ingest.chunking`) become notes of
-the target notebook — or of sub-notebooks named after its folders — through the same
-services as every other write (`note_remember`, `note_update`, `note_forget`), and the
-ledger (`IngestedChunk`) records which note holds which chunk, with hashes. A rerun
-compares them: an unchanged file writes nothing (its hash is on the ledger); a chunk
-whose text is unchanged but whose tags changed gets a metadata-only revision (no new
-vector); chunks past a file's new end are deleted. A killed run leaves every file
-either done or untouched, so running it again finishes the work.
+Each file is one note — the file's text whole, front matter included (issue 37;
+docs/architecture.md, "Files in and out") — in one transaction, through the same
+services as every other write (`notes_create_many`, `note_update`, `note_archive`),
+in the target notebook or, with folders as notebooks, in the sub-notebook of its
+folder. The ledger (`IngestedChunk`, one row per file) records which note holds the
+file, with hashes and the whitespace around its text. A rerun compares them: an
+unchanged file writes nothing (its hash is on the ledger); a changed file is one new
+revision, whose passages are re-embedded only where they changed (`passages_sync`);
+the same text with other tags is a tag-only revision (no new vector). A file that an
+earlier release cut into "Part N" notes is folded into one note by its next ingest
+(`_fold`). A killed run leaves every file either done or untouched, so running it
+again finishes the work.
 
 Private regions are gone before any of this (`notebooks.ingest.source`), and so are
 credentials: the account's rule for ingest (`grove.identity.hygiene`, default redact)
@@ -29,10 +33,9 @@ from grove.identity.hygiene import Origin, SecretRules, screen, secret_rules
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
-from notebooks.ingest.chunking import Chunk, chunk_markdown
-from notebooks.ingest.source import prepare, strip_private
-from notebooks.models import IngestedChunk, Kind, Notebook, Status
-from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag
+from notebooks.ingest.source import Exported, prepare, strip_private
+from notebooks.models import IngestedChunk, Kind, Note, Notebook, Status
+from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag, content_max_chars
 from notebooks.selectors.access import live_notebooks
 from notebooks.services.batches import note_archive, note_forget
 from notebooks.services.notebooks import notebook_create
@@ -41,9 +44,20 @@ from notebooks.services.notes_many import NewNote, notes_create_many
 
 # Part of every file's hash: a change in how files become notes makes the next run
 # look at every file again.
-RULES_VERSION = "chunks-1200-150/2"  # 2: Grove's Markdown export kept whole
-# Why a file without text (once front matter and private regions are gone) made no note.
+RULES_VERSION = "whole/3"  # 2: Grove's Markdown export kept whole; 3: every file whole
+# Why a file without text (once private regions are gone) made no note.
 EMPTY = "empty: no text to bring in"
+
+# Called when a file's "Part N" notes are folded into one note: (account, the folded
+# notes, the note that holds the file) → lines for the summary. Sharing registers the
+# move of share links (sharing.apps); notebooks cannot import what sits above it.
+FoldHandler = Callable[[uuid.UUID, list[uuid.UUID], uuid.UUID], list[str]]
+_FOLD_HANDLERS: list[FoldHandler] = []
+
+
+def register_fold(handler: FoldHandler) -> None:
+    if handler not in _FOLD_HANDLERS:
+        _FOLD_HANDLERS.append(handler)
 
 
 @dataclass
@@ -53,7 +67,7 @@ class FileOutcome:
     updated: int = 0  # new text: a revision, embedded again
     retagged: int = 0  # same text, other tags: a revision, no new vector
     unchanged: int = 0
-    removed: int = 0  # chunks past the file's new end
+    folded: int = 0  # an earlier release's "Part N" notes of the file, folded into one
     skipped: str | None = None  # why the file was not read
     private_regions: int = 0
     redacted: dict[str, int] = field(default_factory=dict)  # credentials, by kind
@@ -61,7 +75,7 @@ class FileOutcome:
 
     @property
     def writes(self) -> int:
-        return self.created + self.updated + self.retagged + self.removed
+        return self.created + self.updated + self.retagged + self.folded
 
 
 @dataclass
@@ -132,10 +146,13 @@ def clean_source(actor: Actor, raw: bytes, rules: SecretRules) -> Source:
     return Source(screened.text, private, screened.redacted)
 
 
-def ingest_root(actor: Actor, notebook: str) -> Notebook:
+def ingest_root(actor: Actor, notebook: str | None) -> Notebook | None:
     """The notebook a folder goes into: a live notebook's id, or the name of one at the
-    top level (made when there is none)."""
+    top level (made when there is none). None: the account's top level (files into
+    Personal, folders as top-level notebooks)."""
     actor.require(WRITE)
+    if notebook is None:
+        return None
     with tenant(actor):
         notebooks = live_notebooks(actor)
         try:
@@ -150,11 +167,12 @@ def ingest_root(actor: Actor, notebook: str) -> Notebook:
         return found
 
 
-def _folder_notebook(actor: Actor, root: Notebook, names: tuple[str, ...],
-                     made: dict[tuple[str, ...], uuid.UUID]) -> uuid.UUID:
-    """The notebook of `root` at the path `names` (a folder's parts, or an exported
-    note's notebook path; one sub-notebook per level), made where missing."""
-    parent = root.id
+def _folder_notebook(actor: Actor, root: Notebook | None, names: tuple[str, ...],
+                     made: dict[tuple[str, ...], uuid.UUID]) -> uuid.UUID | None:
+    """The notebook of `root` (None: the top level) at the path `names` (a folder's
+    parts, or an exported note's notebook path; one sub-notebook per level), made where
+    missing."""
+    parent = root.id if root is not None else None
     for depth in range(len(names)):
         walked = names[:depth + 1]
         if walked not in made:
@@ -166,26 +184,38 @@ def _folder_notebook(actor: Actor, root: Notebook, names: tuple[str, ...],
     return parent
 
 
-def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes,
-                kind: str = Kind.FACT, subfolders: bool = False,
+def _placed(actor: Actor, root: Notebook | None, path: PurePosixPath,
+            exported: Exported | None, subfolders: bool,
+            made: dict[tuple[str, ...], uuid.UUID]) -> uuid.UUID | None:
+    """The notebook a file's note belongs in: its folder's (folders as notebooks, or
+    the top level), a format-1 export's named path, else the root."""
+    if exported is not None and exported.notebook is not None:
+        return _folder_notebook(actor, root, exported.notebook, made)
+    if subfolders or root is None:
+        return _folder_notebook(actor, root, path.parent.parts, made)
+    return root.id
+
+
+def ingest_file(*, actor: Actor, root: Notebook | None, path: PurePosixPath, raw: bytes,
+                kind: str = Kind.NOTE, subfolders: bool = False,
                 made: dict[tuple[str, ...], uuid.UUID] | None = None,
                 rules: SecretRules | None = None,
                 now: datetime | None = None) -> FileOutcome:
     """One file of the folder, in one transaction (see the module's docstring).
-    `rules`: the account's secret rules, when the caller has read them once for many
-    files."""
+    `root` None: the account's top level (folders are notebooks). `rules`: the
+    account's secret rules, when the caller has read them once for many files."""
     actor.require(WRITE)
     kind = clean_kind(kind)
     now = now or timezone.now()
     rules = rules or secret_rules(actor.account_id)
+    subfolders = subfolders or root is None
     outcome = FileOutcome(path=path.as_posix())
     file_hash = _sha(RULES_VERSION, kind, str(subfolders), rules.fingerprint(), raw)
     with tenant(actor):
-        rows = {row.chunk: row for row in IngestedChunk.objects.filter(
-            root=root, path=outcome.path).select_related("note")}
-        if rows and all(r.file_hash == file_hash and r.gone_at is None
-                        for r in rows.values()):
-            outcome.unchanged = len(rows)
+        rows = sorted(IngestedChunk.objects.filter(root=root, path=outcome.path)
+                      .select_related("note"), key=lambda row: row.chunk)
+        if len(rows) == 1 and rows[0].file_hash == file_hash and rows[0].gone_at is None:
+            outcome.unchanged = 1
             return outcome
         try:
             source = clean_source(actor, raw, rules)
@@ -197,80 +227,81 @@ def ingest_file(*, actor: Actor, root: Notebook, path: PurePosixPath, raw: bytes
         outcome.redacted = source.redacted
         outcome.warnings.extend(prepared.warnings)
         tags = _tags(prepared.tags, outcome)
-        made = {} if made is None else made
         exported, task_id = prepared.exported, None
-        if exported is not None:  # Grove's own Markdown export: the note, whole
+        content = prepared.text
+        if exported is not None:  # a memory record Grove's Markdown export wrote
             kind = _exported_kind(exported.kind, kind, outcome)
             task_id = exported.task_id
-            notebook_id = _folder_notebook(actor, root, exported.notebook, made)
-            chunks = [Chunk(index=0, text=prepared.body, headings=())]
-        else:
-            notebook_id = (_folder_notebook(actor, root, path.parent.parts, made)
-                           if subfolders and path.parent.parts else root.id)
-            chunks = chunk_markdown(prepared.body)
-        if not chunks and not rows:  # nothing to bring in, and nothing brought in before
-            outcome.skipped = EMPTY
+            content = prepared.body
+        if not content:
+            if not rows:  # nothing to bring in, and nothing brought in before
+                outcome.skipped = EMPTY
+                return outcome
+            outcome.skipped = f"{EMPTY}; the note of its last text is kept"
             return outcome
-        note_ids: dict[int, uuid.UUID] = {}
-        new: list[Chunk] = []
-        moved: list[uuid.UUID] = []
-        for chunk in chunks:
-            row = rows.get(chunk.index)
-            if row is None or row.note.status != Status.ACTIVE \
-                    or row.note.notebook_id != notebook_id:
-                new.append(chunk)
-                if row is not None and row.note.status == Status.ACTIVE:  # moved notebook
-                    moved.append(row.note_id)
-                continue
-            note_ids[chunk.index] = row.note_id
-            if row.content_hash != _sha(chunk.text):
-                note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
-                            content=chunk.text, tags=tags, kind=kind, task_id=task_id)
-                outcome.updated += 1
-            elif sorted(row.note.tags) != tags or row.note.kind != kind:
-                note_update(actor=actor, operation_id=uuid.uuid4(), note_id=row.note_id,
+        if len(content) > content_max_chars(kind):
+            outcome.skipped = (f"too long for a {kind} ({len(content):,} characters, at most "
+                               f"{content_max_chars(kind):,})")
+            return outcome
+        kept = rows[0] if rows and rows[0].note.status == Status.ACTIVE else None
+        if kept is None:
+            notebook_id = _placed(actor, root, path, exported, subfolders,
+                                  {} if made is None else made)
+            note_id = _create(actor, notebook_id, kind, task_id, tags, content, rules)
+            outcome.created = 1
+        else:
+            # Where it is: a note a person moved stays where they put it.
+            note_id = kept.note_id
+            note = kept.note
+            if note.content != content:
+                note_update(actor=actor, operation_id=uuid.uuid4(), note_id=note_id,
+                            content=content, tags=tags, kind=kind, task_id=task_id)
+                outcome.updated = 1
+            elif sorted(note.tags) != tags or note.kind != kind:
+                note_update(actor=actor, operation_id=uuid.uuid4(), note_id=note_id,
                             tags=tags, kind=kind, task_id=task_id)
-                outcome.retagged += 1
+                outcome.retagged = 1
             else:
-                outcome.unchanged += 1
-        if new:
-            note_ids.update(zip([chunk.index for chunk in new],
-                                _create(actor, notebook_id, kind, task_id, tags, new, rules),
-                                strict=True))
-            outcome.created += len(new)
-        _in_batches(note_forget, actor, moved)
-        # The file's ledger rows, rewritten in two statements.
-        IngestedChunk.objects.filter(root=root, path=outcome.path,
-                                     chunk__lt=len(chunks)).delete()
-        IngestedChunk.objects.bulk_create([IngestedChunk(
-            account_id=actor.account_id, root=root, path=outcome.path, chunk=chunk.index,
-            note_id=note_ids[chunk.index], headings=list(chunk.headings),
-            file_hash=file_hash, content_hash=_sha(chunk.text), ingested_at=now)
-            for chunk in chunks])
-        stale = [row for index, row in rows.items() if index >= len(chunks)]
-        if stale:
-            _in_batches(note_forget, actor,
-                        [row.note_id for row in stale if row.note.status != Status.DELETED])
-            IngestedChunk.objects.filter(id__in=[row.id for row in stale]).delete()
-            outcome.removed = len(stale)
+                outcome.unchanged = 1
+        Note.objects.filter(id=note_id).exclude(source_path=outcome.path) \
+            .update(source_path=outcome.path)
+        if len(rows) > 1:
+            outcome.warnings += _fold(actor, [row.note for row in rows[1:]], note_id)
+            outcome.folded = len(rows) - 1
+        IngestedChunk.objects.filter(id__in=[row.id for row in rows]).delete()
+        IngestedChunk.objects.create(
+            account_id=actor.account_id, root=root, path=outcome.path, chunk=0,
+            note_id=note_id, file_hash=file_hash, content_hash=_sha(content),
+            lead=prepared.lead, tail=prepared.tail, subfolders=subfolders, ingested_at=now)
     return outcome
 
 
-def _create(actor: Actor, notebook_id: uuid.UUID, kind: str, task_id: str | None,
-            tags: list[str], chunks: list[Chunk], rules: SecretRules) -> list[uuid.UUID]:
-    """New notes for `chunks`: all at once (`notes_create_many`), or a handoff through
-    `note_remember`, which keeps one live handoff per task."""
+def _fold(actor: Actor, parts: list[Note], into: uuid.UUID) -> list[str]:
+    """An earlier release's "Part N" notes of one file, now that the file is one note:
+    archived with their history (so their citations still resolve), and what else
+    pointed at them moved along (`register_fold`)."""
+    live = [note.id for note in parts if note.status != Status.DELETED]
+    _in_batches(note_archive, actor,
+                [note.id for note in parts if note.status == Status.ACTIVE])
+    said: list[str] = [f"{len(parts)} earlier parts folded into one note"]
+    for handler in _FOLD_HANDLERS:
+        said += handler(actor.account_id, live, into)
+    return said
+
+
+def _create(actor: Actor, notebook_id: uuid.UUID | None, kind: str, task_id: str | None,
+            tags: list[str], content: str, rules: SecretRules) -> uuid.UUID:
+    """The file's new note: through `notes_create_many` (one INSERT each of note,
+    revision and job), or for a handoff `note_remember`, which keeps one live handoff
+    per task."""
     if kind != Kind.HANDOFF:
         return notes_create_many(actor=actor, notebook_id=notebook_id, kind=kind, rules=rules,
-                                 items=[NewNote(chunk.text, tags) for chunk in chunks])
-    made = []
-    for chunk in chunks:
-        saved = note_remember(actor=actor, operation_id=uuid.uuid4(), content=chunk.text,
-                              kind=kind, notebook_id=notebook_id, tags=tags,
-                              task_id=task_id).note
-        assert saved is not None  # held only for a connection, never the owner
-        made.append(saved.id)
-    return made
+                                 items=[NewNote(content, tags)])[0]
+    saved = note_remember(actor=actor, operation_id=uuid.uuid4(), content=content,
+                          kind=kind, notebook_id=notebook_id, tags=tags,
+                          task_id=task_id).note
+    assert saved is not None  # held only for a connection, never the owner
+    return saved.id
 
 
 def _exported_kind(value: str, default: str, outcome: FileOutcome) -> str:
@@ -281,7 +312,7 @@ def _exported_kind(value: str, default: str, outcome: FileOutcome) -> str:
         return default
 
 
-def ingest_prune(*, actor: Actor, root: Notebook, present: set[str], remove: bool,
+def ingest_prune(*, actor: Actor, root: Notebook | None, present: set[str], remove: bool,
                  now: datetime | None = None) -> PruneOutcome:
     """The files of earlier runs into `root` that are not in `present` (gone from the
     folder): their notes archived, the ledger keeping why (`gone_at`), or with `remove`

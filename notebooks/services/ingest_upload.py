@@ -148,7 +148,7 @@ def folder_as_zip(files: Iterable[tuple[str, IO[bytes]]], out: IO[bytes]) -> lis
 
 
 def ingest_upload_start(*, actor: Actor, notebook: str, archive: IO[bytes], name: str,
-                        kind: str = "fact", subfolders: bool = False,
+                        kind: str = "note", subfolders: bool = False,
                         skipped: Iterable[Skipped] = ()) -> UploadOut:
     """Store an upload (a seekable zip, or a folder made one by `folder_as_zip`, whose
     left-out paths are `skipped`) for its job to unpack and ingest into `notebook` (an

@@ -60,7 +60,7 @@ UPLOAD_MAX_FILES = 20_000
 UPLOAD_MAX_BYTES = 128 * 1024 * 1024
 SPOOL_BYTES = 16 * 1024 * 1024  # the unpacked zip spills to disk past this
 STORE_BATCH = 200  # files stored per transaction while unpacking
-COUNTS = ("created", "updated", "retagged", "unchanged", "removed")
+COUNTS = ("created", "updated", "retagged", "unchanged", "folded")
 
 
 class Refused(Exception):

@@ -1,27 +1,29 @@
-"""Files out (issue 22 item 3): what the caller may see, as a zip of Markdown files —
-one file per note, notebooks as folders — that any editor opens and `grove ingest`
-takes back.
+"""Files out (issue 22 item 3, issue 37 item 6): what the caller may see, as a zip of
+Markdown files — one file per note, notebooks as folders — that any editor opens and
+`grove ingest` takes back (docs/architecture.md, "Files in and out").
 
-    Projects/Grove/ship-the-ingest-2f1c9a0b.md
+* A note ingested from a file, still in the notebook ingest put it in, goes back to
+  its source path under its root notebook's folder, as the bytes it came in as: its
+  content with the whitespace around it that the ledger kept. Any other note is
+  `<notebook folder>/<title>.md` (Personal notes at the top of the zip).
+* No id in a name. Paths that would be the same (compared case-folded) are told apart
+  stably: the ingested notes in place first, then by age; a later one is `Title (2).md`.
+* A document note's file adds front matter only for what the file does not say: its
+  tags, when its front matter names none. A memory record is written under
+  `grove-export: 2` front matter (kind, tags, task id), which ingest reads back:
+
+    Projects/Grove/Ship the ingest.md
     ---
-    grove-export: 1
-    id: 2f1c9a0b-…
+    grove-export: 2
     kind: decision
-    tags: [release]
-    notebook: [Projects, Grove]
-    version: 3
-    status: active
-    created: 2026-12-01T09:30:00+00:00
-    updated: 2026-12-02T16:05:12+00:00
+    tags:
+    - release
     ---
     Ship the ingest before the archive.
 
-Personal notes are at the top of the zip. Deleted notes are left out; archived and
-expired ones are in, with their status. A file's name is its note's first line made
-safe for every file system, and the first 8 characters of its id (so two notes with the
-same title never clash); a folder is its notebook's name made safe the same way.
-`grove ingest` reads the `grove-export` front matter back and keeps each file whole, as
-one note with its kind and tags, in the notebook its path names (`notebooks.ingest.source`).
+Nothing account-specific (ids, versions, dates) is in a file, so export → ingest into a
+new account (`grove ingest FOLDER` at the top level) → export writes the same bytes.
+Deleted notes are left out; archived and expired ones are in.
 """
 
 from __future__ import annotations
@@ -32,22 +34,28 @@ import uuid
 import zipfile
 from dataclasses import dataclass
 from datetime import UTC
+from pathlib import PurePosixPath
 from typing import IO
 
 import yaml
+from django.db.models.functions import Substr
 
 from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
 from grove.kernel.paging import Key, keyset_page
 from grove.kernel.tenancy import tenant
+from notebooks.ingest.files import unsafe_path_reason
+from notebooks.ingest.source import front_matter_end
+from notebooks.models import IngestedChunk, Kind, Note
 from notebooks.schemas.notes import NotebookOut
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
 from notebooks.services.portability import parents_first
 
 MARKER = "grove-export"
-FORMAT = 1
+FORMAT = 2
 PAGE = 500
+TITLE_SOURCE_CHARS = 8_000  # what a title is read from (front matter, first heading)
 NAME_MAX_CHARS = 60
 _UNSAFE = re.compile(r'[\x00-\x1f<>:"/\\|?*\x7f]+')
 
@@ -93,16 +101,136 @@ def _names(notebooks: list[NotebookOut]) -> dict[uuid.UUID, list[str]]:
     return names
 
 
+@dataclass(frozen=True)
+class _Filed:
+    """What the export knows of an ingested note's file (the ledger's row)."""
+
+    root_id: uuid.UUID | None
+    path: str
+    lead: str
+    tail: str
+    subfolders: bool
+
+
+def _ledger(actor: Actor) -> dict[uuid.UUID, _Filed]:
+    rows = IngestedChunk.objects.filter(chunk=0, gone_at__isnull=True).values_list(
+        "note_id", "root_id", "path", "lead", "tail", "subfolders")
+    return {note: _Filed(root, path, lead, tail, subfolders)
+            for note, root, path, lead, tail, subfolders in rows}
+
+
+def _in_place(filed: _Filed, notebook_id: uuid.UUID | None,
+              children: dict[tuple[uuid.UUID | None, str], uuid.UUID]) -> bool:
+    """Whether a note is where ingest put its file: the root, or (folders as notebooks)
+    the notebook of the file's folder under it."""
+    expected: uuid.UUID | None = filed.root_id
+    if filed.subfolders or filed.root_id is None:
+        for name in PurePosixPath(filed.path).parent.parts:
+            found = children.get((expected, name.casefold()))
+            if found is None:
+                return False
+            expected = found
+    return expected == notebook_id
+
+
+def _numbered(path: str, number: int) -> str:
+    folder, _, name = path.rpartition("/")
+    stem, dot, suffix = name.rpartition(".")
+    named = f"{stem} ({number}).{suffix}" if dot and stem else f"{name} ({number})"
+    return f"{folder}/{named}" if folder else named
+
+
+def _plan(actor: Actor, notebooks: list[NotebookOut], folders: dict[uuid.UUID, str],
+          filed: dict[uuid.UUID, _Filed]) -> dict[uuid.UUID, str]:
+    """Every exported note's path in the zip: ingested notes in place first (by path),
+    then the rest by age, each taking the first free name (compared case-folded)."""
+    children = {(nb.parent_id, nb.name.casefold()): nb.id for nb in notebooks}
+    placed: list[tuple[str, uuid.UUID]] = []
+    titled: list[tuple[str, uuid.UUID]] = []
+    after: Key | None = None
+    while True:
+        with tenant(actor):
+            page = keyset_page(
+                notes_visible_to(actor).annotate(head=Substr("content", 1, TITLE_SOURCE_CHARS))
+                .only("id", "notebook_id", "created_at", "source_path"),
+                order=("created_at", "id"), after=after, limit=PAGE)
+        for note in page.rows:
+            folder = folders.get(note.notebook_id) if note.notebook_id else None
+            known = filed.get(note.id)
+            if known is not None and unsafe_path_reason(PurePosixPath(known.path)) is None \
+                    and (known.root_id is None or known.root_id in folders) \
+                    and _in_place(known, note.notebook_id, children):
+                root = folders.get(known.root_id) if known.root_id else None
+                placed.append((f"{root}/{known.path}" if root else known.path, note.id))
+                continue
+            head: str = note.head  # type: ignore[attr-defined]  # the annotation above
+            name = PurePosixPath(known.path).name if known is not None else \
+                f"{safe_name(note_title(head, path=note.source_path), 'note')}.md"
+            titled.append((f"{folder}/{name}" if folder else name, note.id))
+        if page.next_key is None:
+            break
+        after = page.next_key
+    taken: set[str] = set()
+    paths: dict[uuid.UUID, str] = {}
+    for path, note_id in [*sorted(placed), *titled]:
+        chosen, number = path, 1
+        while chosen.casefold() in taken:
+            number += 1
+            chosen = _numbered(path, number)
+        taken.add(chosen.casefold())
+        paths[note_id] = chosen
+    return paths
+
+
+def with_tags(content: str, tags: list[str]) -> str:
+    """A document note's text with its tags in its front matter when the front matter
+    names none: a `tags:` line added to it, or a new front matter block."""
+    if not tags:
+        return content
+    line = yaml.safe_dump({"tags": list(tags)}, default_flow_style=None,
+                          allow_unicode=True, width=10_000)
+    end = front_matter_end(content)
+    if not end:
+        return f"---\n{line}---\n{content}"
+    block = content[:end]
+    opening = block.index("\n") + 1
+    closing = block.rstrip("\r\n").rfind("\n") + 1  # where the closing "---" starts
+    try:
+        meta = yaml.safe_load(block[opening:closing])
+    except (yaml.YAMLError, RecursionError):
+        return content
+    if (meta is not None and not isinstance(meta, dict)) \
+            or (isinstance(meta, dict) and "tags" in meta):
+        return content
+    newline = "\r\n" if block[:closing].endswith("\r\n") else "\n"
+    return content[:closing] + line.replace("\n", newline) + content[closing:]
+
+
+def file_bytes(note: Note, filed: _Filed | None) -> bytes:
+    """A note's file: its text in its envelope (a file's own whitespace, else one
+    newline at the end), under `grove-export: 2` front matter for a memory record."""
+    lead, tail = (filed.lead, filed.tail) if filed is not None else ("", "\n")
+    if note.kind == Kind.NOTE:
+        return (lead + with_tags(note.content, list(note.tags)) + tail).encode()
+    front: dict[str, object] = {MARKER: FORMAT, "kind": note.kind, "tags": list(note.tags)}
+    if note.task_id:
+        front["task_id"] = note.task_id
+    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
+    return f"---\n{header}---\n{lead}{note.content}{tail}".encode()
+
+
 def markdown_export(*, actor: Actor, out: IO[bytes]) -> MarkdownExportOut:
     """Write the zip to `out`. Notes are read in pages, each in its own short tenant
-    transaction, and each file is written as it is read: memory stays flat whatever
-    the account's size."""
+    transaction — once for their names (the start of each text only), once to write
+    them — and each file is written as it is read: memory holds a path per note, not
+    their texts."""
     with tenant(actor):
         actor.require(READ)
         notebooks = notebooks_as_seen(
             actor, list(notebooks_visible_to(actor).order_by("created_at", "id")))
+        filed = _ledger(actor)
     folders = _folders(notebooks)
-    paths = _names(notebooks)
+    paths = _plan(actor, notebooks, folders, filed)
     count = 0
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for folder_name in sorted(folders.values()):  # empty notebooks are folders too
@@ -113,25 +241,13 @@ def markdown_export(*, actor: Actor, out: IO[bytes]) -> MarkdownExportOut:
                 page = keyset_page(notes_visible_to(actor), order=("created_at", "id"),
                                    after=after, limit=PAGE)
             for note in page.rows:
-                folder = folders.get(note.notebook_id) if note.notebook_id else None
-                front = {
-                    MARKER: FORMAT, "id": str(note.id), "kind": note.kind,
-                    "tags": list(note.tags),
-                    "notebook": paths.get(note.notebook_id, []) if note.notebook_id else [],
-                    "version": note.version, "status": note.status,
-                    "created": note.created_at.isoformat(),
-                    "updated": note.updated_at.isoformat()}
-                if note.task_id:
-                    front["task_id"] = note.task_id
-                if note.pinned:
-                    front["pinned"] = True
-                name = f"{safe_name(note_title(note.content), 'note')} {str(note.id)[:8]}.md"
-                info = zipfile.ZipInfo(f"{folder}/{name}" if folder else name,
-                                       date_time=note.updated_at.astimezone(UTC)
+                path = paths.get(note.id)
+                if path is None:  # made since the names were planned: the next export's
+                    continue
+                info = zipfile.ZipInfo(path, date_time=note.updated_at.astimezone(UTC)
                                        .timetuple()[:6])
                 info.compress_type = zipfile.ZIP_DEFLATED
-                header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
-                archive.writestr(info, f"---\n{header}---\n{note.content}\n")
+                archive.writestr(info, file_bytes(note, filed.get(note.id)))
                 count += 1
             if page.next_key is None:
                 break

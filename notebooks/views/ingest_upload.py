@@ -34,7 +34,7 @@ def _page(request: HttpRequest, *, error: str | None = None, status: int = 200,
     return render(request, "notebooks/ingest.html", {
         "section": "ingest", "uploads": ingest_upload_list(actor=actor),
         "paths": notebooks_for(request).paths(), "kinds": Kind.values, "error": error,
-        "form": form or {"notebook": "", "kind": "fact", "subfolders": True}}, status=status)
+        "form": form or {"notebook": "", "kind": "note", "subfolders": True}}, status=status)
 
 
 @login_required
@@ -46,7 +46,7 @@ def ingest_upload(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _page(request)
     notebook = request.POST.get("notebook", "")
-    kind = request.POST.get("kind", "fact")
+    kind = request.POST.get("kind", "note")
     subfolders = request.POST.get("subfolders") == "on"
     form = {"notebook": notebook, "kind": kind, "subfolders": subfolders}
     archive = request.FILES.get("archive")

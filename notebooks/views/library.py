@@ -128,7 +128,8 @@ def home(request: HttpRequest) -> HttpResponse:
     rows = []
     for item in page.data:
         # A search shows its own excerpt (the matches' snippet): only the title is rendered.
-        title, excerpt = title_and_excerpt(item.note.content, excerpt=item.matches is None)
+        title, excerpt = title_and_excerpt(item.note.content, excerpt=item.matches is None,
+                                           path=item.note.source_path)
         rows.append(Row(
             note=item.note, declared=item.declared,
             place=names.get(item.note.notebook_id, "") if item.note.notebook_id else "Personal",

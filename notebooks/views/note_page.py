@@ -88,7 +88,7 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
     html = render_note(shown) if viewing else current
     if live and (viewing is None or viewing.version == note.version):
         html = _with_ticks(request, html, note)
-    title = note_title(shown) or "(empty)"
+    title = note_title(shown, path=note.source_path) or "(empty)"
     # An older version: the facts under the text are that version's, not the note's now.
     older = viewing if viewing is not None and viewing.version != note.version else None
     if older is not None:

@@ -32,7 +32,7 @@ def _trash_page(request: HttpRequest, *, problem: str | None = None,
     page = selectors.trash_list(actor=session_actor(request), cursor=cursor)
     notes = []
     for item in page.notes:
-        title, excerpt = title_and_excerpt(item.note.content)
+        title, excerpt = title_and_excerpt(item.note.content, path=item.note.source_path)
         notes.append({"note": item.note, "until": item.until, "title": title,
                       "excerpt": excerpt, "operation_id": uuid.uuid4()})
     notebooks = [{"notebook": item.notebook, "brings_back": item.brings_back,

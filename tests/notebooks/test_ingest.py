@@ -1,4 +1,5 @@
-"""`grove ingest` (issue 22, `notebooks.services.ingest`): a folder in, kept in step.
+"""`grove ingest` (issues 22 and 37, `notebooks.services.ingest`): a folder in, one whole
+note per file, kept in step.
 
 Real PostgreSQL, the real services and job queue; the embedder is a recording stand-in
 so the test can see every text a model was given."""
@@ -12,7 +13,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
+from django.utils import timezone
 
+from grove.interfaces.rendering import note_title
 from grove.kernel import jobs
 from grove.kernel.errors import Invalid
 from grove.kernel.tenancy import tenant
@@ -21,7 +24,7 @@ from notebooks import services
 from notebooks.models import IngestedChunk, Note, Notebook, Revision
 from notebooks.services.indexing import EMBED
 from notebooks.services.ingest import ingest_file, ingest_prune, ingest_root
-from passages.models import PassageVector
+from passages.models import Passage, PassageVector
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -72,26 +75,33 @@ def live_contents(actor, path=None):
         return [row.note.content for row in rows.select_related("note")]
 
 
-def test_a_folder_comes_in_as_chunked_notes_with_tags_and_trails(tmp_path, owner, embedder):
-    write(tmp_path, {
-        "guide.md": "---\ntags: [glaciers, field-work]\n---\n# Field guide\n\n"
-                    + paragraphs("moraine", 8),
-        "notes/short.txt": "A short text note.",
-        "image.png": "not text",
-    })
+def test_a_folder_comes_in_as_one_whole_note_per_file(tmp_path, owner, embedder):
+    guide = ("---\ntags: [glaciers, field-work]\n---\n# Field guide\n\n"
+             + paragraphs("moraine", 8) + "\n\n## Camp\n\n" + paragraphs("tent", 4))
+    write(tmp_path, {"guide.md": guide + "\n", "notes/short.txt": "A short text note.",
+                     "image.png": "not text"})
     output = run(tmp_path)
     assert "2 files into 'Vault'" in output and "skipped (not a text note): 1" in output
     with tenant(owner):
         vault = Notebook.objects.get(name="Vault", parent=None)
-        rows = list(IngestedChunk.objects.filter(root=vault).order_by("path", "chunk")
-                    .select_related("note"))
-    guide = [r for r in rows if r.path == "guide.md"]
-    assert len(guide) > 2 and [r.chunk for r in guide] == list(range(len(guide)))
-    assert all(r.note.notebook_id == vault.id and r.note.tags == ["field-work", "glaciers"]
-               for r in guide)
-    assert guide[0].headings == ["Field guide"]
-    assert all(len(r.note.content) <= 1200 for r in guide)
-    assert [r.path for r in rows if r.path != "guide.md"] == ["notes/short.txt"]
+        rows = {r.path: r for r in IngestedChunk.objects.filter(root=vault)
+                .select_related("note")}
+        assert set(rows) == {"guide.md", "notes/short.txt"}
+        note = rows["guide.md"].note
+        # The file whole — front matter kept — as one document note with its tags.
+        assert (note.content, note.kind, note.tags) == (guide, "note",
+                                                        ["field-work", "glaciers"])
+        assert note.notebook_id == vault.id and note.source_path == "guide.md"
+        assert (rows["guide.md"].lead, rows["guide.md"].tail) == ("", "\n")
+        passages = list(Passage.objects.filter(note_id=note.id).order_by("position"))
+        assert len(passages) > 3 and passages[0].text.startswith("---\ntags:")
+        assert passages[1].headings == ["Field guide"]
+        assert passages[-1].headings == ["Field guide", "Camp"]
+        short = rows["notes/short.txt"].note
+        assert short.source_path == "notes/short.txt"
+    # Titled by the first heading, else by the file's name.
+    assert note_title(note.content, path=note.source_path) == "Field guide"
+    assert note_title(short.content, path=short.source_path) == "short"
 
 
 def test_private_regions_reach_no_table_no_vector_no_log_and_no_model(
@@ -111,7 +121,7 @@ def test_private_regions_reach_no_table_no_vector_no_log_and_no_model(
             assert cursor.fetchone() == (1, 0), table
         assert PassageVector.objects.count() == 1  # the one chunk, embedded
     assert SECRET not in caplog.text
-    assert live_contents(owner) == ["# Diary\n\nPublic part.\n\nMore public text."]
+    assert live_contents(owner) == ["# Diary\n\nPublic part.\n\n\n\nMore public text."]
 
 
 def test_an_unchanged_tree_writes_nothing_the_second_time(tmp_path, owner, embedder):
@@ -126,21 +136,57 @@ def test_an_unchanged_tree_writes_nothing_the_second_time(tmp_path, owner, embed
 
 
 def test_new_tags_are_a_metadata_only_revision_without_a_new_vector(tmp_path, owner, embedder):
-    body = paragraphs("serac", 4)
-    write(tmp_path, {"a.md": "---\ntags: [ice]\n---\n" + body})
+    """A memory record the export wrote, whose tags changed and text did not: a tag-only
+    revision. (A document's front matter is its text: a change there is an edit.)"""
+    body = paragraphs("serac", 2)
+    write(tmp_path, {"a.md": "---\ngrove-export: 2\nkind: fact\ntags: [ice]\n---\n" + body})
     run(tmp_path)
     index_all(owner)
     before = counts(owner)
-    write(tmp_path, {"a.md": "---\ntags: [ice, danger]\n---\n" + body})
+    write(tmp_path, {"a.md": "---\ngrove-export: 2\nkind: fact\ntags: [ice, danger]\n---\n"
+                             + body})
     output = run(tmp_path)
     after = counts(owner)
-    chunks = before["ledger"]
-    assert f"0 notes created, 0 updated, {chunks} retagged" in output
-    assert after["revisions"] == before["revisions"] + chunks
+    assert "0 notes created, 0 updated, 1 retagged" in output
+    assert after["revisions"] == before["revisions"] + 1
     assert after["jobs"] == before["jobs"]  # nothing to embed again
     with tenant(owner):
-        assert set(Note.objects.values_list("indexing", flat=True)) == {"ready"}
-        assert all(n.tags == ["danger", "ice"] for n in Note.objects.all())
+        [note] = Note.objects.all()
+        assert (note.indexing, note.kind, note.tags) == ("ready", "fact", ["danger", "ice"])
+        assert note.content == body
+
+
+def test_a_changed_section_of_a_long_file_is_one_revision_embedding_only_what_changed(
+        tmp_path, owner, embedder):
+    sections = [f"## Section {i}\n\n" + paragraphs(f"word{i}", 4) for i in range(12)]
+    write(tmp_path, {"book.md": "# Book\n\n" + "\n\n".join(sections)})
+    run(tmp_path)
+    index_all(owner)
+    with tenant(owner):
+        [note] = Note.objects.all()
+        vectors = set(PassageVector.objects.values_list("id", flat=True))
+    assert len(vectors) > 12
+    before, seen = counts(owner), len(embedder.seen)
+    sections[5] = "## Section 5\n\n" + paragraphs("changed", 4)
+    write(tmp_path, {"book.md": "# Book\n\n" + "\n\n".join(sections)})
+    assert "0 notes created, 1 updated" in run(tmp_path)
+    index_all(owner)
+    after = counts(owner)
+    assert after["revisions"] == before["revisions"] + 1
+    assert after["jobs"] == before["jobs"] + 1
+    with tenant(owner):
+        kept = vectors & set(PassageVector.objects.values_list("id", flat=True))
+        assert Note.objects.get().version == 2
+    embedded = len(embedder.seen) - seen
+    assert 1 <= embedded <= 3 and len(kept) >= len(vectors) - 3
+
+
+def test_a_file_longer_than_a_memory_kind_holds_is_skipped_with_the_reason(
+        tmp_path, owner, embedder):
+    write(tmp_path, {"long.md": paragraphs("tundra", 40), "short.md": "A fact."})
+    output = run(tmp_path, "--kind", "fact")
+    assert "skipped (too long for a fact" in output and "long.md" in output
+    assert live_contents(owner) == ["A fact."]
 
 
 def test_changed_text_is_a_revision_of_the_same_note_and_embedded_again(
@@ -158,18 +204,64 @@ def test_changed_text_is_a_revision_of_the_same_note_and_embedded_again(
     assert first == "First version of the note."
 
 
-def test_a_file_that_shrank_loses_its_stale_chunks(tmp_path, owner, embedder):
-    write(tmp_path, {"long.md": paragraphs("tundra", 12)})
-    run(tmp_path)
+def test_an_earlier_releases_part_notes_fold_into_one_note_keeping_history_shares_citations(
+        tmp_path, owner, embedder):
+    """Before issue 37 a long file was one note per chunk ("Part N"), one ledger row
+    each. The next ingest folds them: chunk 0's note holds the file (a new revision, its
+    history kept), the others are archived with theirs — a citation of one still reads —
+    and a share link of a part now shows the whole file's note."""
+    from notebooks.selectors.note_reads import note_read
+    from notebooks.services.notes_many import NewNote, notes_create_many
+    from sharing.services import share_create, share_visit
+
+    text = "# Plan\n\n" + paragraphs("garden", 3)
+    write(tmp_path, {"plan.md": text})
+    vault = ingest_root(owner, "Vault")
     with tenant(owner):
-        many = IngestedChunk.objects.count()
-    write(tmp_path, {"long.md": paragraphs("tundra", 2)})
+        parts = notes_create_many(actor=owner, notebook_id=vault.id, kind="fact", items=[
+            NewNote(f"Part {i}: " + paragraphs("garden", 1), []) for i in range(3)])
+        IngestedChunk.objects.bulk_create([IngestedChunk(
+            account_id=owner.account_id, root=vault, path="plan.md", chunk=i, note_id=note,
+            file_hash="0" * 64, content_hash="0" * 64, ingested_at=timezone.now())
+            for i, note in enumerate(parts)])
+    link, _ = share_create(actor=owner, note_id=parts[2])
     output = run(tmp_path)
+    assert "0 notes created, 1 updated" in output and "2 earlier parts folded" in output
+    assert "a share link of an earlier part now shows the whole file's note" in output
     with tenant(owner):
-        assert IngestedChunk.objects.count() == 1
-        assert Note.objects.filter(status="deleted").count() == many - 1
-    assert f"{many - 1} removed (chunks past a file's new end)" in output
-    assert "files gone" not in output  # a shrunk file is not a file gone
+        first = Note.objects.get(id=parts[0])
+        assert (first.content, first.version, first.kind, first.status) == (
+            text, 2, "note", "active")
+        assert first.source_path == "plan.md"
+        assert set(Note.objects.filter(id__in=parts[1:]).values_list("status", flat=True)) \
+            == {"archived"}
+        [row] = IngestedChunk.objects.filter(path="plan.md")
+        assert (row.chunk, row.note_id) == (0, parts[0])
+    # History and citations: every version of every part still reads.
+    assert note_read(actor=owner, note_id=parts[0], version=1).content.startswith("Part 0")
+    assert note_read(actor=owner, note_id=parts[2], version=1).content.startswith("Part 2")
+    # The share link opens the whole file's note now.
+    assert share_visit(token=link.token).note.content == text
+    # And the next run writes nothing.
+    before = counts(owner)
+    assert "1 unchanged" in run(tmp_path) and counts(owner) == before
+
+
+def test_without_a_notebook_a_folder_comes_in_at_the_top_level(tmp_path, owner, embedder):
+    write(tmp_path, {"inbox.md": "Loose note.", "Work/plan.md": "# Plan\n\nShip.",
+                     "Work/Q3/review.md": "Review."})
+    out = StringIO()
+    call_command("ingest", str(tmp_path), "--user", "alice", stdout=out)
+    assert "3 files into the top level: 3 notes created" in out.getvalue()
+    with tenant(owner):
+        where = {n.source_path: n.notebook for n in Note.objects.select_related("notebook")}
+        assert where["inbox.md"] is None  # Personal
+        assert where["Work/plan.md"].name == "Work" and where["Work/plan.md"].parent is None
+        assert where["Work/Q3/review.md"].parent == where["Work/plan.md"]
+        assert IngestedChunk.objects.filter(root=None).count() == 3
+    again = StringIO()
+    call_command("ingest", str(tmp_path), "--user", "alice", stdout=again)
+    assert "3 unchanged" in again.getvalue()
 
 
 def test_prune_archives_the_notes_of_files_gone_and_remove_deletes_them(
@@ -227,7 +319,7 @@ def test_one_file_is_one_transaction_and_a_rerun_finishes_the_work(tmp_path, own
 
     real = service.notes_create_many
     calls = {"n": 0}
-    per_file = 3
+    per_file = 1
 
     def dies_in_the_third_file(**kwargs):
         calls["n"] += 1

@@ -90,7 +90,7 @@ def test_an_upload_is_ingested_by_its_job_and_a_second_one_writes_nothing(embedd
     second = ingest_upload_get(actor=owner, upload_id=again.id)
     assert {k: v for k, v in second.counts.items() if k != "files"} == {
         "created": 0, "updated": 0, "retagged": 0, "unchanged": 3,
-        "removed": 0}  # diary.md is not in this zip: not touched
+        "folded": 0}  # diary.md is not in this zip: not touched
 
 
 @pytest.mark.django_db
@@ -238,20 +238,21 @@ def test_absolute_and_climbing_paths_are_skipped_with_their_reasons(embedder, we
 
 @pytest.mark.django_db
 def test_an_empty_file_is_listed_as_skipped_and_the_counts_agree(embedder, web, owner):
-    """Issue 36 item 3.5: an empty `.md` was counted in "4 of 4 files" and shown nowhere."""
+    """Issue 36 item 3.5: an empty `.md` was counted in "4 of 4 files" and shown nowhere.
+    (A file of front matter alone is a note since issue 37: files are kept whole.)"""
     started = ingest_upload_start(actor=owner, notebook="Vault", name="v.zip",
                                   archive=vault_zip(**{"blank.md": "",
                                                        "only-front.md": "---\ntags: [x]\n---\n"}))
     run_jobs(owner)
     done = ingest_upload_get(actor=owner, upload_id=started.id)
     lines = {line.reason: line.paths for line in done.skipped}
-    assert sorted(lines["empty: no text to bring in"]) == ["blank.md", "only-front.md"]
+    assert lines["empty: no text to bring in"] == ["blank.md"]
     # Every file of the zip is brought in or on a Skipped line.
     assert done.brought_in + done.skipped_files == 7
     assert done.done_files == done.total_files == 5
     page = web.get(f"/ingest/{done.id}/").content.decode()
-    assert "3 files brought in, 4 skipped" in page
-    assert "empty: no text to bring in</strong> (2)" in page
+    assert "4 files brought in, 3 skipped" in page
+    assert "empty: no text to bring in</strong> (1)" in page
     # The page's last poll loads it again, so its sidebar counts the notes brought in.
     polled = web.get(f"/ingest/{done.id}/", headers={"HX-Request": "true"})
     assert polled.status_code == 204 and polled["HX-Refresh"] == "true"

@@ -1,6 +1,7 @@
-"""Files out and back in (issue 22 item 3): the Markdown export — one file per note with
-YAML front matter, notebooks as folders — from REST and `grove export --markdown`, and
-`grove ingest` of that zip into an empty account giving the same notes. Also a plain
+"""Files out and back in (issue 22 item 3, issue 37 item 6): the Markdown export — one
+file per note named by its title, notebooks as folders — from REST and `grove export
+--markdown`, and `grove ingest` of that zip into an empty account giving the same notes
+and, exported again, the same bytes. Also a plain
 vault as a zip: the same rules as a folder, and members that try to leave the archive."""
 
 from __future__ import annotations
@@ -65,59 +66,95 @@ def shape(actor) -> Counter:
                         n.task_id) for n in Note.objects.exclude(status="deleted"))
 
 
-def test_the_zip_holds_one_file_per_note_with_front_matter():
+def export_files(zip_bytes: bytes) -> dict[str, bytes]:
+    archive = zipfile.ZipFile(io.BytesIO(zip_bytes))
+    return {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
+
+
+def test_the_zip_holds_one_file_per_note_named_by_its_title():
     owner = factories.owner("alice")
     library(owner)
+    factories.note(owner, "# Garden plan\n\nBeds by the wall.", kind="note", tags=["home"])
     web = Client()
     web.force_login(Account.objects.get(id=owner.account_id))
     response = web.get("/v1/export/markdown")
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-    names = archive.namelist()
-    files = [n for n in names if n.endswith(".md")]
-    assert len(files) == 8
+    zipped = b"".join(response.streaming_content)
+    names = zipfile.ZipFile(io.BytesIO(zipped)).namelist()
+    files = export_files(zipped)
+    assert len(files) == 9
     assert {"Projects/", "Projects/Grove/", "Projects/a b c/"} <= set(names)
-    ship = next(n for n in files if n.startswith("Projects/Grove/Ship ingest "))
-    text = archive.read(ship).decode()
+    # A memory record: its kind and tags in `grove-export: 2` front matter, no ids or dates.
+    text = files["Projects/Grove/Ship ingest.md"].decode()
     front = yaml.safe_load(text.split("---\n")[1])
-    assert front["grove-export"] == 1 and front["kind"] == "decision"
-    assert sorted(front["tags"]) == ["ingest", "release"]
-    assert front["notebook"] == ["Projects", "Grove"] and front["version"] == 1
-    assert {"id", "created", "updated", "status"} <= set(front)
-    assert text.endswith("# Ship ingest\n\nBefore the archive.\n")
-    # Same titles never clash; unsafe characters never reach a name.
-    same = [n for n in files if "/Same title " in n]
-    assert len(same) == 2 and len(set(same)) == 2
+    assert front == {"grove-export": 2, "kind": "decision", "tags": ["ingest", "release"]}
+    assert text.endswith("---\n# Ship ingest\n\nBefore the archive.\n")
+    # Same titles never clash, and need no id to tell them apart: the older keeps the name.
+    assert files["Projects/Grove/Same title.md"].endswith(b"Same title\n\nfirst\n")
+    assert files["Projects/Grove/Same title (2).md"].endswith(b"Same title\n\nsecond\n")
     assert all(not set('<>:"\\|?*').intersection(n) for n in names)
-    assert any(n.startswith("My own reminder") for n in files)  # Personal: at the top
-    archived = next(n for n in files if "An old fact" in n)
-    assert yaml.safe_load(archive.read(archived).decode().split("---\n")[1])["status"] \
-        == "archived"
+    assert "My own reminder water the plants.md" in files  # Personal: at the top
+    handoff = yaml.safe_load(files["Projects/Resume at step 3.md"].decode().split("---\n")[1])
+    assert handoff["task_id"] == "build-42"
+    # A document note is its text, its tags added as the front matter it did not have.
+    assert files["Garden plan.md"] == b"---\ntags: [home]\n---\n# Garden plan\n\nBeds by the wall.\n"
 
 
-def test_export_then_ingest_into_an_empty_account_gives_the_same_notes(tmp_path):
+def test_export_then_ingest_into_an_empty_account_gives_the_same_notes_and_files(tmp_path):
     alice = factories.owner("alice")
     library(alice)
+    factories.note(alice, "---\naliases: [plan]\n---\n# Garden plan\n\nBeds.", kind="note",
+                   tags=["home"])
     bundle = tmp_path / "alice.zip"
     err = StringIO()
     call_command("export", "--user", "alice", "--markdown", str(bundle), stderr=err)
-    assert "8 notes in 3 notebooks" in err.getvalue()
+    assert "9 notes in 3 notebooks" in err.getvalue()
     bob = factories.owner("bob")
     out = StringIO()
-    call_command("ingest", str(bundle), "--notebook", "From Alice", "--user", "bob",
-                 stdout=out)
-    assert "8 notes created" in out.getvalue()
+    # No --notebook: the export's top level is the account's (Personal, then notebooks).
+    call_command("ingest", str(bundle), "--user", "bob", stdout=out)
+    assert "9 notes created" in out.getvalue(), out.getvalue()
     mine = shape(bob)
-    # The same notes, in the same notebook tree, under the notebook ingest was given.
-    expected = Counter({(("From Alice", *path), content, kind, tags, task): n
-                        for (path, content, kind, tags, task), n in shape(alice).items()})
-    assert mine == expected
-    # A second run changes nothing.
+    theirs = shape(alice)
+    # The same notes in the same notebook tree; the document note's file gained its tags
+    # in its front matter (the one thing a file adds), so its text says them now.
+    garden = next(key for key in theirs if key[1].startswith("---\naliases"))
+    tagged = (garden[0], "---\naliases: [plan]\ntags: [home]\n---\n# Garden plan\n\nBeds.",
+              *garden[2:])
+    # A notebook whose name no file system takes ("a/b: c?") comes back by its folder's.
+    renamed = Counter({(tuple("a b c" if name == "a/b: c?" else name for name in path), *rest): n
+                       for (path, *rest), n in theirs.items()})
+    assert mine == renamed - Counter([garden]) + Counter([tagged])
+    # … and a second export writes the same bytes.
+    again = tmp_path / "bob.zip"
+    call_command("export", "--user", "bob", "--markdown", str(again), stderr=StringIO())
+    assert export_files(again.read_bytes()) == export_files(bundle.read_bytes())
+    # A second run of the ingest changes nothing.
     before = counts(bob)
-    again = StringIO()
-    call_command("ingest", str(bundle), "--notebook", "From Alice", "--user", "bob",
-                 stdout=again)
-    assert "8 unchanged" in again.getvalue() and counts(bob) == before
+    rerun = StringIO()
+    call_command("ingest", str(bundle), "--user", "bob", stdout=rerun)
+    assert "9 unchanged" in rerun.getvalue() and counts(bob) == before
+
+
+def test_files_of_the_first_export_format_still_come_back_whole(tmp_path):
+    """`grove-export: 1` files (before issue 37: ids, notebook path) are still read: a
+    memory record again, in the notebook path its front matter names."""
+    factories.owner("dave")
+    bundle = tmp_path / "old.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("Projects/Grove/Ship ingest 2f1c9a0b.md",
+                         "---\ngrove-export: 1\nid: 2f1c9a0b-0000-4000-8000-000000000000\n"
+                         "kind: decision\ntags: [release]\nnotebook: [Projects, Grove]\n"
+                         "version: 3\nstatus: active\n---\nShip the ingest first.\n")
+    out = StringIO()
+    call_command("ingest", str(bundle), "--notebook", "Old", "--user", "dave", stdout=out)
+    assert "1 notes created" in out.getvalue()
+    with tenant(_actor("dave")):
+        note = Note.objects.select_related("notebook__parent__parent").get()
+        assert (note.content, note.kind, note.tags) == ("Ship the ingest first.", "decision",
+                                                        ["release"])
+        assert [note.notebook.parent.parent.name, note.notebook.parent.name,
+                note.notebook.name] == ["Old", "Projects", "Grove"]
 
 
 def test_a_vault_zip_follows_the_folder_rules_and_members_cannot_leave_it(tmp_path):

@@ -179,7 +179,7 @@ def test_one_title_everywhere(owner, web):
     assert title in [r.title for r in resources if r.uri == f"note://{note.id}"]
     response = web.get("/v1/export/markdown")
     names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
-    assert f"{title} {str(note.id)[:8]}.md" in names
+    assert f"{title}.md" in names
 
 
 # -- words for people (issue 36 item 3.9) ------------------------------------------------------

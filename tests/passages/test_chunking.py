@@ -1,5 +1,5 @@
 """Passages as spans of a note's text (`passages.chunking`): the cutting rules of
-`notebooks.ingest.chunking`, with offsets into the text as given. Pure Python: no
+the ingest chunker of issue 22, with offsets into the text as given. Pure Python: no
 database, no Django."""
 
 from __future__ import annotations

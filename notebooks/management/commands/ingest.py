@@ -1,10 +1,13 @@
-"""`grove ingest PATH --notebook N --user USERNAME`: bring a folder of markdown in, and
-keep it in step on every later run (issue 22, SPEC §13; `notebooks.services.ingest`).
+"""`grove ingest PATH [--notebook N] --user USERNAME`: bring a folder of markdown in, and
+keep it in step on every later run (issues 22 and 37, SPEC §13; `notebooks.services.ingest`).
 
-    grove ingest ~/vault --notebook Vault --user alice [--subfolders] [--kind fact]
+    grove ingest ~/vault --notebook Vault --user alice [--subfolders] [--kind note]
                  [--prune [--remove]]
 
-`--notebook`: a notebook's id, or the name of one at the top level (made if missing).
+Each file is one note, whole (kind `note` unless `--kind` names a memory kind).
+`--notebook`: a notebook's id, or the name of one at the top level (made if missing);
+without it the folder comes in at the account's top level — files into Personal, each
+folder a notebook (how a Markdown export goes into a new account).
 `--subfolders`: each folder becomes a sub-notebook. `--prune`: notes of files gone from
 the folder since the last run are archived (`--remove`: deleted). Prints a progress
 line while it works and a summary when done; the exit status is 0 unless a file could
@@ -26,10 +29,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="the folder, a zip of one, or one file")
-        parser.add_argument("--notebook", required=True,
-                            help="a notebook id, or the name of a top-level notebook")
+        parser.add_argument("--notebook", default=None,
+                            help="a notebook id, or the name of a top-level notebook "
+                                 "(default: the account's top level)")
         parser.add_argument("--user", required=True, help="the account's user name")
-        parser.add_argument("--kind", default="fact", help="the notes' kind (default fact)")
+        parser.add_argument("--kind", default="note",
+                            help="the notes' kind (default note: a document)")
         parser.add_argument("--subfolders", action="store_true",
                             help="each folder becomes a sub-notebook")
         parser.add_argument("--prune", action="store_true",
@@ -81,7 +86,7 @@ class Command(BaseCommand):
         else:
             items = [found_file(folder)]
         found = [item for item in items if isinstance(item, Found)]
-        totals = {"created": 0, "updated": 0, "retagged": 0, "unchanged": 0, "removed": 0}
+        totals = {"created": 0, "updated": 0, "retagged": 0, "unchanged": 0, "folded": 0}
         skipped: dict[str, list[str]] = {}
         for item in items:
             if not isinstance(item, Found):
@@ -115,11 +120,11 @@ class Command(BaseCommand):
         if archive is not None:
             archive.close()
 
+        where = repr(root.name) if root is not None else "the top level"
         self.stdout.write(
-            f"{len(found)} files into {root.name!r}: {totals['created']} notes created, "
+            f"{len(found)} files into {where}: {totals['created']} notes created, "
             f"{totals['updated']} updated, {totals['retagged']} retagged, "
-            f"{totals['unchanged']} unchanged, {totals['removed']} removed "
-            "(chunks past a file's new end)")
+            f"{totals['unchanged']} unchanged, {totals['folded']} earlier parts folded")
         if options["prune"] and (folder.is_dir() or archive is not None):
             pruned = ingest_prune(actor=actor, root=root, remove=options["remove"],
                                   present={str(item.path) for item in found})

@@ -43,6 +43,10 @@ REVIEWED = {
         "loosens the content and kind checks (a new kind, `note`, may hold up to 1,000,000 "
         "characters; every other kind still 6,000) — every row the old release writes "
         "passes; the kind fields' AlterField changes only Django's choices, not the column",
+    ("notebooks", "0033_files_whole"):
+        "the ingest ledger's root may be null (the account's top level; the old release "
+        "always writes one) and a partial unique constraint over those rows only, which "
+        "the old release never writes",
     ("passages", "0001_initial"):
         "new tables (passages and their vectors) with their row-level security, same-account "
         "keys, a backfill from the notes and the old vectors, and HNSW indexes; the old "
