@@ -44,6 +44,7 @@ from ask.rules import (
 )
 from ask.schemas import (
     Coverage,
+    DocumentCoverage,
     NotebookCoverage,
     Source,
     SourceOut,
@@ -71,12 +72,15 @@ from notebooks.selectors.access import (
     notes_visible_to,
 )
 from notebooks.selectors.duplicates import duplicate_groups
+from notebooks.selectors.passage_query import passages_for
+from notebooks.selectors.passage_rank import RankedPassage
 
 LEASE = timedelta(minutes=5)
 # Model calls of one attempt must end inside its lease (with room to store the answer).
 CALL_BUDGET_SECONDS = LEASE.total_seconds() - 30
 SUPPLIED_MAX = 12  # notes supplied to the model from a source selection
 NOTE_MAX_CHARS = 4000  # of one note's content shown to the model
+DOCUMENT_PASSAGES_MAX = 4  # a picked long note's passages shown, within NOTE_MAX_CHARS
 
 
 class Failed(Exception):
@@ -157,10 +161,42 @@ def _source(note: NoteOut) -> Source:
     return Source(cite_as=note.versioned_id, note=note, score=1.0)
 
 
+def _passages_of(actor: Actor, question: str, notes: list[NoteOut]
+                 ) -> tuple[dict[uuid.UUID, list[Source]], list[DocumentCoverage]]:
+    """The picked notes too long to send whole, as their passages that best match the
+    question (their first ones when none does), within NOTE_MAX_CHARS each — in the
+    note's order, each cited as the passage it is — and what coverage says of them."""
+    long = [n for n in notes if len(n.content) > NOTE_MAX_CHARS]
+    if not long:
+        return {}, []
+    ranked = passages_for(actor=actor, note_ids=[n.id for n in long], query=question,
+                          per_note=DOCUMENT_PASSAGES_MAX)
+    sources: dict[uuid.UUID, list[Source]] = {}
+    covered = []
+    for note in long:
+        kept: list[RankedPassage] = []
+        spent = 0
+        for passage in ranked.get(note.id, []):
+            if kept and spent + len(passage.text) > NOTE_MAX_CHARS:
+                break
+            kept.append(passage)
+            spent += len(passage.text)
+        if not kept:
+            continue
+        sources[note.id] = [Source(cite_as=p.ref(note.version).id, score=p.score,
+                                   note=note.model_copy(update={"content": p.text}))
+                            for p in sorted(kept, key=lambda p: p.position)]
+        covered.append(DocumentCoverage(
+            id=note.id, title=note_title(note.content, 80, path=note.source_path),
+            passages=kept[0].of, supplied=len(kept), matched=kept[0].score > 0))
+    return sources, covered
+
+
 def _selected(actor: Actor, question: str,
               context: dict[str, Any]) -> tuple[list[Source], Coverage]:
     """The selected notes, then the selected notebooks' live notes — all of them when
-    they fit, else the best matches for the question within those notebooks."""
+    they fit, else the best matches for the question within those notebooks. A picked
+    long note is sent as its passages that match the question (`_passages_of`)."""
     with tenant(actor):
         notes = {n.id: n for n in notes_visible_to(actor).filter(id__in=context["notes"])}
         notebooks = list(notebooks_visible_to(actor).filter(id__in=context["notebooks"]))
@@ -187,18 +223,22 @@ def _selected(actor: Actor, question: str,
     else:
         extra = []
     supplied = (chosen + extra)[:SUPPLIED_MAX]
+    by_passage, documents = _passages_of(actor, question, chosen)
     per_notebook = {nb.id: sum(1 for n in extra if n.notebook_id == nb.id) for nb in notebooks}
+    sources = [s for n in supplied for s in by_passage.get(n.id, [_source(n)])]
     coverage = Coverage(
         notes_selected=len(chosen), notes_supplied=len(chosen),
         notebooks=[NotebookCoverage(id=nb.id, name=nb.name, notes=counts[nb.id],
                                     supplied=per_notebook[nb.id], searched=searched)
                    for nb in notebooks],
         supplied=len(supplied),
-        truncated=sum(1 for n in supplied if len(n.content) > NOTE_MAX_CHARS),
-        complete=False)
+        truncated=sum(1 for n in supplied
+                      if len(n.content) > NOTE_MAX_CHARS and n.id not in by_passage),
+        complete=False, documents=documents)
     complete = (coverage.notes_supplied == coverage.notes_selected and not coverage.truncated
-                and all(nb.supplied == nb.notes for nb in coverage.notebooks))
-    return [_source(n) for n in supplied], coverage.model_copy(update={"complete": complete})
+                and all(nb.supplied == nb.notes for nb in coverage.notebooks)
+                and all(d.supplied == d.passages for d in documents))
+    return sources, coverage.model_copy(update={"complete": complete})
 
 
 def _tidied(actor: Actor, tidy: dict[str, Any]

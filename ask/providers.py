@@ -78,8 +78,9 @@ class DraftProposal(BaseModel):
         "merge the surviving note first; empty for create, create_notebook and "
         "move_notebook"))
     content: str | None = Field(default=None, description=(
-        "edit, merge, create: the note's whole new content (markdown); null otherwise, or "
-        "for an edit that only changes the kind"))
+        "edit, merge, create: the note's whole new content (markdown) — for an edit of a "
+        "part (…#<n>), that part's new text; null otherwise, or for an edit that only "
+        "changes the kind"))
     note_kind: NOTE_KINDS | None = Field(default=None, description=(
         "create: the new note's kind; edit: a new kind, or null to keep it"))
     notebook: str | None = Field(default=None, description=(
@@ -168,7 +169,9 @@ SYSTEM_PROMPT = (
     "create one, merge notes that say the same thing (the first id survives with the "
     "merged content, the others are archived), organise (move notes to a notebook, create "
     "a notebook, move a notebook under another), archive, restore or delete. Name only "
-    "notes shown below, by their exact ids, and only notebooks from the list. The owner "
+    "notes shown below, by their exact ids, and only notebooks from the list. A part of a "
+    "long note is labelled note:<uuid>@<version>#<n>: to edit that part, name that id "
+    "alone and give the part's new text as content. The owner "
     "reviews every proposal before anything changes; never propose a change the user did "
     "not ask for."
 )

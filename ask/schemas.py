@@ -161,7 +161,7 @@ class PreviewNote(Out):
 
 
 class DiffRow(Out):
-    kind: Literal["same", "del", "add", "gap"]
+    kind: Literal["same", "del", "add", "gap", "section"]
     text: str
 
 
@@ -265,6 +265,16 @@ class NotebookCoverage(Out):
     searched: bool  # too many to show all: the best matches for the question were picked
 
 
+class DocumentCoverage(Out):
+    """A picked long note, sent as its passages that match the question (issue 37)."""
+
+    id: uuid.UUID
+    title: str
+    passages: int  # the note's passages
+    supplied: int  # of them, shown to the model
+    matched: bool  # they matched the question (else: the note's first passages)
+
+
 class Coverage(Out):
     """How much of a source selection the answer saw."""
 
@@ -274,6 +284,7 @@ class Coverage(Out):
     supplied: int
     truncated: int  # supplied notes cut to the per-note limit
     complete: bool
+    documents: list[DocumentCoverage] = Field(default_factory=list)
 
 
 class TidyCoverage(Out):

@@ -179,6 +179,7 @@ class Env:
 
         counted = term_stats_refresh(actor=Actor.system(self.account_id))
         self.owner_sql("VACUUM ANALYZE notebooks_note", "VACUUM ANALYZE notebooks_noteembedding",
+                       "VACUUM ANALYZE passages_passage", "VACUUM ANALYZE passages_passagevector",
                        "VACUUM ANALYZE notebooks_termstat", "ANALYZE")
         return counted
 

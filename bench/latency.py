@@ -5,12 +5,24 @@ would take too long at 100k; COPY cannot target a table under row-level security
 rows are COPied into temporary tables and moved with INSERT … SELECT): note i is
 SciFact document i mod 5,183 — the original for the first copy, later copies with their
 sentences shuffled, one dropped and one sentence of another document appended (cut to
-6,000 characters). Vectors: the real
+6,000 characters). Since issue 37 recall ranks passages: each note is loaded with the
+passages `passages.services.passages_add` would make for it (`passages.rules.pieces`:
+a memory record is one passage, its whole content) and one vector per passage in
+`passages_passagevector`. Vectors: the real
 int8 MiniLM embedding of the base document for the first copy; later copies get that
 vector plus Gaussian noise (cosine ≈ 0.9 to it), renormalised — realistic clusters, but
-not the embedding of the varied text. The HNSW index is dropped before each load and
-rebuilt after it (as the owner, maintenance_work_mem 1 GB); then term_stats_refresh,
-VACUUM ANALYZE.
+not the embedding of the varied text. The passage vectors' HNSW index is dropped before
+each load and rebuilt after it (as the owner, maintenance_work_mem 1 GB); then
+term_stats_refresh (which counts passages), VACUUM ANALYZE.
+
+`--long-share S` (issue 37): the last S of the notes are long document notes (kind
+`note`, `long_document`: a title, then SciFact documents as `##` sections, uniformly
+0.5–1.5 × `--long-chars` characters), cut by the passage rules; each passage gets its
+section's base-document vector plus noise. The first notes are the same memory records
+as without the option, so `--load-only --home A` and `--load-only --home B
+--long-share 0.1` make two corpora that differ only in their last 10 %, and
+`--interleave A,B` measures them in turn (A B A B, each `--kept` in its own process)
+and writes the ratios B ÷ A.
 
 Queries: 200 SciFact test claims. Per scale, a first full pass through the service
 (cached vectors) is the warm-up and captures each query's statements; every other path
@@ -38,12 +50,17 @@ samples per path). Budget: the default (limit 8, max_chars 6,000).
 
     .venv/bin/python bench/latency.py [--sizes 10000,100000] [--passes 1]
         [--budget-variants 1000000000] [--share-variants 1.0] [--kept NAME]
+    .venv/bin/python bench/latency.py --sizes 100000 --home lat-short --load-only
+    .venv/bin/python bench/latency.py --sizes 100000 --long-share 0.1 --home lat-docs --load-only
+    .venv/bin/python bench/latency.py --interleave lat-short,lat-docs --sizes 100000 \
+        --rounds 2 --out latency-docs
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import random
 import re
@@ -104,35 +121,68 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.6g}" for x in vector.tolist()) + "]"
 
 
+def long_document(number: int, docs: list[str], target: int, rng: random.Random,
+                  ) -> tuple[str, list[tuple[int, int]]]:
+    """A long document note (issue 37): a title, then SciFact documents one after the
+    other, each a `##` section (its title the heading, its abstract the body), until
+    about `target` characters. Returns the text and (offset, base document) of each
+    section, so each passage can be given its section's vector."""
+    head = f"# Reading notes {number}"
+    parts, sections, size = [head], [(0, rng.randrange(len(docs)))], len(head)
+    while size < target:
+        base = rng.randrange(len(docs))
+        title, _, body = docs[base].partition("\n\n")
+        section = f"## {title.strip()}\n\n{(body or title).strip()}"
+        size += 2
+        sections.append((size, base))
+        parts.append(section)
+        size += len(section)
+    # The title's own (empty) section shares the first passage with the first one.
+    sections[0] = (0, sections[1][1])
+    return "\n\n".join(parts), sections
+
+
+def _passage_rows(kind: str, content: str) -> list[Any]:
+    """What `passages.services.passages_add` writes for a new note: the rules' pieces."""
+    from passages.rules import pieces
+
+    return pieces(kind, content)
+
+
 def bulk_load(env: Env, start: int, stop: int, doc_ids: list[str], docs: list[str],
-              vectors: np.ndarray, profile: str, chunk: int = 10_000) -> dict[str, float]:
-    """Notes start..stop-1 (and their vectors) with COPY + INSERT … SELECT, as the
-    runtime role in a tenant transaction."""
+              vectors: np.ndarray, profile: str, chunk: int = 10_000, *,
+              long_from: int | None = None, long_chars: int = 72_000,
+              passages_per_flush: int = 20_000) -> dict[str, float]:
+    """Notes start..stop-1, their passages (what `passages_add` makes: the rules'
+    pieces) and the passages' vectors, with COPY + INSERT … SELECT, as the runtime role
+    in a tenant transaction. Notes from `long_from` on are long documents (kind `note`,
+    `long_document`, between half and 1.5 × `long_chars` characters), cut by the
+    passage rules; each passage's vector is its section's base document's vector plus
+    noise. Every other note is a memory record: one passage, its whole content, the
+    vector as before."""
+    from bisect import bisect_right
+
     from django.db import connection
 
     from grove.kernel.tenancy import tenant
 
     py_rng = random.Random(start)  # noqa: S311 - test data, not secrets
+    long_rng = random.Random(10_000_019 + start)  # noqa: S311
     np_rng = np.random.default_rng(start)
-    copy_seconds = 0.0
+    copy_seconds = cut_seconds = 0.0
     n_docs = len(docs)
     now = datetime.now(UTC)
-    for lo in range(start, stop, chunk):
-        hi = min(stop, lo + chunk)
-        notes, embeddings = [], []
-        for i in range(lo, hi):
-            base = i % n_docs
-            if i < n_docs:
-                content, vec = truncate_words(docs[base], 6000), vectors[base]
-            else:
-                content = variant_text(docs[base], docs[py_rng.randrange(n_docs)], py_rng)
-                vec = noisy(vectors[base], np_rng)
-            note_id = uuid.uuid4()
-            digest = hashlib.sha256(content.encode()).hexdigest()
-            notes.append((note_id, env.account_id, content, "fact", None, "explicit", False,
-                          0.5, "active", 1, digest, "ready", now, now))
-            embeddings.append((env.account_id, note_id, profile, 384, digest,
-                               vector_literal(vec), now))
+    dim = vectors.shape[1]
+    literal = "[" + ",".join(["%.6g"] * dim) + "]"
+    counts = {"notes": 0, "long_notes": 0, "passages": 0, "long_passages": 0,
+              "long_chars": 0}
+    notes: list[tuple[Any, ...]] = []
+    passages: list[tuple[Any, ...]] = []
+
+    def flush() -> None:
+        nonlocal copy_seconds
+        if not notes:
+            return
         started = time.perf_counter()
         with tenant(env.actor):
             raw = connection.connection
@@ -143,35 +193,85 @@ def bulk_load(env: Env, start: int, stop: int, doc_ids: list[str], docs: list[st
                     "CREATE TEMP TABLE bench_note (id uuid, account_id uuid, content text, "
                     "kind text, notebook_id uuid, capture text, pinned boolean, "
                     "importance float8, status text, version integer, content_hash text, "
-                    "indexing text, created_at timestamptz, updated_at timestamptz) "
-                    "ON COMMIT DROP")
+                    "passages_hash text, indexing text, created_at timestamptz, "
+                    "updated_at timestamptz) ON COMMIT DROP")
                 cur.execute(
-                    "CREATE TEMP TABLE bench_embedding (account_id uuid, note_id uuid, "
-                    "profile text, dimension integer, content_hash text, embedding vector, "
-                    "created_at timestamptz) ON COMMIT DROP")
+                    "CREATE TEMP TABLE bench_passage (account_id uuid, note_id uuid, "
+                    "position integer, start integer, stop integer, headings text[], "
+                    "trail text, text text, hash text, profile text, dimension integer, "
+                    "embedding vector, created_at timestamptz) ON COMMIT DROP")
                 with cur.copy("COPY bench_note FROM STDIN") as copy:
                     for row in notes:
                         copy.write_row(row)
-                with cur.copy("COPY bench_embedding FROM STDIN") as copy:
-                    for row in embeddings:
+                with cur.copy("COPY bench_passage FROM STDIN") as copy:
+                    for row in passages:
                         copy.write_row(row)
                 cur.execute(
                     "INSERT INTO notebooks_note (id, account_id, content, kind, notebook_id, "
-                    "capture, pinned, importance, status, version, content_hash, indexing, "
-                    "created_at, updated_at) SELECT * FROM bench_note")
+                    "capture, pinned, importance, status, version, content_hash, "
+                    "passages_hash, indexing, created_at, updated_at) "
+                    "SELECT * FROM bench_note")
                 cur.execute(
-                    "INSERT INTO notebooks_noteembedding (account_id, note_id, profile, "
-                    "dimension, content_hash, embedding, created_at) "
-                    "SELECT * FROM bench_embedding")
+                    'INSERT INTO passages_passage (account_id, note_id, position, start, "end", '
+                    "headings, trail, text, hash) SELECT account_id, note_id, position, start, "
+                    "stop, headings, trail, text, hash FROM bench_passage")
+                cur.execute(
+                    "INSERT INTO passages_passagevector (account_id, passage_id, note_id, "
+                    "profile, dimension, embedding, created_at) "
+                    "SELECT b.account_id, p.id, b.note_id, b.profile, b.dimension, b.embedding, "
+                    "b.created_at FROM bench_passage b JOIN passages_passage p "
+                    "ON p.note_id = b.note_id AND p.position = b.position")
         copy_seconds += time.perf_counter() - started
-    return {"copy_seconds": round(copy_seconds, 1)}
+        notes.clear()
+        passages.clear()
+
+    for i in range(start, stop):
+        base = i % n_docs
+        note_id = uuid.uuid4()
+        if long_from is not None and i >= long_from:
+            kind = "note"
+            content, sections = long_document(
+                i, docs, long_rng.randint(long_chars // 2, long_chars * 3 // 2), long_rng)
+            starts = [offset for offset, _ in sections]
+            t = time.perf_counter()
+            pieces = _passage_rows(kind, content)
+            cut_seconds += time.perf_counter() - t
+            bases = [sections[bisect_right(starts, piece.start) - 1][1] for piece in pieces]
+            counts["long_notes"] += 1
+            counts["long_passages"] += len(pieces)
+            counts["long_chars"] += len(content)
+        else:
+            kind = "fact"
+            if i < n_docs:
+                content = truncate_words(docs[base], 6000)
+            else:
+                content = variant_text(docs[base], docs[py_rng.randrange(n_docs)], py_rng)
+            pieces = _passage_rows(kind, content)
+            bases = [base]
+        digest = hashlib.sha256(content.encode()).hexdigest()
+        notes.append((note_id, env.account_id, content, kind, None, "explicit", False,
+                      0.5, "active", 1, digest, digest, "ready", now, now))
+        for piece, piece_base in zip(pieces, bases, strict=True):
+            first_copy = i < n_docs and kind != "note"
+            vec = vectors[piece_base] if first_copy else noisy(vectors[piece_base], np_rng)
+            passages.append((env.account_id, note_id, piece.position, piece.start, piece.end,
+                             list(piece.headings), piece.trail, piece.text, piece.hash,
+                             profile, dim, literal % tuple(vec.tolist()), now))
+        counts["notes"] += 1
+        counts["passages"] += len(pieces)
+        if len(notes) >= chunk or len(passages) >= passages_per_flush:
+            flush()
+    flush()
+    return {"copy_seconds": round(copy_seconds, 1), "cut_seconds": round(cut_seconds, 1),
+            **counts}
 
 
 def rebuild_hnsw(env: Env, *, drop_only: bool = False) -> float:
-    from notebooks.vectors import hnsw_index_sql
+    """The passage vectors' HNSW index (issue 37: recall walks passages)."""
+    from passages.vectors import hnsw_index_sql, index_name
 
     started = time.perf_counter()
-    env.owner_sql("DROP INDEX IF EXISTS note_embedding_hnsw_384")
+    env.owner_sql(f"DROP INDEX IF EXISTS {index_name(384)}")
     if not drop_only:
         env.owner_sql("SET maintenance_work_mem = '1GB'", hnsw_index_sql(384),
                       "RESET maintenance_work_mem")
@@ -303,7 +403,8 @@ def arm_statements(env: Env, query: str, embedder: Any) -> dict[str, list[str]]:
 def is_lexical(sql: str) -> bool:
     """recall's lexical arm: the security-definer function (since notebooks 0007), or an
     ORM filter on the `search` column (before it)."""
-    return "grove_lexical_matches(" in sql or '"notebooks_note"."search" @@' in sql
+    return ("grove_passage_matches(" in sql or "grove_lexical_matches(" in sql
+            or '"notebooks_note"."search" @@' in sql)
 
 
 def is_semantic(sql: str) -> bool:
@@ -432,17 +533,103 @@ def run_scale(env: Env, size: int, queries: list[str], qvecs: dict[str, np.ndarr
             lambda q: replay(conn, env.account_id, captured[q]), queries, passes))
     res["statements_per_recall"] = round(sum(len(v) for v in captured.values()) / len(captured), 1)
     res["explain_first_query"] = explain(conn, env.account_id, arms[queries[0]])
-    # How many notes the lexical arm matched and ranked (its third column), per query.
+    # How many notes the lexical arm matched (its `total` column: the notes of the
+    # passages it read), per query.
     sizes = []
     for q in queries[:50]:
         rows = replay(conn, env.account_id, lexical_sql[q]) if lexical_sql[q] else []
-        sizes.append(rows[0][2] if rows else 0)
+        sizes.append(rows[0][3] if rows else 0)
     res["lexical_matched_notes_first_50_queries"] = {
         "mean": round(sum(sizes) / len(sizes), 1), "max": max(sizes),
         "share_mean": round(sum(sizes) / len(sizes) / size, 4)}
     print(size, {k: v for k, v in res.items() if k != "explain_first_query"}, flush=True)
     conn.close()
     return res
+
+
+def corpus_counts(env: Env) -> dict[str, Any]:
+    """Notes, long documents and passages in the corpus."""
+    from django.db import connection
+
+    from grove.kernel.tenancy import tenant
+
+    with tenant(env.actor), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), count(*) FILTER (WHERE kind = 'note'), "
+                       "coalesce(sum(length(content)) FILTER (WHERE kind = 'note'), 0) "
+                       "FROM notebooks_note")
+        notes, long_notes, long_chars = cursor.fetchone()
+        cursor.execute("SELECT count(*), count(*) FILTER (WHERE n.kind = 'note') "
+                       "FROM passages_passage p JOIN notebooks_note n ON n.id = p.note_id")
+        passages, long_passages = cursor.fetchone()
+        cursor.execute("SELECT count(*) FROM passages_passagevector")
+        vectors = cursor.fetchone()[0]
+    return {"corpus_notes": notes, "corpus_long_notes": long_notes,
+            "corpus_long_chars": int(long_chars), "corpus_passages": passages,
+            "corpus_long_passages": long_passages, "corpus_passage_vectors": vectors}
+
+
+def interleave(args: argparse.Namespace) -> None:
+    """Kept corpora A and B measured in turn (A B A B …), each by this script with
+    `--kept` in its own process (Django serves one database a process); the summary
+    holds each run's p50/p95 per path and the ratios B ÷ A of the runs' medians."""
+    import statistics
+    import subprocess
+
+    from bench.common import RESULTS, machine, wait_for_quiet
+
+    homes = args.interleave.split(",")
+    if len(homes) != 2:
+        raise SystemExit("--interleave A,B")
+    started = time.perf_counter()
+    quiet = wait_for_quiet()
+    runs: dict[str, list[dict[str, Any]]] = {h: [] for h in homes}
+    for round_number in range(1, args.rounds + 1):
+        for home in homes:
+            out = f"{args.out}-{home}-{round_number}"
+            command = [sys.executable, __file__, "--kept", home, "--sizes", args.sizes,
+                       "--passes", str(args.passes), "--queries", str(args.queries),
+                       "--budget-variants", args.budget_variants, "--full-up-to",
+                       str(args.full_up_to), "--out", out]
+            print("$", " ".join(command), flush=True)
+            subprocess.run(command, check=True, env={**os.environ,  # noqa: S603
+                                                     "BENCH_QUIET_WAIT": "0"})
+            result = json.loads((RESULTS / f"{out}.json").read_text())
+            runs[home].append(result)
+    summary: dict[str, Any] = {"homes": homes, "rounds": args.rounds, "runs": {}, "ratios": {}}
+    paths = [k for k, v in runs[homes[0]][0]["scales"][args.sizes].items()
+             if isinstance(v, dict) and "p95" in v]
+    for home in homes:
+        scale0 = runs[home][0]["scales"][args.sizes]
+        summary["runs"][home] = {
+            "load": scale0.get("load"),
+            "other_load": [r["other_load"] for r in runs[home]],
+            "lexical_matched_notes_first_50_queries": [
+                r["scales"][args.sizes]["lexical_matched_notes_first_50_queries"]
+                for r in runs[home]],
+            "queries_with_a_capped_clause": [
+                r["scales"][args.sizes]["queries_with_a_capped_clause"] for r in runs[home]],
+            "paths": {path: [{"p50": r["scales"][args.sizes][path]["p50"],
+                              "p95": r["scales"][args.sizes][path]["p95"]}
+                             for r in runs[home]] for path in paths}}
+    a, b = homes
+    for path in paths:
+        ratio = {}
+        for q in ("p50", "p95"):
+            va = statistics.median(x[q] for x in summary["runs"][a]["paths"][path])
+            vb = statistics.median(x[q] for x in summary["runs"][b]["paths"][path])
+            ratio[q] = {a: va, b: vb, "ratio": round(vb / va, 3)}
+        summary["ratios"][path] = ratio
+    summary["seconds"] = round(time.perf_counter() - started, 1)
+    summary["machine"] = machine()
+    summary["quiet_at_start"] = quiet
+    path = RESULTS / f"{args.out}.json"
+    path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    rows = [[p, r["p50"][a], r["p50"][b], r["p50"]["ratio"], r["p95"][a], r["p95"][b],
+             r["p95"]["ratio"]] for p, r in summary["ratios"].items()]
+    print()
+    print(table(["path (median of the rounds)", f"p50 {a}", f"p50 {b}", "÷", f"p95 {a}",
+                 f"p95 {b}", "÷"], rows))
+    print(f"\nwrote {path} in {summary['seconds']} s")
 
 
 def main() -> None:
@@ -463,7 +650,26 @@ def main() -> None:
     parser.add_argument("--budget-variants", default="1000000000",
                         help="MATCH_BUDGET values to also try at every size (10^9: unbounded, "
                              "the candidate rule before the budget)")
+    parser.add_argument("--long-share", type=float, default=0.0,
+                        help="issue 37: this share of each size's notes are long documents "
+                             "(kind note, cut into passages by the passage rules), the last "
+                             "ones loaded; the others are the same memory records as without")
+    parser.add_argument("--long-chars", type=int, default=72_000,
+                        help="a long document's mean length (uniform in 0.5–1.5 × this)")
+    parser.add_argument("--home", default="latency",
+                        help="the bench home of a fresh run: /tmp/grove-bench-HOME")
+    parser.add_argument("--load-only", action="store_true",
+                        help="load one size into --home, mark it loaded (for --kept and "
+                             "--interleave) and measure nothing")
+    parser.add_argument("--interleave", default="",
+                        help="A,B: kept homes measured in turn, A B A B … (--rounds), each "
+                             "a `--kept` run of this script in its own process; writes "
+                             "each run and a summary with the ratio B ÷ A")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    if args.interleave:
+        interleave(args)
+        return
     sizes = sorted(int(s) for s in args.sizes.split(","))
     started_all = time.perf_counter()
 
@@ -472,7 +678,7 @@ def main() -> None:
     docs = [data.corpus[d] for d in doc_ids]
     queries = list(data.queries.values())[: args.queries]
 
-    env, kept = Env.kept(args.kept) if args.kept else (Env.fresh("latency"), False)
+    env, kept = Env.kept(args.kept) if args.kept else (Env.fresh(args.home), False)
     if args.kept and not kept:
         raise SystemExit(f"{env.home} holds no loaded corpus")
     from grove.embeddings import configured_profile, get_embedder
@@ -507,10 +713,14 @@ def main() -> None:
                 there = cursor.fetchone()[0]
             if there != size:
                 raise SystemExit(f"the kept corpus holds {there} notes, not {size}")
-            info: dict[str, Any] = {"kept": str(env.home)}
+            info: dict[str, Any] = {"kept": str(env.home), **corpus_counts(env)}
         else:
             rebuild_hnsw(env, drop_only=True)
-            info = bulk_load(env, loaded, size, doc_ids, docs, vectors, profile)
+            if args.long_share and loaded:
+                raise SystemExit("--long-share loads one size (its long notes are its last)")
+            long_from = size - round(size * args.long_share) if args.long_share else None
+            info = bulk_load(env, loaded, size, doc_ids, docs, vectors, profile,
+                             long_from=long_from, long_chars=args.long_chars)
             hnsw = rebuild_hnsw(env)
             t1 = time.perf_counter()
             counted = env.refresh_stats()
@@ -521,6 +731,13 @@ def main() -> None:
                          "term_stats_notes": counted})
         loaded = size
         print(size, info, flush=True)
+        if args.load_only:
+            info.update(corpus_counts(env))
+            (env.home / "load.json").write_text(json.dumps(info, indent=2) + "\n")
+            env.mark_loaded()
+            print(f"loaded {env.home}: {info}", flush=True)
+            env.close()
+            return
         variants = [(f"budget_{int(v)}", {"MATCH_BUDGET": int(v)})
                     for v in args.budget_variants.split(",") if v]
         if size == sizes[-1]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 import time
 import uuid
@@ -41,6 +42,7 @@ from bench.scifact import SciFact, load, ndcg_at, recall_at  # noqa: E402
 SERVED_MAX_CHARS = 50_000
 LIFTED_MAX_CHARS = 10_000_000
 MODES = ("hybrid", "lexical", "vector")
+UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 @contextlib.contextmanager
@@ -171,6 +173,41 @@ def run_split(env: Env, split: SciFact, note_to_doc: dict[uuid.UUID, str], mode_
     }
 
 
+def rest_rows(env: Env, results: dict[str, Any], note_to_doc: dict[uuid.UUID, str],
+              splits: list[tuple[str, SciFact]]) -> list[list[Any]]:
+    """Each split's queries over REST recall (limit 10, maxChars 50,000: what a client
+    asks), scored with nDCG@10; `results[split/rest]`."""
+    from bench.latency import HttpServer
+
+    rows = []
+    server = HttpServer(env)
+    try:
+        for split_name, split in splits:
+            runs: dict[str, list[str]] = {}
+            seconds = []
+            for qid, text in split.queries.items():
+                started = time.perf_counter()
+                response = server.client.post("/v1/recall", json={
+                    "query": text, "limit": 10, "maxChars": SERVED_MAX_CHARS})
+                seconds.append(time.perf_counter() - started)
+                response.raise_for_status()
+                runs[qid] = [note_to_doc[uuid.UUID(UUID_IN.search(str(item["note"]["id"]))[0])]
+                             for item in response.json()["data"]]
+            n = len(split.qrels)
+            res = {"ndcg@10": round(sum(ndcg_at(runs.get(q, []), rel, 10)
+                                        for q, rel in split.qrels.items()) / n, 4),
+                   "recall@10": round(sum(recall_at(runs.get(q, []), rel, 10)
+                                          for q, rel in split.qrels.items()) / n, 4),
+                   "queries": len(split.queries), "http_ms": summary_ms(seconds)}
+            results[f"{split_name}/rest"] = res
+            rows.append([split_name, "hybrid over REST (limit 10)", res["ndcg@10"], "", "", "",
+                         res["http_ms"]["p50"]])
+            print(rows[-1], flush=True)
+    finally:
+        server.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="quality")
@@ -184,6 +221,10 @@ def main() -> None:
                         help="which splits to run (test is run once with what ships)")
     parser.add_argument("--tune", action="store_true",
                         help="also sweep recall constants on the train split (~8 more minutes)")
+    parser.add_argument("--rest", action="store_true",
+                        help="also ask each split's queries over REST (`POST /v1/recall`, "
+                             "limit 10, maxChars 50,000, a real uvicorn on the same data, an "
+                             "API key with every notebook) and score nDCG@10")
     args = parser.parse_args()
     started = time.perf_counter()
     train, test = load("train"), load("test")
@@ -227,6 +268,11 @@ def main() -> None:
                          res["recall@50_budget_lifted"], res["mean_items_served"],
                          res["recall_ms"]["p50"]])
             print(rows[-1], res["served_check"], flush=True)
+
+    if args.rest:
+        rows += rest_rows(env, results, note_to_doc,
+                          [(n, sp) for n, sp in (("test", test), ("train", train))
+                           if n in args.splits.split(",")])
 
     tuning_rows = []
     if args.tune:

@@ -5,8 +5,11 @@ undone.
 * **Checked against what the model was shown** (`plan`): every note a proposal names
   must be one of the note revisions the model was sent, by its exact versioned id, and
   writable under the conversation's grant; every notebook must be one it was listed.
-  An edit or a merge may only rewrite a note the model saw whole. Anything else is
-  dropped with a reason and counted, never shown.
+  An edit or a merge may only rewrite a note the model saw whole — or, for a long note
+  (issue 37), one passage of it the model was sent whole, named by its passage id
+  (`note:<uuid>@<version>#<n>`): that passage's span of the note's text is replaced by
+  the proposal's content (its surrounding whitespace kept) and the rest of the note is
+  left as it is. Anything else is dropped with a reason and counted, never shown.
 * **The preview** names the exact notes and versions, diffs each content change (from
   the version shown to the model), gives full subtree counts for notebooks, and says
   what undo will do — or that a delete has none.
@@ -41,7 +44,8 @@ from ask.selectors.fingerprints import (
     affected,
     fingerprint,
 )
-from grove.interfaces.rendering import note_title, revision_diff
+from grove.interfaces.diffs import revision_diff
+from grove.interfaces.rendering import note_title
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Forbidden, GroveError
 from grove.kernel.tenancy import tenant
@@ -63,6 +67,7 @@ from notebooks.selectors.access import (
     resolve_scope,
     subtree_ids,
 )
+from passages.rules import pieces
 
 PERSONAL = "Personal"
 TOP_LEVEL = "(top level)"
@@ -149,6 +154,34 @@ class _Plan:
     destination: uuid.UUID | None = None  # create, move_notes; the parent for notebooks
     subject: uuid.UUID | None = None  # move_notebook
     name: str | None = None  # create_notebook
+    part: tuple[str, int] | None = None  # an edit of one passage: (note id, position)
+
+
+def _passage_cited(step: str, cited: list[str],
+                   shown: Shown) -> tuple[str, int] | None:
+    """(the note's versioned id, the passage's position) when the draft names a passage
+    (`…#<n>`): only an edit of that one passage, which the model must have been sent."""
+    if not any("#" in c for c in cited):
+        return None
+    if step != "edit" or len(cited) != 1:
+        raise _Drop("malformed")
+    note, _, position = cited[0].partition("#")
+    if cited[0] not in shown.sent or note not in shown.notes or not position.isdigit():
+        raise _Drop("unseen_note")
+    return note, int(position)
+
+
+def _with_passage(note: Note, position: int, sent: str | None, text: str) -> str:
+    """The note's text with passage `position` — which must read as the model was sent
+    it — replaced by `text`, the passage's surrounding whitespace kept."""
+    cut = pieces(note.kind, note.content)
+    if not 1 <= position <= len(cut) or cut[position - 1].text != sent:
+        raise _Drop("note_changed")
+    piece = cut[position - 1]
+    old = note.content[piece.start:piece.end]
+    lead = old[:len(old) - len(old.lstrip())]
+    tail = old[len(old.rstrip()):]
+    return note.content[:piece.start] + lead + text + tail + note.content[piece.end:]
 
 
 _COUNTS = {"edit": (1, 1), "merge": (2, None), "archive": (1, None), "restore": (1, None),
@@ -190,6 +223,10 @@ def _check(actor: Actor, draft: providers.DraftProposal, shown: Shown) -> _Plan:
             or (most is not None and len(cited) > most):
         raise _Drop("malformed")
     plan = _Plan(kind=kind, action=action, summary=_summary(draft.summary))
+    part = _passage_cited(step, cited, shown)
+    if part is not None:
+        plan.part = part
+        cited = [part[0]]
     if any(c not in shown.notes for c in cited):
         raise _Drop("unseen_note")
     if shown.groups is not None:  # a tidy-up: merges and edits within one group
@@ -226,8 +263,18 @@ def _check_step(actor: Actor, plan: _Plan, step: str, draft: providers.DraftProp
     if step in ("edit", "merge"):
         if not all(live):
             raise _Drop("not_applicable")
-        if any(shown.sent.get(c) != n.content for n, c in zip(plan.notes, cited,
-                                                              strict=True)):
+        if plan.part is not None:  # one passage of a long note: spliced into the rest
+            if plan.content is None:
+                raise _Drop("malformed")  # a kind change is for the whole note
+            note_id, position = plan.part
+            spliced = _with_passage(plan.notes[0], position,
+                                    shown.sent.get(f"{note_id}#{position}"), plan.content)
+            try:
+                plan.content = clean_content(spliced, kind=plan.notes[0].kind)
+            except GroveError:
+                raise _Drop("malformed") from None
+        elif any(shown.sent.get(c) != n.content for n, c in zip(plan.notes, cited,
+                                                                strict=True)):
             raise _Drop("too_long")  # the model saw only part of it: it cannot rewrite it
         if step == "merge" and plan.content is None:
             raise _Drop("malformed")

@@ -22,7 +22,6 @@ model read.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import html
 import re
@@ -452,20 +451,3 @@ def shorten(text: str, limit: int) -> str:
         if space > 0:
             cut = cut[:space]
     return cut.rstrip() + "…"
-
-
-def revision_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """A line diff as (kind, text) rows: "same", "del", "add" or "gap" (skipped lines)."""
-    rows: list[tuple[str, str]] = []
-    a, b = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(3):
-        if rows:
-            rows.append(("gap", "…"))
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                rows.extend(("same", line) for line in a[i1:i2])
-                continue
-            rows.extend(("del", line) for line in a[i1:i2])
-            rows.extend(("add", line) for line in b[j1:j2])
-    return rows

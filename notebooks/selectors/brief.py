@@ -85,7 +85,10 @@ from notebooks.selectors.brief_budget import (
     ranked,
     share,
 )
+from notebooks.selectors.passage_query import arms_for, query_vector
+from notebooks.selectors.passage_rank import DIGEST_OVER_CHARS, Digest, digests_of
 from notebooks.selectors.recall import recall
+from notebooks.selectors.recall_query import SEMANTIC_SETTINGS
 from notebooks.selectors.truth import Truth, agent_truth, scoped_truth
 from notebooks.selectors.truth_marks import UNMARKED, Marks, active_profile, truth_marks
 from notebooks.selectors.vision import byline, connection_names
@@ -233,11 +236,12 @@ def _section(note: Note) -> Section:
 
 
 def _brief_note(candidate: Candidate, zone: ZoneInfo, names: Mapping[uuid.UUID, str],
-                marks: Marks) -> BriefNote:
+                marks: Marks, digest: Digest | None = None) -> BriefNote:
     note = candidate.note
     fields: dict[str, Any] = {
         "id": note.versioned_id, "kind": note.kind, "section": candidate.section,
-        "content": note.content, "updated": note.updated_at.astimezone(zone).date()}
+        "content": note.content if digest is None else digest.text,
+        "updated": note.updated_at.astimezone(zone).date()}
     if note.notebook_id is not None:
         fields["notebook"] = names.get(note.notebook_id, "(a notebook you cannot see)")
     if note.task_id:
@@ -310,7 +314,12 @@ def brief_get(
     def marks(c: Candidate) -> Marks:
         return gathered.marks.get(c.note.id, UNMARKED)
 
-    notes = Counted(order, lambda c: _brief_note(c, zone, gathered.names, marks(c)),
+    # A long document is given as its digest — the passages that matter for the focus,
+    # else its opening — never its whole text (issue 37).
+    digests = _digests(actor, [c.note for c in order]
+                       + [note for note, _ in gathered.truth.notes], focus)
+    notes = Counted(order, lambda c: _brief_note(c, zone, gathered.names, marks(c),
+                                                 digests.get(c.note.id)),
                     note_block)
     entries = Counted(order, lambda c: _index_entry(c, zone, gathered.names, marks(c)),
                       index_line)
@@ -318,7 +327,8 @@ def brief_get(
     today = now.astimezone(zone).date()
     since_day = _day_in(since_at, zone)
     header = header_line(gathered.who.connection_name or "the owner", today, zone.key)
-    declared = agent_truth(gathered.truth, gathered.names, full=truth == "full")
+    declared = agent_truth(gathered.truth, gathered.names, full=truth == "full",
+                           digests=digests)
     # What the document holds whatever the notes: the titles of the sections that may
     # appear (a section without candidates never does), the longer wording of the recent
     # changes' count, and a footer as long as a real one can be.
@@ -372,6 +382,18 @@ def brief_get(
         handoffs=[n for n in full_notes if n.section == "handoffs"], recent=recent,
         facts=[n for n in full_notes if n.section == "facts"],
         related=[n for n in full_notes if n.section == "related"], index=index, meta=meta)
+
+
+def _digests(actor: Actor, notes: Sequence[Note], focus: str | None
+             ) -> dict[uuid.UUID, Digest]:
+    """The digests of the long documents among `notes` (`passage_rank.digests_of`),
+    their passages picked for `focus`."""
+    if not any(len(note.content) > DIGEST_OVER_CHARS for note in notes):
+        return {}
+    vector = query_vector(focus)
+    with tenant(actor, local=SEMANTIC_SETTINGS if vector[0] is not None else ()):
+        return digests_of(notes, arms_for(focus, vector),
+                          matched_words=f"those that match the focus {focus!r}")
 
 
 def _day_in(instant: datetime, zone: ZoneInfo) -> date:

@@ -61,14 +61,15 @@ from notebooks.schemas.truth import Coverage
 from notebooks.selectors import recall_budget
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import Scope, resolve_scope
+from notebooks.selectors.passage_rank import QueryArms, best_passages
 from notebooks.selectors.recall_query import (
     SEMANTIC_SETTINGS,
     gather,
     lexical_arm,
-    tsquery_literal,
 )
-from notebooks.selectors.recall_terms import Weights, choose_clauses
+from notebooks.selectors.recall_terms import RRF_K, Weights, choose_clauses, tsquery_literal
 from notebooks.selectors.truth import Truth, scoped_truth
+from passages.chunking import CHUNK_CHARS
 from passages.models import PassageVector
 
 CANDIDATES = 50  # per arm
@@ -79,8 +80,6 @@ CANDIDATES = 50  # per arm
 FUSION_ALPHA = 0.6
 BM25_K1 = 0.9
 BM25_B = 0.5
-# Reciprocal rank still orders the few declared notes among themselves and the profile.
-RRF_K = 10
 # Cosine distance beyond which a semantic hit is unrelated (similarity below 0.3).
 DEFAULT_MAX_DISTANCE = 0.7
 # Lexemes in more than this share of notes carry no signal for recall.
@@ -325,6 +324,14 @@ def recall(
             notes.update((n.id, n) for n in Note.objects.filter(id__in=missing))
         passages = {found.id: found.passage for found in gathered.candidates
                     if found.passage is not None}
+        if missing:  # a declared document found apart answers with its best passage
+            query_arms = QueryArms(weights, vector, profile,
+                             int(embedder.dimension) if embedder is not None else None,
+                             max_distance)
+            for note_id, best in best_passages(missing, query_arms, per_note=1).items():
+                if best and best[0].of > 1 and note_id in notes:
+                    passages[note_id] = best[0].ref(notes[note_id].version)
+                    notes[note_id].content = best[0].text
         with stage("items"):
             items = recall_budget.within_budget(
                 [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
@@ -375,11 +382,20 @@ def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
     rest = [[n for n in queue if not n.pinned] for queue in queues.values()]
     for round_ in range(per_kind):
         ordered += [queue[round_] for queue in rest if round_ < len(queue)]
+    # A declared document answers with its opening passage (its digest's first), never
+    # its whole text: an 80,000-character spec must not take the profile's budget.
+    passages = {}
+    documents = {n.id: n for n in ordered if len(n.content) > CHUNK_CHARS}
+    for note_id, best in best_passages(list(documents), QueryArms(None), per_note=1).items():
+        doc = documents[note_id]
+        if best and best[0].of > 1:
+            passages[note_id] = best[0].ref(doc.version)
+            doc.content = best[0].text
     items = recall_budget.within_budget([(n, 1.0 / (RRF_K + rank + 1),
                                           ["profile", "declared"] if n.id in truth.ids
                                           else ["profile"], None)
                                          for rank, n in enumerate(ordered)], limit, max_chars,
-                                        truth=truth, profile=profile)
+                                        truth=truth, profile=profile, passages=passages)
     available = candidates.count() + len(truth.notes) + len(handoff)
     meta = RecallMeta.of(returned=len(items), available=available, limit=limit,
                          max_chars=max_chars, mode="profile", pending=pending,

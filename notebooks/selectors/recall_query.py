@@ -27,6 +27,7 @@ from pgvector.django import CosineDistance, VectorField
 from notebooks.models import Indexing, Note
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import live_notebooks
+from notebooks.selectors.recall_terms import tsquery_literal
 from passages.models import PassageVector
 from passages.schemas import PassageRef, passage_id
 
@@ -39,7 +40,7 @@ SEMANTIC_SETTINGS = (("hnsw.ef_search", "100"), ("hnsw.iterative_scan", "relaxed
 NOTE_FIELDS = tuple(f.attname for f in Note._meta.concrete_fields if f.attname in {
     "id", "account_id", "notebook_id", "kind", "task_id", "source_agent", "capture",
     "pinned", "tags", "importance", "retention_days", "expires_at", "version", "status",
-    "indexing", "created_at", "updated_at", "content"})
+    "indexing", "created_at", "updated_at", "content", "source_path"})
 
 CONTENT = NOTE_FIELDS.index("content")
 
@@ -79,10 +80,6 @@ class Gathered:
     lexical_capped: bool  # a clause had more matches than the arm reads: a lower bound
     semantic_also_lexical: int  # semantic-only candidates that are lexical matches too
     pending: int  # notes in scope whose content has no vector yet
-
-
-def tsquery_literal(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def clause_query(clause: tuple[str, ...]) -> str:

@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from itertools import combinations
 
 Clause = tuple[str, ...]  # lexemes a note must all contain
+# Reciprocal rank still orders the few declared notes among themselves and the profile,
+# and a known note's passages (`passage_rank`).
+RRF_K = 10
+
+
+def tsquery_literal(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from notebooks.selectors.access import (
     notes_live,
     resolve_scope,
 )
+from notebooks.selectors.passage_rank import Digest, QueryArms, digests_of
 
 MANIFEST_LINE_CHARS = 160
 MANIFEST_HEADINGS = 12
@@ -218,20 +219,28 @@ def negative_out(claim: NegativeClaim) -> NegativeOut:
                        created_at=claim.created_at)
 
 
-def agent_truth(truth: Truth, names: Mapping[uuid.UUID, str], *, full: bool) -> BriefTruth:
+def agent_truth(truth: Truth, names: Mapping[uuid.UUID, str], *, full: bool,
+                digests: Mapping[uuid.UUID, Digest] | None = None) -> BriefTruth:
     """The truth as agents read it — in the brief and from the `truth` tool: each declared
     note by its current versioned id, first line and headings (or in `full`), its
-    notebook by name; the negatives as claims."""
+    notebook by name; the negatives as claims. A long document (`digests`) says how many
+    passages it has, and in `full` is its digest — the passages that matter, under
+    budget — not its whole text (issue 37)."""
+    digests = digests or {}
     notes = []
     for note, declared in truth.notes:
         manifest = manifest_of(note.content)
         line = manifest.first_line + (f" (sections: {' · '.join(manifest.headings)})"
                                       if manifest.headings else "")
+        digest = digests.get(note.id)
+        if digest is not None:
+            line += f" — a document in {digest.passages} passages"
         notes.append(BriefTruthNote(
             id=note.versioned_id, declared_version=declared, kind=note.kind,
             notebook=(names.get(note.notebook_id, "(a notebook you cannot see)")
                       if note.notebook_id else None),
-            line=line, content=note.content if full else None))
+            line=line, content=(None if not full else digest.text if digest is not None
+                                else note.content)))
     return BriefTruth(state=truth.state, policy=truth.policy, notes=notes,
                       withheld=truth.withheld, negatives=[n.claim for n in truth.negatives])
 
@@ -247,7 +256,10 @@ def truth_for_agent(*, actor: Actor, notebook_id: uuid.UUID | str | None = None,
     with tenant(actor):
         notebook = None if notebook_uuid is None else access_notebook(actor, notebook_uuid)
         names = notebook_paths(live_notebooks(actor))
-        found = agent_truth(truth_for(actor, notebook), names, full=full)
+        truth = truth_for(actor, notebook)
+        digests = digests_of([note for note, _ in truth.notes], QueryArms(None),
+                             matched_words="")
+        found = agent_truth(truth, names, full=full, digests=digests)
     checked = notebook is not None and notebook.verify_agent_writes
     return ToolTruth(**dict(found), checked=True if checked else None)
 

@@ -24,8 +24,9 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
+from grove.interfaces.diffs import revision_diff
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import note_title, render_note, revision_diff
+from grove.interfaces.rendering import note_title, render_note
 from grove.interfaces.tasklists import CHECKBOX, task_items
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import selectors, services

@@ -198,8 +198,9 @@ SUMMARY = "One sentence for the owner: what changes and why"
 NOTES = ("The ids of the notes it acts on, copied exactly (note:<uuid>@<version>); for a "
          "merge the surviving note first; empty for create, create_notebook and "
          "move_notebook")
-CONTENT = ("edit, merge, create: the note's whole new content (markdown); null otherwise, "
-           "or for an edit that only changes the kind")
+CONTENT = ("edit, merge, create: the note's whole new content (markdown) — for an edit of "
+           "a part (…#<n>), that part's new text; null otherwise, or for an edit that only "
+           "changes the kind")
 NOTE_KIND = "create: the new note's kind; edit: a new kind, or null to keep it"
 NOTEBOOK = ("create and move_notes: the destination, a notebook id from the list "
             "(notebook:<uuid>) or \"personal\"; create_notebook and move_notebook: the "

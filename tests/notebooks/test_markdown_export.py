@@ -97,7 +97,8 @@ def test_the_zip_holds_one_file_per_note_named_by_its_title():
     handoff = yaml.safe_load(files["Projects/Resume at step 3.md"].decode().split("---\n")[1])
     assert handoff["task_id"] == "build-42"
     # A document note is its text, its tags added as the front matter it did not have.
-    assert files["Garden plan.md"] == b"---\ntags: [home]\n---\n# Garden plan\n\nBeds by the wall.\n"
+    assert files["Garden plan.md"] == \
+        b"---\ntags: [home]\n---\n# Garden plan\n\nBeds by the wall.\n"
 
 
 def test_export_then_ingest_into_an_empty_account_gives_the_same_notes_and_files(tmp_path):
