@@ -8,7 +8,6 @@ same bytes."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -63,7 +62,6 @@ def diff(left: Path, right: Path, *extra: str) -> subprocess.CompletedProcess[st
                           text=True, check=False)
 
 
-@pytest.mark.skipif(shutil.which("diff") is None, reason="needs diff")
 def test_a_vault_goes_in_and_comes_back_out_unchanged(home, tmp_path):
     vault = tmp_path / "vault"
     files = make_vault(vault)
