@@ -151,8 +151,13 @@ def ingest_root(actor: Actor, notebook: str | None) -> Notebook | None:
     top level (made when there is none). None: the account's top level (files into
     Personal, folders as top-level notebooks)."""
     actor.require(WRITE)
-    if notebook is None:
-        return None
+    return None if notebook is None else ingest_notebook(actor, notebook)
+
+
+def ingest_notebook(actor: Actor, notebook: str) -> Notebook:
+    """A live notebook named by its id, or by the name of one at the top level (made
+    when there is none)."""
+    actor.require(WRITE)
     with tenant(actor):
         notebooks = live_notebooks(actor)
         try:

@@ -37,7 +37,7 @@ from notebooks.ingest.files import ZIP_MAX_MEMBERS, Skipped, declared_members, u
 from notebooks.ingest.sealed import PART_BYTES, seal
 from notebooks.models import IngestUpload, IngestUploadPart
 from notebooks.rules import clean_kind, parse_uuid
-from notebooks.services.ingest import ingest_root
+from notebooks.services.ingest import ingest_notebook
 
 INGEST_UPLOAD = "ingest_upload"
 SHOWN_PATHS = 20  # per skip reason, on the progress page
@@ -172,7 +172,7 @@ def ingest_upload_start(*, actor: Actor, notebook: str, archive: IO[bytes], name
         add_skipped(left_out, item.reason, str(item.path))
     # One transaction: the notebook, the upload, its parts and its job, or nothing.
     with tenant(actor):
-        root = ingest_root(actor, notebook.strip())
+        root = ingest_notebook(actor, notebook.strip())
         upload = IngestUpload.objects.create(
             account_id=actor.account_id, root=root, name=name[:200] or "upload", kind=kind,
             subfolders=bool(subfolders), skipped=left_out)
