@@ -53,21 +53,43 @@ class QueryArms:
     max_distance: float = 2.0
 
 
-def best_passages(note_ids: Sequence[uuid.UUID], arms: QueryArms, *,
-                  per_note: int) -> dict[uuid.UUID, list[RankedPassage]]:
+@dataclass(frozen=True)
+class PassageHits:
+    """What a query found among a few notes' passages: the passages holding its terms
+    (with the terms each holds, heaviest first) and the passages within `max_distance`
+    of its vector (nearest first). One lookup, read by `best_passages` and by recall's
+    scoring of declared notes."""
+
+    lexical: list[tuple[int, uuid.UUID, frozenset[str]]]  # passage pk, note, terms held
+    semantic: list[tuple[int, uuid.UUID, float]]  # passage pk, note, distance
+
+
+def passage_hits(note_ids: Sequence[uuid.UUID], arms: QueryArms) -> PassageHits:
+    """The query's hits among the passages of `note_ids` (caller holds a tenant
+    transaction)."""
+    ids = list(dict.fromkeys(note_ids))
+    return PassageHits(lexical=_lexical(ids, arms) if ids else [],
+                       semantic=_semantic(ids, arms) if ids else [])
+
+
+def best_passages(note_ids: Sequence[uuid.UUID], arms: QueryArms, *, per_note: int,
+                  hits: PassageHits | None = None) -> dict[uuid.UUID, list[RankedPassage]]:
     """Each note's best `per_note` passages for the query, best first (ties: in text
     order); a note none of whose passages matches either arm gets its first passages,
-    scored 0. Notes without passages are left out."""
+    scored 0. Notes without passages are left out. `hits`: the query's `passage_hits`
+    when the caller already has them (for these notes or more)."""
     ids = list(dict.fromkeys(note_ids))
     if not ids:
         return {}
+    found = hits if hits is not None else passage_hits(ids, arms)
     rows = list(Passage.objects.filter(note_id__in=ids).order_by("note_id", "position")
                 .values_list("id", "note_id", "position", "headings", "text"))
     counts: dict[uuid.UUID, int] = {}
     for _, note_id, *_rest in rows:
         counts[note_id] = counts.get(note_id, 0) + 1
     scores: dict[int, float] = {}
-    for ranked in (_lexical(ids, arms), _semantic(ids, arms)):
+    for ranked in ([(pk, n) for pk, n, _ in found.lexical],
+                   [(pk, n) for pk, n, _ in found.semantic]):
         per_note_rank: dict[uuid.UUID, int] = {}
         for passage, note_id in ranked:
             rank = per_note_rank.get(note_id, 0)
@@ -78,7 +100,7 @@ def best_passages(note_ids: Sequence[uuid.UUID], arms: QueryArms, *,
         out.setdefault(note_id, []).append(RankedPassage(
             note_id=note_id, position=position, of=counts[note_id], headings=list(headings),
             text=text, score=round(scores.get(pk, 0.0), 6)))
-    return {note_id: _best(found, per_note) for note_id, found in out.items()}
+    return {note_id: _best(passages, per_note) for note_id, passages in out.items()}
 
 
 def _best(found: list[RankedPassage], per_note: int) -> list[RankedPassage]:
@@ -88,7 +110,8 @@ def _best(found: list[RankedPassage], per_note: int) -> list[RankedPassage]:
         else found[:per_note]
 
 
-def _lexical(ids: list[uuid.UUID], arms: QueryArms) -> list[tuple[int, uuid.UUID]]:
+def _lexical(ids: list[uuid.UUID], arms: QueryArms
+             ) -> list[tuple[int, uuid.UUID, frozenset[str]]]:
     """The passages holding the query's selecting terms, by the weight of what they hold."""
     weights = arms.weights
     if weights is None or not weights.selecting():
@@ -99,18 +122,18 @@ def _lexical(ids: list[uuid.UUID], arms: QueryArms) -> list[tuple[int, uuid.UUID
             "SELECT p.id, p.note_id, array_agg(DISTINCT q.t) FROM passages_passage p "
             "JOIN unnest(%s::text[]) AS q(t) ON p.search @@ q.t::tsquery "
             "WHERE p.note_id = ANY(%s) GROUP BY p.id, p.note_id", [list(literal), ids])
-        found = [(pk, note_id, sum(weights.terms[literal[t]] for t in contains))
+        found = [(pk, note_id, frozenset(literal[t] for t in contains))
                  for pk, note_id, contains in cursor.fetchall()]
-    return [(pk, note_id) for pk, note_id, _ in sorted(found, key=lambda h: (-h[2], h[0]))]
+    return sorted(found, key=lambda h: (-sum(weights.terms[t] for t in h[2]), h[0]))
 
 
-def _semantic(ids: list[uuid.UUID], arms: QueryArms) -> list[tuple[int, uuid.UUID]]:
+def _semantic(ids: list[uuid.UUID], arms: QueryArms) -> list[tuple[int, uuid.UUID, float]]:
     """The passages whose vector lies within `max_distance` of the query's, nearest first."""
     if arms.vector is None or arms.profile is None or arms.dimension is None:
         return []
     measure = CosineDistance(Cast("embedding", VectorField(dimensions=arms.dimension)),
                              arms.vector)
-    return [(pk, note_id) for pk, note_id, distance in
+    return [(pk, note_id, float(distance)) for pk, note_id, distance in
             PassageVector.objects.filter(note_id__in=ids, profile=arms.profile,
                                          dimension=arms.dimension)
             .annotate(distance=measure).order_by("distance", "passage_id")

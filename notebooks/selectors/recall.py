@@ -32,8 +32,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import Cast, RowNumber
-from pgvector.django import CosineDistance, VectorField
+from django.db.models.functions import RowNumber
 
 from grove.embeddings import get_embedder
 from grove.embeddings.profile import active_profile_name
@@ -61,16 +60,20 @@ from notebooks.schemas.truth import Coverage
 from notebooks.selectors import recall_budget
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import Scope, resolve_scope
-from notebooks.selectors.passage_rank import QueryArms, best_passages
+from notebooks.selectors.passage_rank import (
+    PassageHits,
+    QueryArms,
+    best_passages,
+    passage_hits,
+)
 from notebooks.selectors.recall_query import (
     SEMANTIC_SETTINGS,
     gather,
     lexical_arm,
 )
-from notebooks.selectors.recall_terms import RRF_K, Weights, choose_clauses, tsquery_literal
+from notebooks.selectors.recall_terms import RRF_K, Weights, choose_clauses
 from notebooks.selectors.truth import Truth, scoped_truth
 from passages.chunking import CHUNK_CHARS
-from passages.models import PassageVector
 
 CANDIDATES = 50  # per arm
 # Fusion: a convex combination of the arms' scores, each min-max normalised over its
@@ -300,10 +303,14 @@ def recall(
         # Fused order, the window's notes first when it boosts (`gather`).
         ranked_ids = [found.id for found in gathered.candidates]
         coverage: Coverage | None = None
+        query_arms = QueryArms(weights, vector, profile,
+                               semantic[1] if semantic is not None else None,
+                               max_distance)
+        hits: PassageHits | None = None
         if truth.notes:
             with stage("declared"):
-                declared = _declared_hits(truth, weights, vector, embedder, profile,
-                                          max_distance)
+                hits = passage_hits(list(truth.ids), query_arms)
+                declared = _declared_hits(truth, weights, hits)
             coverage = "covered" if declared else "not_covered"
             for note_id, (score, arms, distance) in declared.items():
                 fused[note_id], matched[note_id] = score, [*arms, "declared"]
@@ -325,10 +332,8 @@ def recall(
         passages = {found.id: found.passage for found in gathered.candidates
                     if found.passage is not None}
         if missing:  # a declared document found apart answers with its best passage
-            query_arms = QueryArms(weights, vector, profile,
-                             int(embedder.dimension) if embedder is not None else None,
-                             max_distance)
-            for note_id, best in best_passages(missing, query_arms, per_note=1).items():
+            for note_id, best in best_passages(missing, query_arms, per_note=1,
+                                               hits=hits).items():
                 if best and best[0].of > 1 and note_id in notes:
                     passages[note_id] = best[0].ref(notes[note_id].version)
                     notes[note_id].content = best[0].text
@@ -404,47 +409,30 @@ def _profile(scope: Searched, task_id: str | None, limit: int, max_chars: int,
     return RecallOut(data=items, meta=meta)
 
 
-def _declared_hits(truth: Truth, weights: Weights, vector: list[float] | None,
-                   embedder: Any, profile: str | None, max_distance: float
+def _declared_hits(truth: Truth, weights: Weights, hits: PassageHits
                    ) -> dict[uuid.UUID, tuple[float, list[str], float | None]]:
     """The declared notes that answer the query, scored as recall scores its arms: a
-    declared note containing a distinctive query term, or within `max_distance` of the
-    query's vector — looked up among the declared notes themselves (a few), not among
-    the arms' top candidates, so a declared note is never missed for ranking 51st."""
-    ids = list(truth.ids)
-    lexical: list[tuple[uuid.UUID, float]] = []
-    selecting = weights.selecting()
-    if selecting:
-        literal = {tsquery_literal(t): t for t in weights.terms}
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT p.note_id, array_agg(DISTINCT q.t) FROM passages_passage p "
-                "JOIN unnest(%s::text[]) AS q(t) ON p.search @@ q.t::tsquery "
-                "WHERE p.note_id = ANY(%s) GROUP BY p.note_id", [list(literal), ids])
-            for note_id, contains in cursor.fetchall():
-                found = {literal[t] for t in contains}
-                if weights.selects(found):
-                    lexical.append((note_id, sum(weights.terms[t] for t in found)))
-    semantic: list[tuple[uuid.UUID, float]] = []
-    if vector is not None and embedder is not None and profile is not None:
-        dim = int(embedder.dimension)
-        measure = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
-        nearest: dict[uuid.UUID, float] = {}
-        for note_id, d in (PassageVector.objects.filter(note_id__in=ids, profile=profile,
-                                                        dimension=dim)
-                           .annotate(distance=measure).order_by("distance")
-                           .values_list("note_id", "distance")):
-            if d <= max_distance:
-                nearest.setdefault(note_id, float(d))  # each note's nearest passage
-        semantic = list(nearest.items())
-    hits: dict[uuid.UUID, tuple[float, list[str], float | None]] = {}
+    declared note whose passages hold the query's distinctive terms, or one of whose
+    passages lies within `max_distance` of the query's vector — from `hits`, looked up
+    among the declared notes themselves (a few), not among the arms' top candidates, so
+    a declared note is never missed for ranking 51st."""
+    held: dict[uuid.UUID, set[str]] = {}
+    for _, note_id, terms in hits.lexical:
+        held.setdefault(note_id, set()).update(terms)
+    lexical = [(note_id, sum(weights.terms[t] for t in found))
+               for note_id, found in held.items() if weights.selects(found)]
+    nearest: dict[uuid.UUID, float] = {}
+    for _, note_id, away in hits.semantic:
+        nearest.setdefault(note_id, away)  # each note's nearest passage
+    scored: dict[uuid.UUID, tuple[float, list[str], float | None]] = {}
+    ranked: list[tuple[uuid.UUID, float]]
     for arm, ranked in (("lexical", sorted(lexical, key=lambda h: (-h[1], str(h[0])))),
-                        ("semantic", semantic)):
+                        ("semantic", list(nearest.items()))):
         for rank, (note_id, value) in enumerate(ranked):
-            score, arms, distance = hits.get(note_id, (0.0, [], None))
-            hits[note_id] = (score + 1.0 / (RRF_K + rank + 1), [*arms, arm],
-                             value if arm == "semantic" else distance)
-    return hits
+            score, arms, distance = scored.get(note_id, (0.0, [], None))
+            scored[note_id] = (score + 1.0 / (RRF_K + rank + 1), [*arms, arm],
+                               value if arm == "semantic" else distance)
+    return scored
 
 
 def term_counts(lexemes: Sequence[str]) -> dict[str, int]:
