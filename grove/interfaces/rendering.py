@@ -37,6 +37,8 @@ from markdown_it.rules_inline.image import image as image_rule
 from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from grove.interfaces.front_matter import front_matter_end, front_matter_lines, front_matter_plugin
+
 TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code",
     "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th",
@@ -60,7 +62,7 @@ def markdown_parser(breaks: bool = False) -> MarkdownIt:
     return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
                                       "breaks": breaks})
             .enable(["table", "strikethrough"])
-            .use(tasklists_plugin))
+            .use(tasklists_plugin).use(front_matter_plugin))
 
 
 ALIGNMENTS = {f"text-align:{side}": f"align-{side}" for side in ("left", "center", "right")}
@@ -153,8 +155,8 @@ def _render(text: str, *, model: bool, title: bool = False,
             if model:
                 token.children = _model_links(token.children, parser, env)
     line = title_line(text) if title else None
-    if line is not None:
-        tokens = _title_as_heading(tokens, line)
+    if line is not None:  # counted after the front matter; the tokens count it
+        tokens = _title_as_heading(tokens, line + front_matter_lines(text))
     html = parser.renderer.render(tokens, parser.options, env)
     clean = nh3.clean(html, tags=MODEL_TAGS if model else TAGS,
                       attributes=MODEL_ATTRIBUTES if model else ATTRIBUTES,
@@ -352,8 +354,6 @@ def _title_text(line: str) -> str:
     return " ".join(html.unescape(_ESCAPED.sub(r"\1", _EMPHASIS.sub("", line))).split())
 
 
-# A leading YAML front matter block (an Obsidian note's properties): never the title.
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}=+[ \t]*$")
 HEADING_SEARCH_LINES = 60
@@ -362,8 +362,7 @@ HEADING_SEARCH_LINES = 60
 def _head_lines(content: str, *, lines: int = 0) -> list[str]:
     """The lines of a note's start after its front matter, split where markdown splits
     them (`lines`: at least that many, for a heading further down)."""
-    match = _FRONT_MATTER.match(content)
-    start = match.end() if match else 0
+    start = front_matter_end(content)  # the front matter is never the title
     head = NEWLINE.split(content[start:start + EXCERPT_SOURCE_CHARS])
     if len(head) < lines and start + EXCERPT_SOURCE_CHARS < len(content):
         head = NEWLINE.split(content[start:start + EXCERPT_SOURCE_CHARS * 8])[:lines]

@@ -207,6 +207,12 @@ class Channel(filesystem.Channel):
 class Transport(filesystem.Transport):
     Channel = Channel
 
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        """A folder has no host or port: kombu's default ('localhost') would make every
+        connection log that no hostname was supplied — on every `grove ingest`."""
+        return {}
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.settled = threading.Event()

@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
+from grove.interfaces.front_matter import FRONT_MATTER
+
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,6 @@ def envelope(text: str) -> tuple[str, str, str]:
     return text[:start], inner, text[start + len(inner):]
 
 
-def front_matter_end(text: str) -> int:
-    """Where a leading YAML front matter block ends (0: none)."""
-    match = _FRONT_MATTER.match(text)
-    return match.end() if match else 0
-
-
 def strip_private(text: str) -> tuple[str, int]:
     """`text` without its private regions, and how many there were."""
     return _PRIVATE.subn("", text)
@@ -86,7 +81,7 @@ def prepare(text: str) -> Prepared:
     text = text[len(bom):]
     lead, whole, tail = envelope(text)
     lead = bom + lead
-    match = _FRONT_MATTER.match(text)
+    match = FRONT_MATTER.match(text)
     if match is None:
         return Prepared(body=whole, text=whole, lead=lead, tail=tail, private_regions=private)
     body = text[match.end():].strip()

@@ -40,12 +40,12 @@ from typing import IO
 import yaml
 from django.db.models.functions import Substr
 
+from grove.interfaces.front_matter import front_matter_end
 from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
 from grove.kernel.paging import Key, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.ingest.files import unsafe_path_reason
-from notebooks.ingest.source import front_matter_end
 from notebooks.models import IngestedChunk, Kind, Note
 from notebooks.schemas.notes import NotebookOut
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to

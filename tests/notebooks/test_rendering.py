@@ -82,3 +82,24 @@ def test_the_note_page_shows_rendered_markdown():
     body = page[page.index("<main"):]
     assert ActiveParts(body).found == []
     assert ActiveParts('<a href="javascript:x" onclick="y">').found  # the checker works
+
+
+def test_front_matter_is_drawn_as_its_properties_and_the_title_follows_it():
+    """An Obsidian note's properties: one quiet preformatted block (escaped, inert), not
+    a rule over a heading; the title line after it is the page's heading; a task-like
+    line inside it is no box to tick."""
+    from grove.interfaces.rendering import render_note
+    from grove.interfaces.tasklists import task_items
+
+    note = ("---\r\ntags: [garden]\r\nstatus: <script>alert(1)</script>\r\n"
+            "todo: \"- [ ] not a task\"\r\n---\r\nGarden plan\r\n\r\n- [ ] sow beans\r\n")
+    html = render_note(note)
+    assert html.startswith('<pre><code class="front-matter">tags: [garden]\nstatus: '
+                           "&lt;script&gt;alert(1)&lt;/script&gt;\n")
+    assert "<hr>" not in html and "<h2>" not in html and ActiveParts(html).found == []
+    assert "<h1>Garden plan</h1>" in html
+    assert [item.text for item in task_items(note)] == ["sow beans"]
+    # No closing line: not front matter, but a rule and text as markdown has them.
+    assert render_note("---\nnot closed\n\ntext").startswith("<hr>")
+    # Further down, "---" blocks are ordinary markdown.
+    assert "front-matter" not in render_markdown("text\n\n---\na: 1\n---\n")

@@ -72,6 +72,7 @@ def test_a_vault_goes_in_and_comes_back_out_unchanged(home, tmp_path):
     ingested = run_grove("ingest", str(vault), "--notebook", "Vault", "--user", "alice",
                          "--subfolders", home=home, timeout=600)
     assert ingested.returncode == 0, ingested.stderr
+    assert ingested.stderr == ""  # a clean run says nothing else (no broker warnings)
     assert "6 files into 'Vault': 6 notes created" in ingested.stdout
     assert "skipped (hidden): 1" in ingested.stdout  # .obsidian/, not entered
 
