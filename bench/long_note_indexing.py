@@ -142,36 +142,31 @@ def main() -> None:
     before, after = pieces("note", text), pieces("note", changed)
     touched = len({p.hash for p in after} - {p.hash for p in before})
     runs: list[dict[str, Any]] = []
+
+    def timed(save: Any) -> tuple[uuid.UUID, dict[str, Any]]:
+        """Run `save` (it returns the note's id), then wait until the note is ready."""
+        t0 = time.perf_counter()
+        note_id = save()
+        t_saved = time.perf_counter()
+        batches = until_ready(env, note_id)
+        t_ready = time.perf_counter()
+        calls, texts = counter.take()
+        passages, vectors = counts(env, note_id)
+        return note_id, {"save_ms": round((t_saved - t0) * 1000, 1),
+                         "save_to_ready_s": round(t_ready - t0, 2), "batches": batches,
+                         "model_calls": calls, "texts_embedded": texts,
+                         "passages": passages, "vectors": vectors}
+
     for run in range(1, args.runs + 1):
         counter.take()
-        t0 = time.perf_counter()
-        out = note_remember(actor=env.actor, operation_id=uuid.uuid4(), content=text,
-                            kind="note")
-        t_saved = time.perf_counter()
-        note_id = uuid.UUID(str(out.note.id).removeprefix("note:"))
-        batches = until_ready(env, note_id)
-        t_ready = time.perf_counter()
-        calls, texts = counter.take()
-        passages, vectors = counts(env, note_id)
-        new = {"save_ms": round((t_saved - t0) * 1000, 1),
-               "save_to_ready_s": round(t_ready - t0, 2), "batches": batches,
-               "model_calls": calls, "texts_embedded": texts, "passages": passages,
-               "vectors": vectors}
-
+        note_id, new = timed(lambda: uuid.UUID(str(note_remember(
+            actor=env.actor, operation_id=uuid.uuid4(), content=text,
+            kind="note").note.id).removeprefix("note:")))
         since = timezone.now()
-        t0 = time.perf_counter()
-        note_update(actor=env.actor, operation_id=uuid.uuid4(), note_id=note_id,
-                    content=changed)
-        t_saved = time.perf_counter()
-        batches = until_ready(env, note_id)
-        t_ready = time.perf_counter()
-        calls, texts = counter.take()
-        passages, vectors = counts(env, note_id)
-        edit = {"save_ms": round((t_saved - t0) * 1000, 1),
-                "save_to_ready_s": round(t_ready - t0, 2), "batches": batches,
-                "model_calls": calls, "texts_embedded": texts, "passages": passages,
-                "vectors": vectors,
-                "vectors_written": vectors_written_since(env, note_id, since)}
+        _, edit = timed(lambda made=note_id: note_update(
+            actor=env.actor, operation_id=uuid.uuid4(),
+            note_id=made, content=changed).id)
+        edit["vectors_written"] = vectors_written_since(env, note_id, since)
         runs.append({"run": run, "new": new, "edit": edit})
         print(run, runs[-1], flush=True)
 
