@@ -56,6 +56,10 @@ MARKER = "grove-export"
 FORMAT = 2
 PAGE = 500
 TITLE_SOURCE_CHARS = 8_000  # what a title is read from (front matter, first heading)
+# Unpacked by any tool as a folder anyone may enter and files anyone may read (umask
+# still applies): without modes, `unzip` makes folders its own user cannot enter.
+FOLDER_MODE = 0o40755
+FILE_MODE = 0o100644
 NAME_MAX_CHARS = 60
 _UNSAFE = re.compile(r'[\x00-\x1f<>:"/\\|?*\x7f]+')
 
@@ -142,8 +146,9 @@ def _numbered(path: str, number: int) -> str:
 
 def _plan(actor: Actor, notebooks: list[NotebookOut], folders: dict[uuid.UUID, str],
           filed: dict[uuid.UUID, _Filed]) -> dict[uuid.UUID, str]:
-    """Every exported note's path in the zip: ingested notes in place first (by path),
-    then the rest by age, each taking the first free name (compared case-folded)."""
+    """Every exported note's path in the zip: ingested notes in place first (by path,
+    exactly as their files were named), then the rest by age, each taking the first
+    name free in any case."""
     children = {(nb.parent_id, nb.name.casefold()): nb.id for nb in notebooks}
     placed: list[tuple[str, uuid.UUID]] = []
     titled: list[tuple[str, uuid.UUID]] = []
@@ -170,14 +175,27 @@ def _plan(actor: Actor, notebooks: list[NotebookOut], folders: dict[uuid.UUID, s
         if page.next_key is None:
             break
         after = page.next_key
-    taken: set[str] = set()
+    # An ingested file keeps its exact path: the folder it came from held it beside
+    # names that differ only in case. Only an exact clash (two roots, or a file moved
+    # onto another's path) is numbered, never onto another file's path.
+    reserved = {path for path, _ in placed}
+    exact: set[str] = set()
     paths: dict[uuid.UUID, str] = {}
-    for path, note_id in [*sorted(placed), *titled]:
+    for path, note_id in sorted(placed):
         chosen, number = path, 1
-        while chosen.casefold() in taken:
+        while chosen in exact or (chosen != path and chosen in reserved):
             number += 1
             chosen = _numbered(path, number)
-        taken.add(chosen.casefold())
+        exact.add(chosen)
+        paths[note_id] = chosen
+    # Every other note takes the first name no other file has in any case.
+    folded = {path.casefold() for path in exact}
+    for path, note_id in titled:
+        chosen, number = path, 1
+        while chosen.casefold() in folded:
+            number += 1
+            chosen = _numbered(path, number)
+        folded.add(chosen.casefold())
         paths[note_id] = chosen
     return paths
 
@@ -234,7 +252,9 @@ def markdown_export(*, actor: Actor, out: IO[bytes]) -> MarkdownExportOut:
     count = 0
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for folder_name in sorted(folders.values()):  # empty notebooks are folders too
-            archive.writestr(zipfile.ZipInfo(folder_name + "/"), b"")
+            folder = zipfile.ZipInfo(folder_name + "/")
+            folder.external_attr = FOLDER_MODE << 16 | 0x10  # MS-DOS directory flag
+            archive.writestr(folder, b"")
         after: Key | None = None
         while True:
             with tenant(actor):
@@ -247,6 +267,7 @@ def markdown_export(*, actor: Actor, out: IO[bytes]) -> MarkdownExportOut:
                 info = zipfile.ZipInfo(path, date_time=note.updated_at.astimezone(UTC)
                                        .timetuple()[:6])
                 info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = FILE_MODE << 16
                 archive.writestr(info, file_bytes(note, filed.get(note.id)))
                 count += 1
             if page.next_key is None:

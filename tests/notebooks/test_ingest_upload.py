@@ -334,3 +334,14 @@ def test_a_part_that_does_not_open_ends_the_upload_failed(embedder):
     assert failed.state == "failed" and "could not be read back" in failed.error
     with tenant(owner):
         assert not Note.objects.exists() and not IngestUploadPart.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_upload_page_suggests_the_top_level_notebooks_by_name(web, owner):
+    """The notebook field's suggestions are names it takes: the top-level notebooks (a
+    nested one is not found by its name alone)."""
+    garden = factories.notebook(owner, "Garden")
+    factories.notebook(owner, "Beds", parent=garden.id)
+    page = web.get("/ingest/").content.decode()
+    options = page.split('<datalist id="ingest-notebooks">', 1)[1].split("</datalist>")[0]
+    assert options == '<option value="Garden">'

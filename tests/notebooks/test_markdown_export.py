@@ -191,3 +191,30 @@ def _actor(username):
     from grove.kernel.actor import Actor
 
     return Actor.for_session(Account.objects.get(username=username).id)
+
+
+def test_files_whose_names_differ_only_in_case_come_back_at_their_own_paths(tmp_path):
+    """A vault from a case-sensitive disk: each file keeps its exact path (one that
+    clashes with nothing is never renumbered); a note written in Grove whose title
+    matches one of them in another case takes a free name instead. The zip's folders
+    and files carry modes any unzip tool can enter and read."""
+    owner = factories.owner("carol")
+    vault = tmp_path / "vault"
+    (vault / "Inbox").mkdir(parents=True)
+    names = ["Case.md", "case.md", "case (2).md", "CASE.md"]
+    for name in names:
+        (vault / "Inbox" / name).write_text(f"# {name}\n\nfrom {name}\n")
+    call_command("ingest", str(vault), "--user", "carol", stdout=StringIO())
+    with tenant(owner):
+        inbox = Notebook.objects.get(name="Inbox")
+    factories.note(owner, "case\n\nwritten in Grove", kind="note", notebook_id=inbox.id)
+    bundle = tmp_path / "carol.zip"
+    call_command("export", "--user", "carol", "--markdown", str(bundle), stderr=StringIO())
+    files = export_files(bundle.read_bytes())
+    for name in names:
+        assert files[f"Inbox/{name}"] == (vault / "Inbox" / name).read_bytes()
+    assert files["Inbox/case (3).md"].endswith(b"written in Grove\n")
+    assert len(files) == 5
+    modes = {info.filename: info.external_attr >> 16
+             for info in zipfile.ZipFile(bundle).infolist()}
+    assert modes["Inbox/"] == 0o40755 and modes["Inbox/Case.md"] == 0o100644

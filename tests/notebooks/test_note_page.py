@@ -241,3 +241,22 @@ def test_an_older_version_lists_its_own_facts(owner, web):
     current = web.get(f"/notes/{note.id}/").content.decode()
     facts = current.split('<dl class="facts"', 1)[1].split("</dl>", 1)[0]
     assert "<dd>Garden</dd>" in facts and "july" in facts and f"note:{note.id}@3" in facts
+
+
+def test_a_long_notes_page_does_not_carry_every_revision_whole(owner, web):
+    """History lists a long note's revisions without their texts (each is read or
+    compared on its own), so eight saves of a 150 KB note are not a 1.7 MB page; a short
+    revision's text is still there to unfold."""
+    text = "# Field manual\n\n" + "\n\n".join(
+        f"## Section {i}\n\n" + "Moraine samples stay cold. " * 70 for i in range(80))
+    note = factories.note(owner, text, kind="note")
+    for version in range(1, 8):
+        services.note_update(actor=owner, operation_id=op(), note_id=note.id,
+                             content=text + f"\n\nEdit {version}.", expected_version=version)
+    page = web.get(f"/notes/{note.id}/").content.decode()
+    # The text, its editor's copy and its preview: three times, not eleven.
+    assert len(text) > 150_000 and len(page) < 4 * len(text)
+    assert page.count("characters: read it, or compare it above") == 8
+    short = factories.note(owner, "Leeks overwinter.", kind="note")
+    assert "<summary>Text</summary><pre>Leeks overwinter.</pre>" in \
+        web.get(f"/notes/{short.id}/").content.decode()
