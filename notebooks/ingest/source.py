@@ -64,7 +64,8 @@ def strip_private(text: str) -> tuple[str, int]:
     return _PRIVATE.subn("", text)
 
 
-def _tags(value: Any) -> tuple[str, ...]:
+def listed_tags(value: Any) -> tuple[str, ...]:
+    """The tags a front matter `tags` value lists (a list, or words in a string)."""
     if isinstance(value, str):
         items: list[Any] = re.split(r"[,\s]+", value)
     elif isinstance(value, list):
@@ -96,9 +97,9 @@ def prepare(text: str) -> Prepared:
         return replace(plain, warnings=("front matter is not a mapping; ignored",))
     exported = _exported(meta)
     if exported is None:
-        return replace(plain, tags=_tags(meta.get("tags")))
+        return replace(plain, tags=listed_tags(meta.get("tags")))
     body_lead, _, body_tail = envelope(text[match.end():])
-    return replace(plain, tags=_tags(meta.get("tags")), exported=exported,
+    return replace(plain, tags=listed_tags(meta.get("tags")), exported=exported,
                    lead=body_lead, tail=body_tail)
 
 

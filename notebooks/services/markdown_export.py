@@ -43,10 +43,13 @@ from django.db.models.functions import Substr
 from grove.interfaces.front_matter import front_matter_end
 from grove.interfaces.rendering import note_title
 from grove.kernel.actor import READ, Actor
+from grove.kernel.errors import Invalid
 from grove.kernel.paging import Key, keyset_page
 from grove.kernel.tenancy import tenant
 from notebooks.ingest.files import unsafe_path_reason
+from notebooks.ingest.source import listed_tags
 from notebooks.models import IngestedChunk, Kind, Note
+from notebooks.rules import TAGS_MAX, clean_tag
 from notebooks.schemas.notes import NotebookOut
 from notebooks.selectors.access import notebooks_visible_to, notes_visible_to
 from notebooks.selectors.library import notebooks_as_seen
@@ -201,15 +204,14 @@ def _plan(actor: Actor, notebooks: list[NotebookOut], folders: dict[uuid.UUID, s
 
 
 def with_tags(content: str, tags: list[str]) -> str:
-    """A document note's text with its tags in its front matter when the front matter
-    names none: a `tags:` line added to it, or a new front matter block."""
-    if not tags:
-        return content
-    line = yaml.safe_dump({"tags": list(tags)}, default_flow_style=None,
-                          allow_unicode=True, width=10_000)
+    """A document note's text with its tags in its front matter: unchanged when the
+    front matter lists exactly the note's tags (a file ingested and not retagged comes
+    back byte for byte); else a `tags:` line added to it (or a new front matter block),
+    or its `tags` entry written anew when it lists others — the rest of the block as it
+    was. Front matter that is not YAML is left alone."""
     end = front_matter_end(content)
     if not end:
-        return f"---\n{line}---\n{content}"
+        return f"---\n{_tags_line(tags)}---\n{content}" if tags else content
     block = content[:end]
     opening = block.index("\n") + 1
     closing = block.rstrip("\r\n").rfind("\n") + 1  # where the closing "---" starts
@@ -217,11 +219,51 @@ def with_tags(content: str, tags: list[str]) -> str:
         meta = yaml.safe_load(block[opening:closing])
     except (yaml.YAMLError, RecursionError):
         return content
-    if (meta is not None and not isinstance(meta, dict)) \
-            or (isinstance(meta, dict) and "tags" in meta):
+    if meta is not None and not isinstance(meta, dict):
         return content
     newline = "\r\n" if block[:closing].endswith("\r\n") else "\n"
-    return content[:closing] + line.replace("\n", newline) + content[closing:]
+    if not isinstance(meta, dict) or "tags" not in meta:
+        return content if not tags else (
+            content[:closing] + _tags_line(tags).replace("\n", newline) + content[closing:])
+    if _normalised(listed_tags(meta["tags"])) == sorted(set(tags)):
+        return content
+    lines = block[opening:closing].splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if _TAGS_KEY.match(line)), None)
+    if at is None:  # a `tags` key written some other way: not edited blind
+        return content
+    after = at + 1
+    while after < len(lines) and (lines[after][:1] in (" ", "\t", "-")
+                                  or not lines[after].strip()):
+        after += 1
+    entry = _tags_line(tags).replace("\n", newline) if tags else ""
+    edited = "".join([*lines[:at], entry, *lines[after:]])
+    try:
+        check = yaml.safe_load(edited)
+    except (yaml.YAMLError, RecursionError):
+        return content
+    if not isinstance(check, dict) or _normalised(listed_tags(check.get("tags"))) \
+            != sorted(set(tags)):
+        return content  # never write front matter that says something else
+    return content[:opening] + edited + content[closing:]
+
+
+_TAGS_KEY = re.compile(r"tags[ \t]*:")
+
+
+def _tags_line(tags: list[str]) -> str:
+    return yaml.safe_dump({"tags": list(tags)}, default_flow_style=None,
+                          allow_unicode=True, width=10_000)
+
+
+def _normalised(listed: tuple[str, ...]) -> list[str]:
+    """Tags as ingest stores them: the ones it would refuse left out, at most TAGS_MAX."""
+    kept = set()
+    for tag in listed:
+        try:
+            kept.add(clean_tag(tag))
+        except Invalid:
+            continue
+    return sorted(kept)[:TAGS_MAX]
 
 
 def file_bytes(note: Note, filed: _Filed | None) -> bytes:

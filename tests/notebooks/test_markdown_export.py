@@ -218,3 +218,37 @@ def test_files_whose_names_differ_only_in_case_come_back_at_their_own_paths(tmp_
     modes = {info.filename: info.external_attr >> 16
              for info in zipfile.ZipFile(bundle).infolist()}
     assert modes["Inbox/"] == 0o40755 and modes["Inbox/Case.md"] == 0o100644
+
+
+def test_tags_changed_in_grove_go_out_in_the_files_front_matter(tmp_path):
+    """A tag added in Grove to an ingested file whose front matter lists tags is written
+    into that list (the rest of the block byte for byte), so ingesting the export keeps
+    it; a file whose tags were not changed comes back as it was; front matter that is
+    not YAML is left alone."""
+    owner = factories.owner("dora")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    plan = ("---\r\ntitle: Plan\r\ntags:\r\n  - Garden\r\n  - \"#home\"\r\n"
+            "status: draft\r\n---\r\n# Plan\r\n")
+    files = {"plan.md": plan, "same.md": "---\ntags: [garden]\n---\n# Same\n",
+             "odd.md": "---\n: not yaml [\n---\n# Odd\n"}
+    for name, text in files.items():
+        (vault / name).write_bytes(text.encode())
+    call_command("ingest", str(vault), "--user", "dora", stdout=StringIO())
+    with tenant(owner):
+        notes = {n.source_path: n for n in Note.objects.all()}
+    for path, tags in (("plan.md", ["extra", "garden", "home"]), ("odd.md", ["added"])):
+        services.note_update(actor=owner, operation_id=op(), note_id=notes[path].id,
+                             tags=tags)
+    bundle = tmp_path / "dora.zip"
+    call_command("export", "--user", "dora", "--markdown", str(bundle), stderr=StringIO())
+    out = export_files(bundle.read_bytes())
+    assert out["plan.md"] == (b"---\r\ntitle: Plan\r\ntags: [extra, garden, home]\r\n"
+                              b"status: draft\r\n---\r\n# Plan\r\n")
+    assert out["same.md"] == files["same.md"].encode()
+    assert out["odd.md"] == files["odd.md"].encode()
+    factories.owner("erin")
+    call_command("ingest", str(bundle), "--user", "erin", stdout=StringIO())
+    erin = _actor("erin")
+    with tenant(erin):
+        assert Note.objects.get(source_path="plan.md").tags == ["extra", "garden", "home"]
