@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -157,8 +157,8 @@ def load(jobs: Sequence[Job]) -> dict[uuid.UUID, Input]:
     return inputs
 
 
-def _source(note: NoteOut) -> Source:
-    return Source(cite_as=note.versioned_id, note=note, score=1.0)
+def _source(note: NoteOut, via: uuid.UUID | None = None) -> Source:
+    return Source(cite_as=note.versioned_id, note=note, score=1.0, via=via)
 
 
 def _passages_of(actor: Actor, question: str, notes: list[NoteOut]
@@ -213,19 +213,22 @@ def _selected(actor: Actor, question: str,
     room = max(0, SUPPLIED_MAX - len(chosen))
     searched = sum(len(m) for m in members.values()) > room
     if searched and notebooks and room:
+        # Links are followed within the selected notebooks only: recall's scope is
+        # them, so a strict selection never reaches past itself through a link.
         found = recall.recall(actor=actor, query=question,
                               place=[nb.id for nb in notebooks],
                               include_personal=False, limit=room,
-                              max_chars=RECALL_MAX_MAX_CHARS)
+                              max_chars=RECALL_MAX_MAX_CHARS, expand="links")
         extra = [hit.note for hit in found.data if hit.note.id not in notes]
+        via = {hit.note.id: hit.via for hit in found.data if hit.via is not None}
     elif not searched:
-        extra = [NoteOut.of(n) for nb in notebooks for n in members[nb.id]]
+        extra, via = [NoteOut.of(n) for nb in notebooks for n in members[nb.id]], {}
     else:
-        extra = []
+        extra, via = [], {}
     supplied = (chosen + extra)[:SUPPLIED_MAX]
     by_passage, documents = _passages_of(actor, question, chosen)
     per_notebook = {nb.id: sum(1 for n in extra if n.notebook_id == nb.id) for nb in notebooks}
-    sources = [s for n in supplied for s in by_passage.get(n.id, [_source(n)])]
+    sources = [s for n in supplied for s in by_passage.get(n.id, [_source(n, via.get(n.id))])]
     coverage = Coverage(
         notes_selected=len(chosen), notes_supplied=len(chosen),
         notebooks=[NotebookCoverage(id=nb.id, name=nb.name, notes=counts[nb.id],
@@ -264,11 +267,18 @@ def _tidied(actor: Actor, tidy: dict[str, Any]
             [[n.versioned_id for n in g] for g in notes], coverage)
 
 
-def _stored(source: Source) -> SourceOut:
+def _label(note: NoteOut) -> str:
+    return note_title(note.content, 80, path=note.source_path)
+
+
+def _stored(source: Source, sources: list[Source]) -> SourceOut:
+    """A source as the turn keeps it; one reached through a link names the note it was
+    reached from (shown as "reached through a link from …")."""
     note = source.note
+    origin = next((s.note for s in sources if s.note.id == source.via), None)
     return SourceOut(cite_as=source.cite_as, note_id=note.id, version=note.version,
-                     kind=note.kind, notebook_id=note.notebook_id,
-                     label=note_title(note.content, 80, path=note.source_path))
+                     kind=note.kind, notebook_id=note.notebook_id, label=_label(note),
+                     via=source.via, via_label=_label(origin) if origin else None)
 
 
 def _generate(entry: Input) -> Output:
@@ -309,7 +319,7 @@ def _generate(entry: Input) -> Output:
         else:  # no recall — the scope's known falsehoods hold all the same
             claims = known_false_in(actor=actor, notebook_id=entry.scope,
                                     include_personal=entry.include_personal)
-        stored = [_stored(s) for s in sources]
+        stored = [_stored(s, sources) for s in sources]
         if uncovered:
             return Output(result=TurnResult(status="not_covered", blocks=[], sources=stored,
                                             resolved_question=resolved))
@@ -323,9 +333,7 @@ def _generate(entry: Input) -> Output:
                                             context_coverage=coverage,
                                             resolved_question=resolved,
                                             tidy_coverage=tidied))
-        evidence = [providers.Evidence(cite_as=e.cite_as, content=e.content[:NOTE_MAX_CHARS],
-                                       kind=e.kind, place=e.place)
-                    for e in evidence_of(sources)]
+        evidence = [replace(e, content=e.content[:NOTE_MAX_CHARS]) for e in evidence_of(sources)]
         places = _places(actor, entry, sources)
         draft = providers.generate(entry.question, evidence, history=entry.history,
                                    deadline=deadline, places=places, groups=groups,

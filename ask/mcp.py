@@ -8,7 +8,7 @@ from ask.services import ask
 from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from notebooks import selectors
-from notebooks.schemas.tools import ToolNote
+from notebooks.schemas.tools import FoundNote
 
 
 def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
@@ -17,7 +17,9 @@ def _ask(actor: Actor, args: AskArgs) -> AskToolOut:
     return AskToolOut(status=answer.status, blocks=answer.blocks,
                       # Each source by the id the blocks cite it with: a document's
                       # passage is `note:<id>@<v>#<n>`, its content that passage.
-                      sources=[ToolNote.marked(s.note, names, authority=s.authority,
+                      # A source reached through a link says from which note.
+                      sources=[FoundNote.found(s.note, names, passage=None, via=s.via,
+                                               authority=s.authority,
                                                known_false=s.known_false).model_copy(
                                                    update={"id": s.cite_as})
                                for s in answer.sources],

@@ -30,10 +30,12 @@ from notebooks.schemas.arguments import (
     place_of,
 )
 from notebooks.schemas.notes import AUTHORITY, KNOWN_FALSE, KnownFalse, NoteOut
-from notebooks.schemas.tools import ToolNote
+from notebooks.schemas.tools import FoundNote
 
 # The question's limit is the service's check (clean_query: 400 invalid_query, the same
 # over REST, MCP and the page), declared in the schema without a second check here.
+VIA = ("Reached through a link: the note whose cited passage links to this one (or is "
+       "linked from it), found for the question first.")
 _QUESTION: JsonDict = {"maxLength": QUERY_MAX_CHARS, "pattern": NONBLANK_TEXT}
 
 
@@ -145,6 +147,9 @@ class Source(Out):
     # place's truth when the question is not held to one notebook).
     authority: bool = Field(default=False, description=AUTHORITY)
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
+    # Reached through a link from this note, itself evidence of the answer (issue 38).
+    via: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None,
+                                  description=VIA)
 
 
 class PreviewNote(Out):
@@ -255,6 +260,10 @@ class SourceOut(Out):
     kind: str
     notebook_id: uuid.UUID | None
     label: str  # the note's first line, shortened
+    via: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None,
+                                  description=VIA)
+    via_label: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                  description="The first line of the note `via` names.")
 
 
 class NotebookCoverage(Out):
@@ -450,7 +459,7 @@ class CompactProposal(Out):
 class AskToolOut(Out):
     status: str  # answered | insufficient_evidence | no_evidence | not_covered | disabled | search
     blocks: list[AnswerBlock]
-    sources: list[ToolNote]
+    sources: list[FoundNote]
     # Proposed changes as data only: the owner applies them in the website.
     proposals: list[CompactProposal] = Field(default_factory=list)
 

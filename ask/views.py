@@ -63,6 +63,7 @@ class Chip:
     label: str
     changed: bool  # the note no longer reads as cited (`ask.selectors.citations`)
     current: int | None  # when changed: its version now; None: deleted or out of reach
+    via: str | None = None  # reached through a link from this note (its label; "" unknown)
 
     @property
     def href(self) -> str:
@@ -121,7 +122,8 @@ def _views(turns: list[TurnOut]) -> list[TurnView]:
         changes = {(c.note_id, c.cited_version): c.version for c in turn.sources_changed}
         chips = [Chip(number=i + 1, cite_as=s.cite_as, note_id=s.note_id, version=s.version,
                       label=s.label, changed=(s.note_id, s.version) in changes,
-                      current=changes.get((s.note_id, s.version)))
+                      current=changes.get((s.note_id, s.version)),
+                      via=None if s.via is None else s.via_label or "")
                  for i, s in enumerate(ordered)]
         by_cite = {c.cite_as: c for c in chips}
         blocks = [Block(html=_render_text(b.text, turn.format),

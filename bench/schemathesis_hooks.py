@@ -60,6 +60,7 @@ TOOL_ARGUMENTS = (("invalid_arguments",), lambda case: True)
 # The operations bench/schemathesis.toml names, with the rule each may refuse by.
 UNSTATED: dict[str, tuple[tuple[str, ...], Callable[[Any], bool]]] = {
     "GET /v1/notes": CURSOR, "POST /v1/notes/search": CURSOR, "GET /v1/notebooks": CURSOR,
+    "GET /v1/notes/{note_id}/related": CURSOR,
     "GET /v1/activity": CURSOR, "POST /v1/conversations/search": CURSOR,
     "POST /v1/notes/archive": DUPLICATES, "POST /v1/notes/restore": DUPLICATES,
     "POST /v1/notes/forget": DUPLICATES, "POST /v1/notes/move": DUPLICATES,

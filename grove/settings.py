@@ -40,6 +40,7 @@ GROVE_MODEL_CALLS_PER_ACCOUNT = CONFIG.model_calls_per_account
 INSTALLED_APPS = [
     "grove",
     "passages",
+    "links",
     "notebooks",
     "ask",
     "sharing",

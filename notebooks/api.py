@@ -68,6 +68,7 @@ from notebooks.schemas.notes import (
     SearchPage,
     SubtreeCounts,
 )
+from notebooks.schemas.related import RelatedNote, RelatedQuery
 from notebooks.schemas.truth import PendingRef
 from notebooks.selectors import recall as recall_service
 from notebooks.selectors import search
@@ -203,6 +204,15 @@ def note_retry_indexing(request: HttpRequest, note_id: uuid.UUID) -> Any:
             summary="Get a note, with what declared ground truth says of it")
 def note_get(request: HttpRequest, note_id: uuid.UUID) -> Any:
     return ok(selectors.note_read(actor=actor_of(request), note_id=note_id))
+
+
+@router.get("/notes/{note_id}/related", tags=["notes"],
+            response={200: OkList[RelatedNote], **ERRORS},
+            summary="The notes linked to and from a note, to depth 2, by signed cursor")
+def note_related(request: HttpRequest, note_id: uuid.UUID, query: Query[RelatedQuery]) -> Any:
+    found = selectors.related(actor=actor_of(request), note_id=note_id, depth=query.depth,
+                              limit=query.limit, cursor=query.cursor)
+    return ok(found.data, meta=found.meta)
 
 
 @router.patch("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **WRITE_ERRORS},

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import Any, Self, cast
 
 from django import forms
+from django.urls import reverse
 
 from grove.kernel.errors import Invalid
 from grove.kernel.forms import IdChoiceField
@@ -140,7 +141,9 @@ class _Editor(forms.Form):
             self.fields[name].widget.attrs["maxlength"] = str(self.limit)
         self.fields["content"].widget.attrs.update({
             "data-limits": json.dumps(limits, separators=(",", ":")),
-            "aria-describedby": "content-count"})
+            "aria-describedby": "content-count",
+            # Typing `[[` suggests notes by name from here (static/grove/suggest.js).
+            "data-titles": reverse("note-titles"), "aria-autocomplete": "list"})
 
     def kind_written(self) -> str | None:
         """The kind the note is being written as — as posted, else as shown — or None
@@ -196,6 +199,13 @@ class NoteEditForm(_Editor):
     content = _text_field()
     kind = forms.ChoiceField(choices=Kind.choices)
     tags = TagsField()
+    # Shown only when other notes link here (the note page's `backlinks`): a new title
+    # rewrites their links to it (`note_update(relink=True)`).
+    relink = forms.BooleanField(required=False, initial=True,
+                                label="Update the links to this note if its title changes")
+
+    def other_fields(self) -> list[forms.BoundField]:
+        return [f for f in super().other_fields() if f.name != "relink"]
 
 
 class PreviewForm(_Editor):

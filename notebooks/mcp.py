@@ -28,6 +28,7 @@ from notebooks.schemas.notes import (
     RevisionRead,
     SearchItem,
 )
+from notebooks.schemas.related import RelatedArgs, RelatedPage
 from notebooks.schemas.tools import (
     ArchiveArgs,
     ForgetArgs,
@@ -85,9 +86,14 @@ def _recall(actor: Actor, args: RecallArgs) -> RecallResult:
     found = recall.recall(actor=actor, **args.service_kwargs())
     names = selectors.notebook_names(actor=actor, notes=[item.note for item in found.data])
     return RecallResult(data=[FoundNote.found(item.note, names, passage=item.passage,
-                                              authority=item.authority,
+                                              via=item.via, authority=item.authority,
                                               known_false=item.known_false, full=args.full)
                               for item in found.data], meta=found.meta)
+
+
+def _related(actor: Actor, args: RelatedArgs) -> RelatedPage:
+    return selectors.related(actor=actor, note_id=args.note_id.id, depth=args.depth,
+                             limit=args.limit, cursor=args.cursor)
 
 
 def _list(actor: Actor, args: SearchArgs) -> NotesPage:
@@ -201,6 +207,9 @@ TOOLS = [
     Tool("get_note", "Get a note",
          "One note with its full record; `note:<id>@<version>` gives that older revision.",
          NoteArgs, FoundNote, _get, read_only=True),
+    Tool("related", "Linked notes",
+         "Notes linked to or from a note (depth 1) and to or from those (depth 2).",
+         RelatedArgs, RelatedPage, _related, read_only=True),
     Tool("list_notes", "List or search notes",
          "The user's notes by filters and keywords, sorted, a page at a time; "
          "meta.available is the total.",

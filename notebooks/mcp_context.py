@@ -150,6 +150,24 @@ def _note_text(found: NoteResource) -> str:
     text = f"{head}\n\n{note.content}\n"
     if note.known_false:
         text += f"\n{known_false_words(note.known_false)}\n"
+    if found.read is not None:
+        text += _links_text(found.read)
+    return text
+
+
+def _links_text(read: NoteRead) -> str:
+    """The note's links both ways, as `links` and `backlinks` say them (issue 38)."""
+    text = ""
+    if read.links:
+        text += "\nLinks to:\n" + "".join(
+            f"- {link.target}{'#' + link.heading if link.heading else ''} → "
+            + (f"note:{link.note_id} ({link.title})\n" if link.note_id
+               else "no note (unresolved)\n")
+            for link in read.links)
+    if read.backlinks:
+        text += "\nLinked from:\n" + "".join(
+            f"- note:{link.note_id} ({link.title})" + (f": {link.context}" if link.context else "")
+            + "\n" for link in read.backlinks)
     return text
 
 

@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("notes/new", views.note_create, name="note-create"),
     path("notes/preview", views.note_preview, name="note-preview"),
+    path("notes/titles", views.note_titles, name="note-titles"),
     path("notes/bulk", views.notes_bulk, name="notes-bulk"),
     path("notes/bulk/undo", views.notes_bulk_undo, name="notes-bulk-undo"),
     path("notes/<uuid:note_id>/", views.note_detail, name="note"),

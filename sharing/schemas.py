@@ -70,6 +70,9 @@ class ShareVisit:
     limit: int = 0
     next_cursor: str | None = None
     available: int = 0  # the share's notes in all (a page's)
+    # The shown note's links: (form, target as written, the note it reaches when that
+    # note is in the share, else None) — `selectors.share_links`.
+    links: tuple[tuple[str, str, uuid.UUID | None], ...] = ()
 
 
 class PublicNoteOut(Out):

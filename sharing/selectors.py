@@ -219,7 +219,17 @@ def share_content(*, token: str, note_id: Any = None, cursor: str | None = None,
         return _page_visit(share, cursor, limit)
     if note is None:
         raise NotFound(SHARE_NOT_FOUND, code="share_not_found")
-    return ShareVisit(share=share, note=note)
+    return ShareVisit(share=share, note=note, links=share_links(share, note.id))
+
+
+def share_links(share: PublicShare,
+                note_id: uuid.UUID) -> tuple[tuple[str, str, uuid.UUID | None], ...]:
+    """The links a note of the share writes, each with its target only when that note
+    is in the share too (`grove_share_links`, sharing 0005)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT form, target, target_id FROM grove_share_links(%s, %s)",
+                       [share.token, note_id])
+        return tuple((form, target, target_id) for form, target, target_id in cursor.fetchall())
 
 
 def share_notes_page(*, token: str, cursor: str | None = None,

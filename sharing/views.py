@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 from grove.interfaces.middleware import session_actor
 from grove.interfaces.rendering import note_title, render_note, title_and_excerpt
 from grove.interfaces.rest import envelope_response, error_response, ok
+from grove.interfaces.wikilinks import Drawn, Resolver, Written, heading_anchor
 from grove.kernel import throttle
 from grove.kernel.errors import GroveError
 from sharing import selectors as public
@@ -155,9 +156,29 @@ def _show_note(request: HttpRequest, visit: ShareVisit, as_json: bool,
     assert note is not None
     if as_json:
         return _json(request, share, PublicNoteOut.of(note), _meta(share))
+    html = render_note(note.content, _share_resolver(visit), anchors=True)
     return _headers(render(request, "sharing/note.html", {
-        "share": share, "note": note, "html": render_note(note.content),
+        "share": share, "note": note, "html": html,
         "title": note_title(note.content), "back": back}), share)
+
+
+def _share_resolver(visit: ShareVisit) -> Resolver:
+    """A share page's links: to a note of the same share, its page under this link (at
+    the heading named); any other link — unresolved, or to a note outside the share —
+    is its label as plain text, so the page names nothing outside the share."""
+    inside = {(form, target): target_id for form, target, target_id in visit.links
+              if target_id is not None}
+    token = visit.share.token
+
+    def resolve(written: Written) -> Drawn | None:
+        target_id = inside.get((written.form, written.target))
+        if target_id is None:
+            return None
+        page = (reverse("public-share", args=[token]) if visit.share.kind == "note"
+                else reverse("public-share-note", args=[token, target_id]))
+        return Drawn(page + (f"#{heading_anchor(written.heading)}" if written.heading else ""))
+
+    return resolve
 
 
 # -- the owner's side -------------------------------------------------------------------------

@@ -23,15 +23,15 @@ def test_ruff():
 @pytest.mark.slow
 def test_mypy(tmp_path):
     # The django-stubs plugin loads Grove's settings: give it a throwaway data folder.
-    result = run("mypy", "grove", "passages", "notebooks", "ask", "sharing",
+    result = run("mypy", "grove", "passages", "links", "notebooks", "ask", "sharing",
                  GROVE_HOME=str(tmp_path / "home"), DJANGO_SETTINGS_MODULE="grove.settings")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 # -- the layout (STYLE "Layers and where code lives") ------------------------------------------
 
-APPS = ("grove", "passages", "notebooks", "ask", "sharing")
-FEATURES = ("passages", "notebooks", "ask", "sharing")
+APPS = ("grove", "passages", "links", "notebooks", "ask", "sharing")
+FEATURES = ("passages", "links", "notebooks", "ask", "sharing")
 MAX_MODULE_LINES = 500
 
 

@@ -231,18 +231,22 @@ def known_false_in(*, actor: Actor, notebook_id: Any = EVERYWHERE,
 def retrieve(*, actor: Actor, question: str, notebook_id: Any = EVERYWHERE,
              include_personal: bool = True, limit: int = EVIDENCE_LIMIT) -> Retrieved:
     """Recall's evidence for a question in a scope (`notebook_id`: everything granted,
-    Personal (None) or a notebook; `include_personal` as Ask reads it, `personal_in`)."""
+    Personal (None) or a notebook; `include_personal` as Ask reads it, `personal_in`).
+    Links are followed (issue 38): a note linked to or from a matching one may be
+    evidence with its best passage, marked `via` that note — only within the scope,
+    which recall reads through the caller's grant, so no hop leaves it."""
     personal = personal_in(notebook_id, include_personal)
     found = recall.recall(actor=actor, query=question, limit=limit,
                           max_chars=EVIDENCE_MAX_CHARS, place=notebook_id,
-                          include_personal=personal)
+                          include_personal=personal, expand="links")
     return Retrieved(
         # A document's hit is its best passage: cited as that passage, and the note's
         # content here is that passage alone (an edit proposal may not rewrite a note
         # from part of it: `ask.selectors.proposals`).
         sources=[Source(cite_as=hit.passage.id if hit.passage else hit.note.versioned_id,
                         note=hit.note, score=hit.score,
-                        authority=hit.authority, known_false=hit.known_false)
+                        authority=hit.authority, known_false=hit.known_false,
+                        via=hit.via)
                  for hit in found.data],
         uncovered=found.meta.policy == "restrict" and found.meta.coverage == "not_covered",
         known_false=known_false(actor, notebook_id, include_personal=personal))

@@ -63,8 +63,17 @@ def evidence_of(sources: list[Source]) -> list[providers.Evidence]:
     return [providers.Evidence(cite_as=s.cite_as, content=s.note.content, kind=s.note.kind,
                                place="Personal" if s.note.notebook_id is None
                                else str(s.note.notebook_id), authority=s.authority,
-                               known_false=tuple(k.claim for k in s.known_false))
+                               known_false=tuple(k.claim for k in s.known_false),
+                               via=_via(s, sources))
             for s in sources]
+
+
+def _via(source: Source, sources: list[Source]) -> str:
+    """The id the model knows a linked source's note by: the cite of the source it was
+    reached from (its first, when a document gave several), else the bare note id."""
+    if source.via is None:
+        return ""
+    return next((s.cite_as for s in sources if s.note.id == source.via), f"note:{source.via}")
 
 
 def answered(draft: providers.Draft, sources: list[Source],

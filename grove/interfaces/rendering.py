@@ -38,6 +38,13 @@ from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from grove.interfaces.front_matter import front_matter_end, front_matter_lines, front_matter_plugin
+from grove.interfaces.wikilinks import (
+    ANCHOR_PREFIX,
+    Resolver,
+    draw_links,
+    heading_anchor,
+    wikilinks_plugin,
+)
 
 TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code",
@@ -45,12 +52,14 @@ TAGS = {
     "td", "input",
 }  # no img (nor anything else that loads a resource): see the module's docstring
 ATTRIBUTES = {
-    "a": {"href", "title"},
+    "a": {"href", "title", "class"},  # class: wikilink | wikilink missing
     "th": {"class"}, "td": {"class"},  # column alignment: align-left|center|right
     "ol": {"start"},
     "li": {"class"}, "ul": {"class"},
     "input": {"type", "checked", "disabled", "class"},
     "code": {"class"},
+    # A note's headings carry an id (`h-…`) that `[[Note#Heading]]` links to.
+    **{f"h{level}": {"id"} for level in range(1, 7)},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 
@@ -62,15 +71,22 @@ def markdown_parser(breaks: bool = False) -> MarkdownIt:
     return (MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
                                       "breaks": breaks})
             .enable(["table", "strikethrough"])
-            .use(tasklists_plugin).use(front_matter_plugin))
+            .use(tasklists_plugin).use(front_matter_plugin).use(wikilinks_plugin))
 
 
 ALIGNMENTS = {f"text-align:{side}": f"align-{side}" for side in ("left", "center", "right")}
 
 
+LINK_CLASSES = frozenset({"wikilink", "wikilink missing"})
+
+
 def _classes_only(element: str, attribute: str, value: str) -> str | None:
     if attribute == "class" and element in ("th", "td"):
         return value if value in ALIGNMENTS.values() else None
+    if attribute == "class" and element == "a":
+        return value if value in LINK_CLASSES else None
+    if attribute == "id":
+        return value if value.startswith(ANCHOR_PREFIX) else None
     return value
 
 
@@ -122,14 +138,20 @@ def _images_as_links(children: list[Token], parser: MarkdownIt, env: dict) -> li
     return out
 
 
-def render_markdown(text: str, *, title: bool = False, breaks: bool = False) -> SafeString:
+def render_markdown(text: str, *, title: bool = False, breaks: bool = False,
+                    links: Resolver | None = None, anchors: bool = False) -> SafeString:
     """Markdown as safe HTML for templates. Table column alignment becomes a class, not
     a style attribute: the site's Content-Security-Policy allows no inline styles.
 
     `title`: the note's title line (`title_line`), when it opens a paragraph, becomes a
     heading (`render_note`);
-    `breaks`: a single line break is drawn as one (`<br>`)."""
-    return _render(text, model=False, title=title, breaks=breaks)
+    `breaks`: a single line break is drawn as one (`<br>`);
+    `links`: where links to other notes go (`grove.interfaces.wikilinks.draw_links`;
+    without it a wiki-link is its label as text);
+    `anchors`: each heading gets the id `[[Note#Heading]]` links to (only where the
+    note is the page's text: a preview or an excerpt on the same page would repeat it)."""
+    return _render(text, model=False, title=title, breaks=breaks, links=links,
+                   anchors=anchors)
 
 
 def render_model_markdown(text: str) -> SafeString:
@@ -140,8 +162,8 @@ def render_model_markdown(text: str) -> SafeString:
     return _render(text, model=True)
 
 
-def _render(text: str, *, model: bool, title: bool = False,
-            breaks: bool = False) -> SafeString:
+def _render(text: str, *, model: bool, title: bool = False, breaks: bool = False,
+            links: Resolver | None = None, anchors: bool = False) -> SafeString:
     parser = markdown_parser(breaks)
     env: dict = {}
     tokens = parser.parse(text, env)
@@ -151,18 +173,39 @@ def _render(text: str, *, model: bool, title: bool = False,
             if side:
                 token.attrs["class"] = side
         if token.type == "inline" and token.children:
-            token.children = _images_as_links(token.children, parser, env)
+            token.children = draw_links(_images_as_links(token.children, parser, env), links)
             if model:
                 token.children = _model_links(token.children, parser, env)
     line = title_line(text) if title else None
     if line is not None:  # counted after the front matter; the tokens count it
         tokens = _title_as_heading(tokens, line + front_matter_lines(text))
+    if anchors:
+        _anchor_headings(tokens, parser, env)
     html = parser.renderer.render(tokens, parser.options, env)
     clean = nh3.clean(html, tags=MODEL_TAGS if model else TAGS,
                       attributes=MODEL_ATTRIBUTES if model else ATTRIBUTES,
                       url_schemes=URL_SCHEMES, link_rel="noopener noreferrer nofollow",
                       attribute_filter=_model_classes if model else _classes_only)
     return mark_safe(clean)  # noqa: S308 - sanitised by nh3 just above
+
+
+_ANCHOR_ID = re.compile(r' id="h-[^"]*"')
+
+
+def without_anchors(html: SafeString) -> SafeString:
+    """Rendered HTML with its headings' anchors taken out (the same text shown twice on
+    a page: ids are unique)."""
+    return mark_safe(_ANCHOR_ID.sub("", str(html)))  # noqa: S308 - removes attributes only
+
+
+def _anchor_headings(tokens: list[Token], parser: MarkdownIt, env: dict) -> None:
+    """Each heading gets its anchor (`heading_anchor`; the second of one name `-2`…)."""
+    seen: dict[str, int] = {}
+    for opening, inline in zip(tokens, tokens[1:], strict=False):
+        if opening.type == "heading_open" and inline.type == "inline":
+            anchor = heading_anchor(_alt(inline, parser, env))
+            seen[anchor] = seen.get(anchor, 0) + 1
+            opening.attrs["id"] = anchor if seen[anchor] == 1 else f"{anchor}-{seen[anchor]}"
 
 
 # What model-written markdown adds: the destination shown beside an off-site link.
@@ -339,6 +382,8 @@ _CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$")
 # Inline marks: an image or link keeps its text, an autolink its address; emphasis,
 # strikethrough and code marks go (not the "_" inside snake_case); escapes unescaped.
 _LINKED = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A wiki-link keeps its label, else its target (`grove.interfaces.wikilinks`).
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]*)>")
 _EMPHASIS = re.compile(r"(?<!\\)(?:\*\*|__|~~|`+|(?<!\w)[*_]+|[*_]+(?!\w))")
 # A line of marks alone: a rule, a setext underline, a fence (its language is no title).
@@ -350,6 +395,7 @@ def _title_text(line: str) -> str:
     if _MARKS_ONLY.match(line):
         return ""
     line = _CLOSING_HASHES.sub("", _LINE_MARKS.sub("", line))
+    line = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), line)
     line = _AUTOLINK.sub(r"\1", _LINKED.sub(r"\1", line))
     return " ".join(html.unescape(_ESCAPED.sub(r"\1", _EMPHASIS.sub("", line))).split())
 
@@ -427,13 +473,15 @@ def title_and_excerpt(content: str, *, excerpt: bool = True,
     return title, shorten(rest, 241)
 
 
-def render_note(content: str) -> SafeString:
+def render_note(content: str, links: Resolver | None = None, *,
+                anchors: bool = False) -> SafeString:
     """A note as its page, its editor's preview and its share page show it: the first
     line, when it opens a paragraph, is the note's heading (a title written without "#"
     reads as one, not as the start of a run-on paragraph), and a single line break is a
     line break (as notes are written), not a space. Everything else is `render_markdown`:
-    the same sanitising, the same task-list boxes in the same order."""
-    return render_markdown(content, title=True, breaks=True)
+    the same sanitising, the same task-list boxes in the same order; `links` says where
+    its links to other notes go, `anchors` gives its headings their ids."""
+    return render_markdown(content, title=True, breaks=True, links=links, anchors=anchors)
 
 
 WORD_BACKTRACK = 24  # how far back a cut looks for the end of a word

@@ -41,6 +41,8 @@ DEFINER_FUNCTIONS = (
     "grove_share_viewed(text)",
     # How many notes a notebook share holds (sharing 0004).
     "grove_share_count(text)",
+    # The links of a shared note, resolved only within the share (sharing 0005).
+    "grove_share_links(text, uuid)",
     # Which account's ready job a stale wake-up takes (grove 0008).
     "grove_job_oldest_ready(text[], timestamptz)",
     # An API key's connection, and its last contact, in one statement (grove 0011).

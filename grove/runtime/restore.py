@@ -66,7 +66,8 @@ RESTORE_PGOPTIONS = "-c maintenance_work_mem=256MB"
 # The apps whose migrations a Grove database records, by label, and their packages (no
 # settings here: loading them would create the data folder; a test keeps this equal to
 # Django's list). A backup that names another app comes from a newer Grove.
-MIGRATING_APPS = {"grove": "grove", "passages": "passages", "notebooks": "notebooks",
+MIGRATING_APPS = {"grove": "grove", "passages": "passages", "links": "links",
+                  "notebooks": "notebooks",
                   "ask": "ask", "sharing": "sharing", "auth": "django.contrib.auth",
                   "contenttypes": "django.contrib.contenttypes",
                   "sessions": "django.contrib.sessions", "oauth2_provider": "oauth2_provider"}

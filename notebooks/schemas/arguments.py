@@ -354,6 +354,8 @@ class RecallFields(In):
     max_chars: int = Field(default=rules.RECALL_DEFAULT_MAX_CHARS, ge=rules.RECALL_MIN_MAX_CHARS,
                            le=rules.RECALL_MAX_MAX_CHARS,
                            description="Character budget for content and metadata.")
+    expand: Literal["links"] | None = Field(
+        default=None, description="links: also notes linked to or from what matched.")
 
     openapi_rules: ClassVar[JsonDict] = {"not": {"required": ["notebookId", "notebookIds"]}}
 
@@ -366,7 +368,8 @@ class RecallFields(In):
             place = place_of(self.notebook_id)  # None: Personal only
         return {"query": self.query, "place": place,
                 "include_personal": self.include_personal, "task_id": self.task_id,
-                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars}
+                "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars,
+                "expand": self.expand}
 
 
 class RecallIn(RecallFields):

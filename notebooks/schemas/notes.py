@@ -59,6 +59,8 @@ class NoteOut(Out):
     # Only on a note ingested from a file: its path relative to the ingested folder,
     # where the Markdown export writes it back (issue 37).
     source_path: str = Field(default="", exclude_if=lambda v: not v)
+    # Only on a rename that updated the links to the note (`relink`): in how many notes.
+    relinked: int = Field(default=0, exclude_if=lambda v: not v)
 
     @classmethod
     def of(cls, note: object) -> Self:
@@ -243,15 +245,42 @@ class RecallItem(Out):
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
     # A document of several passages: `note.content` is this passage of it.
     passage: PassageRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    # Reached through a link (`expand: "links"`, matched ["link"]): the note it is
+    # linked with.
+    via: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class NoteLinkOut(Out):
+    """A link the note writes (issue 38): `target` as written, with its `heading` and
+    `label`; `noteId` and `title` of the note it reaches — left out when unresolved, or
+    when that note is outside what the caller may read (the two look the same)."""
+
+    target: str
+    heading: str = Field(default="", exclude_if=lambda v: not v)
+    label: str = Field(default="", exclude_if=lambda v: not v)
+    form: Literal["wiki", "markdown"]
+    note_id: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None)
+    title: str | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class BacklinkOut(Out):
+    """A note that links here (one the caller may read), and the passage around its
+    first link here."""
+
+    note_id: uuid.UUID
+    title: str
+    context: str
 
 
 class NoteRead(NoteOut):
     """A note by id, with what declared ground truth says of it — or one passage of it
-    (`passage` set, `content` that passage's text)."""
+    (`passage` set, `content` that passage's text) — and its links both ways."""
 
     authority: bool = Field(default=False, description=AUTHORITY)
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
     passage: PassageRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    links: list[NoteLinkOut] = Field(default_factory=list)
+    backlinks: list[BacklinkOut] = Field(default_factory=list)
 
 
 class RevisionRead(RevisionOut):

@@ -156,17 +156,23 @@ class FoundNote(ToolNote):
     `passage` names it and `content` is its text (set only then)."""
 
     passage: ToolPassage | None = None
+    via: str | None = None  # note:<uuid>: reached through a link from it (expand)
 
     @classmethod
     def found(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
-              passage: PassageRef | None, **marks: Any) -> Self:
+              passage: PassageRef | None, via: uuid.UUID | None = None, **marks: Any) -> Self:
         out = cls.marked(note, names, **marks)
+        if via is not None:
+            out = out.model_copy(update={"via": f"note:{via}"})
         return out if passage is None else out.model_copy(
             update={"passage": ToolPassage.of_ref(passage)})
 
     def mcp_line(self) -> str:
         """ToolNote's line, with which passage of a document the content is."""
         line = super().mcp_line()
+        if self.via is not None:
+            head, _, body = line.partition("\n")
+            line = f"{head} — reached through a link from {self.via}\n{body}"
         if self.passage is None:
             return line
         head, _, body = line.partition("\n")

@@ -15,6 +15,8 @@
 | `truth` | declared ground truth of a place, and its negative claims |
 | `truth_marks` | what ground truth says of each note a read returns: `authority`, `knownFalse` |
 | `note_reads` | a note by id as every interface gives it, and a note at a version |
+| `note_links` | a note's links both ways, through the caller's grant |
+| `related` | a note's neighbourhood by links, to depth 2 |
 | `trash` | Recently deleted: what the owner may still bring back |
 | `negatives` | matching text against claims known to be false |
 
@@ -42,38 +44,42 @@ from notebooks.selectors.library import (
     notebook_shelf,
     notebook_subtree_counts,
 )
+from notebooks.selectors.note_links import title_suggestions
 from notebooks.selectors.note_reads import note_read
+from notebooks.selectors.related import related
 from notebooks.selectors.trash import TrashPage, trash_list
 from notebooks.selectors.truth import truth_for_agent, truth_get
 from notebooks.selectors.vision import vision_get, vision_revisions
 from notebooks.selectors.whoami import whoami
 
 __all__ = [
+    "NotePage",
+    "NotebookPage",
+    "TrashPage",
     "activity_list",
     "brief_for_connection",
     "brief_get",
-    "trash_list",
-    "TrashPage",
-    "truth_for_agent",
-    "truth_get",
-    "vision_get",
-    "vision_revisions",
-    "whoami",
-    "NotePage",
-    "NotebookPage",
+    "library_shelf",
     "note_get",
     "note_list",
-    "note_read",
     "note_page",
+    "note_read",
     "note_revisions",
     "notebook_get",
     "notebook_list",
     "notebook_names",
     "notebook_note_counts",
     "notebook_out",
-    "notebook_page_of",
     "notebook_page",
+    "notebook_page_of",
     "notebook_shelf",
-    "library_shelf",
     "notebook_subtree_counts",
+    "related",
+    "title_suggestions",
+    "trash_list",
+    "truth_for_agent",
+    "truth_get",
+    "vision_get",
+    "vision_revisions",
+    "whoami",
 ]

@@ -20,7 +20,7 @@ from notebooks.rules import (
     NOTEBOOK_PAGE_MAX,
     _Everywhere,
 )
-from notebooks.schemas.notes import NotebookOut, SubtreeCounts
+from notebooks.schemas.notes import BacklinkOut, NotebookOut, NoteLinkOut, SubtreeCounts
 from notebooks.selectors.access import (
     access_note,
     access_notebook,
@@ -29,6 +29,8 @@ from notebooks.selectors.access import (
     subtree_ids,
 )
 from notebooks.selectors.note_counts import notebook_live_counts
+from notebooks.selectors.note_links import backlinks_of, links_of
+from notebooks.selectors.related import GraphNode, graph_of
 from notebooks.selectors.source_agents import source_agents_of
 
 
@@ -222,6 +224,9 @@ class NotePage:
     note: Note
     revisions: list[Revision]  # newest first
     extras: dict[str, Any]  # from other apps (PAGE_EXTRAS)
+    links: list[NoteLinkOut]  # what the note links to (`note_links.links_of`)
+    backlinks: list[BacklinkOut]  # what links here
+    graph: list[GraphNode]  # its neighbourhood by links, nearest first (`related.graph_of`)
 
 
 @dataclass(frozen=True)
@@ -236,7 +241,9 @@ def note_page(*, actor: Actor, note_id: uuid.UUID | str) -> NotePage:
     apps add (`PAGE_EXTRAS`). Missing, deleted and foreign notes are the same NotFound."""
     with tenant(actor):
         note = access_note(actor, note_id)
-        return NotePage(note=note, revisions=_revisions(note), extras=_extras(actor, note))
+        return NotePage(note=note, revisions=_revisions(note), extras=_extras(actor, note),
+                        links=links_of(actor, note), backlinks=backlinks_of(actor, note),
+                        graph=graph_of(actor, note))
 
 
 def notebook_page_of(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookPage:

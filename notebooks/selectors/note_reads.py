@@ -20,6 +20,7 @@ from notebooks.rules import INT_MAX
 from notebooks.schemas.notes import NoteRead, RevisionOut, RevisionRead
 from notebooks.selectors import negatives
 from notebooks.selectors.access import access_note, resolve_scope
+from notebooks.selectors.note_links import backlinks_of, links_of
 from notebooks.selectors.truth import scoped_truth
 from notebooks.selectors.truth_marks import active_profile, claims_on, truth_marks
 from passages.rules import pieces
@@ -68,7 +69,9 @@ def read_of(actor: Actor, note: Note) -> NoteRead:
     marks = truth_marks([note], scoped_truth(resolve_scope(actor)),
                         profile=active_profile())[note.id]
     return NoteRead.of(note).model_copy(update={"authority": marks.authority,
-                                                "known_false": list(marks.known_false)})
+                                                "known_false": list(marks.known_false),
+                                                "links": links_of(actor, note),
+                                                "backlinks": backlinks_of(actor, note)})
 
 
 def past_revision(actor: Actor, note: Note, version: int

@@ -57,7 +57,7 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import RecallMeta, RecallOut
 from notebooks.schemas.truth import Coverage
-from notebooks.selectors import recall_budget
+from notebooks.selectors import recall_budget, recall_links
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import Scope, resolve_scope
 from notebooks.selectors.passage_rank import (
@@ -223,7 +223,7 @@ def recall(
     limit: int | None = None,
     max_chars: int | None = None,
     max_distance: float = DEFAULT_MAX_DISTANCE, time_zone: str | None = None,
-    timings: bool = False,
+    timings: bool = False, expand: str | None = None,
 ) -> RecallOut:
     """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
 
@@ -235,8 +235,11 @@ def recall(
     truth included). Time words ("last week") window the notes' dates (`tw.time_window`).
     Stages (`grove_recall_arm_duration_seconds`; `meta.timings` with `timings`): embed,
     terms, search (both arms and their fusion: one statement), declared, items, profile,
-    window, total."""
+    window, total. `expand="links"`: the notes linked to and from the notes found join
+    them, each marked as reached through a link (`recall_links`)."""
     limit, max_chars = clean_budget(limit, max_chars)
+    if expand is not None and expand not in recall_links.EXPAND:
+        raise Invalid('expand is "links".', code="invalid_expand")
     if query is not None:
         query = clean_text(query, what="query", max_chars=RECALL_QUERY_MAX_CHARS,
                            code="invalid_query", too_long_code="query_too_long") or None
@@ -337,10 +340,23 @@ def recall(
                 if best and best[0].of > 1 and note_id in notes:
                     passages[note_id] = best[0].ref(notes[note_id].version)
                     notes[note_id].content = best[0].text
+        via: dict[uuid.UUID, uuid.UUID] = {}
+        if expand == "links":
+            with stage("links"):
+                reached = recall_links.linked(scope.notes(), head[:limit], fused, set(head),
+                                              query_arms, hits)
+            for item in reached:
+                note_id = item.note.id
+                fused[note_id], matched[note_id], via[note_id] = item.score, ["link"], item.via
+                notes[note_id] = item.note
+                if item.passage is not None:
+                    passages[note_id] = item.passage
+            head = recall_links.interleave(head, reached, fused, set(truth.ids))
+            available += len(reached)
         with stage("items"):
             items = recall_budget.within_budget(
                 [(notes[i], fused[i], matched[i], distances.get(i)) for i in head if i in notes],
-                limit, max_chars, truth=truth, profile=profile, passages=passages)
+                limit, max_chars, truth=truth, profile=profile, passages=passages, via=via)
         # A lower bound when the arm read only some of a clause's matches: then there
         # may be more than this answer, whatever the count says.
         meta = RecallMeta.of(returned=len(items), available=available, limit=limit,

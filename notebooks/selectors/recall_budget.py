@@ -22,13 +22,13 @@ def item_chars(note: NoteOut, passage: PassageRef | None = None) -> int:
 
 def within_budget(ranked: list[tuple[Note, float, list[str], float | None]], limit: int,
                   max_chars: int, *, truth: Truth, profile: str | None,
-                  passages: dict | None = None) -> list[RecallItem]:
+                  passages: dict | None = None, via: dict | None = None) -> list[RecallItem]:
     """Items in rank order until the item or character budget is spent (the first item
     is always returned, even if it alone is larger than the budget); declared notes
     marked as such, and any claim known to be false that an item matches named on it.
     `passages`: note id → the passage a document's item returns (its note's `content`
-    is that passage's text)."""
-    passages = passages or {}
+    is that passage's text); `via`: note id → the note a linked note was reached from."""
+    passages, via = passages or {}, via or {}
     chosen: list[tuple[NoteOut, float, list[str], float | None]] = []
     spent = 0
     for note, score, matched, distance in ranked:
@@ -45,5 +45,5 @@ def within_budget(ranked: list[tuple[Note, float, list[str], float | None]], lim
                        distance=None if distance is None else round(distance, 6),
                        authority=marks[out.id].authority,
                        known_false=list(marks[out.id].known_false),
-                       passage=passages.get(out.id))
+                       passage=passages.get(out.id), via=via.get(out.id))
             for out, score, matched, distance in chosen]

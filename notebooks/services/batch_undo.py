@@ -26,6 +26,7 @@ from notebooks.schemas.bulk import BulkOut, BulkStatus
 from notebooks.selectors.access import access_destination, access_note
 from notebooks.services.batches import each_note
 from notebooks.services.frame import expiry, idempotent, require_open_notebook
+from notebooks.services.indexing import mark_for_indexing
 from notebooks.services.revisions import save_new_version
 from notebooks.services.trash import undelete_locked
 
@@ -35,6 +36,8 @@ UNDOABLE = {
     "note_forget": RevisionReason.DELETE,
     "note_move_many": RevisionReason.MOVE,
     "note_tag": RevisionReason.UPDATE,
+    # A rename's relinking (`note_update` with relink): the other notes it rewrote.
+    "note_update": RevisionReason.UPDATE,
 }
 
 
@@ -63,8 +66,15 @@ def note_batch_undo(
         if done is None or done.action not in UNDOABLE or not isinstance(done.result, dict):
             raise NotFound("There is no such change to undo.", code="batch_not_found")
         reason = UNDOABLE[done.action]
-        reported = [parse_uuid(item["id"], what="note id")
-                    for item in done.result.get("items", []) if isinstance(item, dict)]
+        relinked = done.action == "note_update"
+        if relinked:  # the notes its revisions name, but the renamed note itself
+            renamed = parse_uuid(str(done.result.get("id", "")), what="note id")
+            reported = list(Revision.objects.filter(operation_id=batch, reason=reason)
+                            .exclude(note_id=renamed).order_by("note_id")
+                            .values_list("note_id", flat=True))
+        else:
+            reported = [parse_uuid(item["id"], what="note id")
+                        for item in done.result.get("items", []) if isinstance(item, dict)]
         # The notes the batch changed, each at the version its revision made (the fence),
         # in the batch's order.
         order = {note_id: index for index, note_id in enumerate(reported)}
@@ -101,7 +111,13 @@ def note_batch_undo(
             if note.id not in before:  # history is never rewritten: cannot happen
                 raise NotFound("The note's earlier revision is missing.",
                                code="revision_not_found")
-            notebook_id, tags = before[note.id]
+            notebook_id, tags, content = before[note.id]
+            if relinked:
+                note.content = content
+                save_new_version(note, reason=reason, actor=actor, operation_id=op_id,
+                                 now=now)
+                mark_for_indexing(note)
+                return "undone"
             if reason == RevisionReason.MOVE:
                 if notebook_id not in places:  # each place checked (and locked) once
                     places[notebook_id] = access_destination(actor, notebook_id)
@@ -119,9 +135,11 @@ def note_batch_undo(
                       write=write, need=None)
 
 
-def _before(changed: list[tuple[uuid.UUID, int]]) -> dict[uuid.UUID, tuple[Any, list[str]]]:
-    """Each note's notebook and tags in the revision before the batch's one."""
+def _before(changed: list[tuple[uuid.UUID, int]]
+            ) -> dict[uuid.UUID, tuple[Any, list[str], str]]:
+    """Each note's notebook, tags and text in the revision before the batch's one."""
     previous = reduce(operator.or_, (Q(note_id=note_id, version=version - 1)
                                      for note_id, version in changed))
-    return {note_id: (notebook_id, tags) for note_id, notebook_id, tags in
-            Revision.objects.filter(previous).values_list("note_id", "notebook_id", "tags")}
+    return {note_id: (notebook_id, tags, content) for note_id, notebook_id, tags, content in
+            Revision.objects.filter(previous).values_list("note_id", "notebook_id", "tags",
+                                                          "content")}

@@ -26,6 +26,7 @@ from grove.kernel import jobs
 from grove.kernel.actor import Actor
 from grove.kernel.tenancy import tenant
 from grove.models import Job
+from links.services import NoteText, links_sync
 from notebooks.dates import stated_dates
 from notebooks.models import Indexing, Note, Status
 from passages.models import Passage
@@ -57,9 +58,11 @@ def read_content(note: Note) -> bool:
 def mark_for_indexing(note: Note) -> None:
     """Caller: a service, in its tenant transaction, after saving new content. Cuts the
     note into passages and writes what else is read from the content: the days it
-    states."""
+    states, its links and the names it answers to (`links.services.links_sync`)."""
     passages_sync(account_id=note.account_id, note_id=note.id, kind=note.kind,
                   content=note.content)
+    links_sync(note.account_id, [NoteText(note.id, note.notebook_id, note.content,
+                                          note.source_path)])
     if read_content(note):
         jobs.enqueue(account_id=note.account_id, kind=EMBED, target_id=note.id,
                      target_version=note.version, target_hash=note.content_hash)

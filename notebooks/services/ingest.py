@@ -33,6 +33,7 @@ from grove.identity.hygiene import Origin, SecretRules, screen, secret_rules
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
+from links.services import NoteText, links_sync
 from notebooks.ingest.source import Exported, prepare, strip_private
 from notebooks.models import IngestedChunk, Kind, Note, Notebook, Status
 from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag, content_max_chars
@@ -268,8 +269,12 @@ def ingest_file(*, actor: Actor, root: Notebook | None, path: PurePosixPath, raw
                 outcome.retagged = 1
             else:
                 outcome.unchanged = 1
-        Note.objects.filter(id=note_id).exclude(source_path=outcome.path) \
-            .update(source_path=outcome.path)
+        if Note.objects.filter(id=note_id).exclude(source_path=outcome.path) \
+                .update(source_path=outcome.path):
+            # The file's name is a name the note answers to, and where its links start.
+            placed = Note.objects.only("notebook_id", "content").get(id=note_id)
+            links_sync(actor.account_id, [NoteText(note_id, placed.notebook_id,
+                                                   placed.content, outcome.path)])
         if len(rows) > 1:
             outcome.warnings += _fold(actor, [row.note for row in rows[1:]], note_id)
             outcome.folded = len(rows) - 1

@@ -63,6 +63,7 @@ from notebooks.services.frame import (
     require_open_notebook,
 )
 from notebooks.services.indexing import index_if_changed, mark_for_indexing
+from notebooks.services.relink import relink_after_rename
 from notebooks.services.revisions import record_created, save_new_version
 from notebooks.services.truth import hold
 
@@ -243,10 +244,13 @@ def note_update(
     tags: list[str] | _Unset = UNSET,
     importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
+    relink: bool = False,
 ) -> NoteOut:
     """Correct a note (`update_memory`): omitted fields stay; a given retention restarts
     the clock. With `expected_version`, a note changed meanwhile → `version_conflict`.
-    Only active notes can be corrected (`note_not_active`).
+    Only active notes can be corrected (`note_not_active`). `relink`: when the title
+    changes, the links that meant the note by its old title are written anew
+    (`relink.relink_after_rename`; the result's `relinked` says in how many notes).
 
     A connection's change is held for the owner (the result's `pending_revision`; the
     note keeps its version) when the note is declared ground truth, or when it gives a
@@ -313,6 +317,11 @@ def note_update(
             save_new_version(note, reason=RevisionReason.UPDATE, actor=actor,
                              operation_id=op_id, now=now)
             index_if_changed(note, content=before["content"], kind=before["kind"])
+            if relink and note.content != before["content"]:
+                relinked = relink_after_rename(actor, note, before=before["content"],
+                                               operation_id=op_id, now=now)
+                return NoteOut.of(note).model_copy(update={"redacted": redacted,
+                                                           "relinked": relinked})
         return NoteOut.of(note).model_copy(update={"redacted": redacted})
 
     def replayed(data: Any) -> NoteOut:
@@ -320,7 +329,8 @@ def note_update(
         return result.model_copy(update={
             "pending_revision": write_check.still_readable(actor, result.pending_revision)})
 
-    arguments = {"noteId": note_uuid, "expectedVersion": expected_version, **changes}
+    arguments = {"noteId": note_uuid, "expectedVersion": expected_version, **changes,
+                 **({"relink": True} if relink else {})}
     return idempotent(actor=actor, operation_id=op_id, action="note_update",
                       arguments=arguments, decode=replayed, write=write,
                       target=lambda result: result.id, gone_if_deleted=True,

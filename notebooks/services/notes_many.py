@@ -22,6 +22,7 @@ from grove.identity.hygiene import Origin, SecretRules, screen
 from grove.kernel import jobs
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid
+from links.services import NoteText, links_sync
 from notebooks.models import Kind, Note, Revision, RevisionReason
 from notebooks.rules import clean_content, clean_kind, clean_tags
 from notebooks.selectors.access import access_destination
@@ -64,6 +65,8 @@ def notes_create_many(*, actor: Actor, notebook_id: uuid.UUID | None, kind: str,
         notes.append(note)
     Note.objects.bulk_create(notes)
     passages_add([(note.account_id, note.id, note.kind, note.content) for note in notes])
+    links_sync(actor.account_id, [NoteText(note.id, note.notebook_id, note.content,
+                                           note.source_path) for note in notes])
     Revision.objects.bulk_create([revision_of(note, reason=RevisionReason.CREATE,
                                               actor=actor, operation_id=None)
                                   for note in notes])

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from grove.kernel import operations
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Forbidden, NotFound
+from links.services import targets_changed
 from notebooks.models import (
     Kind,
     Note,
@@ -58,6 +59,10 @@ def record_created(note: Note, *, actor: Actor, operation_id: uuid.UUID | None) 
     mark_for_indexing(note)
 
 
+# Changes of whether a note can be a link's target, or where it sits.
+PLACE_CHANGES = frozenset({RevisionReason.DELETE, RevisionReason.RESTORE, RevisionReason.MOVE})
+
+
 def save_new_version(
     note: Note, *, reason: str, actor: Actor, operation_id: uuid.UUID | None,
     now: datetime, restored_from: int | None = None,
@@ -82,6 +87,9 @@ def save_new_version(
         raise integrity_conflict(exc) from None
     write_revision(note, reason=reason, actor=actor, operation_id=operation_id,
                    restored_from=restored_from)
+    if reason in PLACE_CHANGES:
+        # The notes a link may mean changed: links asking for this note's names again.
+        targets_changed(note.account_id, [note.id])
 
 
 def note_restore_revision(

@@ -19,7 +19,13 @@ HTMX the page's partial. `notebooks/urls.py` names the views through this packag
 from notebooks.views.account_import import account_import_upload
 from notebooks.views.agents import activity, agent_brief
 from notebooks.views.bulk import notes_bulk, notes_bulk_undo
-from notebooks.views.editor import note_create, note_edit, note_preview, note_task_tick
+from notebooks.views.editor import (
+    note_create,
+    note_edit,
+    note_preview,
+    note_task_tick,
+    note_titles,
+)
 from notebooks.views.ingest_upload import ingest_progress, ingest_upload
 from notebooks.views.library import (
     home,
@@ -69,6 +75,7 @@ __all__ = [
     "note_move",
     "note_pin",
     "note_preview",
+    "note_titles",
     "note_restore_revision",
     "note_retry_indexing",
     "note_task_tick",

@@ -23,10 +23,10 @@ import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from grove.identity.hygiene import redaction_notice
 from grove.interfaces.middleware import session_actor
@@ -34,16 +34,20 @@ from grove.interfaces.rendering import render_note
 from grove.kernel import throttle
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from grove.kernel.validation import is_storable
-from notebooks import services
+from notebooks import selectors, services
 from notebooks.context import notebooks_for
 from notebooks.forms import NoteEditForm, NoteForm, PreviewForm, TaskTickForm
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS, check_content_fits, content_too_long
+from notebooks.views import undo
 from notebooks.views.note_page import note_page_response, preview_of
 
 # A note's text, percent-encoded (up to 12 bytes a character), with room for the rest.
 PREVIEW_MAX_BYTES = 12 * CONTENT_OUTER_MAX_CHARS + 4096
 PREVIEW_RATE_LIMIT = 180  # previews a minute per session: typing pauses, not a flood
 PREVIEW_TEMPLATE = "notebooks/_editor.html#preview"
+
+
+TITLE_FROM_LINK_MAX = 200
 
 
 @login_required
@@ -53,8 +57,10 @@ def note_create(request: HttpRequest) -> HttpResponse:
     double submit save once."""
     actor = session_actor(request)
     if request.method == "GET":
+        # `?title=`: a missing note's link offers to create it (issue 38).
+        title = " ".join(request.GET.get("title", "").split())[:TITLE_FROM_LINK_MAX]
         form = NoteForm(paths=notebooks_for(request).paths(),
-                        initial={"notebook": request.GET.get("notebook", "")})
+                        initial={"notebook": request.GET.get("notebook", ""), "title": title})
         return render(request, "notebooks/new_note.html", {"form": form, "section": "library"})
     form = NoteForm(request.POST)  # the service checks the notebook
     if form.is_valid():
@@ -88,7 +94,7 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
         updated = services.note_update(
             actor=session_actor(request), operation_id=data["operation_id"], note_id=note_id,
             expected_version=data["expected_version"], content=data["text"],
-            kind=data["kind"], tags=data["tags"])
+            kind=data["kind"], tags=data["tags"], relink=data["relink"])
     except GroveError as exc:
         if exc.code == "version_conflict":
             # Keep the draft; the page shows the newer text beside it. Resubmitting
@@ -106,6 +112,10 @@ def note_edit(request: HttpRequest, note_id: str) -> HttpResponse:
         return note_page_response(request, note_id, edit_form=form, status=exc.status)
     if updated.redacted:
         messages.warning(request, redaction_notice(updated.redacted))
+    elif updated.relinked:
+        undo.offer(request, f"Saved, and the links to it updated in {updated.relinked} "
+                   f"note{'s' if updated.relinked != 1 else ''}.",
+                   undo.Undo("notes-relink", data["operation_id"]))
     else:
         messages.success(request, "Saved.")
     return redirect("note", note_id=note_id)
@@ -180,3 +190,34 @@ def note_task_tick(request: HttpRequest, note_id: str, index: int) -> HttpRespon
             request, note_id, status=409, conflict="This note changed since the page was "
             "opened, so nothing was ticked. Here it is as it is now: tick the box again.")
     return redirect(reverse("note", args=[note_id]) + f"#task-{index}")
+
+
+TITLES_RATE_LIMIT = 600  # suggestion lookups a minute per session: one per keystroke
+TITLES_QUERY_MAX_CHARS = 200
+
+
+@login_required
+@require_GET
+def note_titles(request: HttpRequest) -> HttpResponse:
+    """The editor's `[[` suggestions (issue 38): the live notes whose title, alias or
+    file name starts with `q`, as JSON — `{"data": [{"id", "title", "matched"}]}`,
+    `matched` the alias or file name when that is what starts with `q`."""
+    query = request.GET.get("q", "")
+    if len(query) > TITLES_QUERY_MAX_CHARS or not is_storable(query):
+        return JsonResponse({"error": {"code": "invalid_query",
+                                       "message": "q is a note's name, up to "
+                                       f"{TITLES_QUERY_MAX_CHARS} characters."}}, status=400)
+    wait = throttle.fixed_window(
+        f"titles:{throttle.hashed(request.session.session_key or '')}",
+        limit=TITLES_RATE_LIMIT, window=throttle.WINDOW)
+    if wait is not None:
+        response = JsonResponse({"error": {"code": "rate_limited", "message":
+                                           "Too many lookups; try again shortly."}},
+                                status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    found = selectors.title_suggestions(session_actor(request), query)
+    response = JsonResponse({"data": [{"id": str(note_id), "title": title, "matched": matched}
+                                      for note_id, title, matched in found]})
+    response["Cache-Control"] = "no-store"
+    return response

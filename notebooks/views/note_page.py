@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from grove.interfaces.diffs import revision_diff
 from grove.interfaces.middleware import session_actor
-from grove.interfaces.rendering import note_title, render_note
+from grove.interfaces.rendering import note_title, render_note, without_anchors
 from grove.interfaces.tasklists import CHECKBOX, task_items
 from grove.kernel.errors import GroveError, Invalid, NotFound
 from notebooks import selectors, services
@@ -45,6 +45,8 @@ from notebooks.models import Note
 from notebooks.rules import CONTENT_OUTER_MAX_CHARS
 from notebooks.schemas.notes import NoteOut
 from notebooks.views import undo
+from notebooks.views.graph import layout
+from notebooks.views.link_targets import page_resolver
 from passages.rules import pieces
 
 PANELS = ("edit", "move", "history", "share", "delete")
@@ -75,6 +77,7 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         viewing = next((r for r in revisions if str(r.version) == wanted), None)
         missing_version = None if viewing else wanted[:12]
     shown = viewing.content if viewing else note.content
+    links = page_resolver(page.links, note.notebook_id)
     # `&passage=7`: the passage an Ask citation names (`note:<id>@<v>#7`), highlighted
     # above the note it belongs to.
     cited = None
@@ -84,9 +87,10 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         if 1 <= position <= len(cut):
             piece = cut[position - 1]
             cited = {"position": position, "of": len(cut), "headings": piece.headings,
-                     "html": render_note(piece.text)}
-    current = render_note(note.content)  # the page's text, and the preview's start
-    html = render_note(shown) if viewing else current
+                     "html": render_note(piece.text, links)}
+    html = render_note(shown, links, anchors=True)
+    # The preview's start: the note now, without the ids the page's text has.
+    current = without_anchors(html) if viewing is None else render_note(note.content, links)
     if live and (viewing is None or viewing.version == note.version):
         html = _with_ticks(request, html, note)
     title = note_title(shown, path=note.source_path) or "(empty)"
@@ -120,6 +124,8 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         "diff_form": DiffForm(initial={"a": max(1, newest - 1), "b": newest}),
         "diff": diff,
         "delete_form": ConfirmForm(),
+        "backlinks": page.backlinks,
+        "graph": layout(title, page.graph),
     }, status=status)
 
 

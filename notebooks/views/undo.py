@@ -11,6 +11,7 @@ ordinary service:
 | archive a notebook | its restore (`notebook_restore`) |
 | delete a notebook | Recently deleted's restore (`notebook_undelete`) |
 | a batch of notes (bulk bar) | its Undo (`note_batch_undo`), fenced per note the same way |
+| the links a rename rewrote | the same Undo (`note_batch_undo` of the rename's operation) |
 
 A batch is an archive, delete, move or tag of several notes at once.
 
@@ -33,9 +34,11 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 Kind = Literal["note-archive", "note-move", "note-delete", "notebook-archive",
-               "notebook-delete", "notes-archive", "notes-move", "notes-delete", "notes-tag"]
+               "notebook-delete", "notes-archive", "notes-move", "notes-delete", "notes-tag",
+               "notes-relink"]
 _TAGS = re.compile(r"undo (note-archive|note-move|note-delete|notebook-archive|"
-                   r"notebook-delete|notes-archive|notes-move|notes-delete|notes-tag) "
+                   r"notebook-delete|notes-archive|notes-move|notes-delete|notes-tag|"
+                   r"notes-relink) "
                    r"([0-9a-f-]{36}) (\d{1,10}) ([0-9a-f-]{36}|-)")
 
 # What a refused Undo says: the version fence found a newer change.

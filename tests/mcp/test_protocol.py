@@ -162,7 +162,7 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     names = [t["name"] for t in listed]
     assert names == ["brief", "whoami", "recent_activity", "truth", "update_vision",
                      "remember", "recall", "update_memory", "forget", "get_note",
-                     "list_notes", "note_history", "restore_note", "archive_notes",
+                     "related", "list_notes", "note_history", "restore_note", "archive_notes",
                      "move_notes", "list_notebooks", "create_notebook", "update_notebook",
                      "ask"]
     for tool in listed:
@@ -203,12 +203,14 @@ def test_tool_results_match_their_declared_output_schemas(owner, key):
     notebook = factories.notebook(owner, "Travel")
     note = factories.note(owner, "Flight at 9 from gate B", notebook_id=notebook.id)
     factories.note(owner, "Pack the blue bag", kind="handoff", task_id="trip")
+    factories.note(owner, "Gate B: see [[Flight at 9 from gate B]]", notebook_id=notebook.id)
     calls = [("remember", {"content": "Hotel by the station", "kind": "fact"}),
              ("recall", {"query": "flight gate"}), ("recall", {}),
              ("recall", {"query": "flight", "full": True}),
              ("list_notes", {"query": "flight", "matches": True}),
              ("list_notes", {"full": True}), ("get_note", {"noteId": str(note.id)}),
              ("note_history", {"noteId": str(note.id)}),
+             ("related", {"noteId": str(note.id)}),
              ("update_memory", {"noteId": str(note.id), "content": "Flight at 10"}),
              ("restore_note", {"noteId": str(note.id), "revision": 1}),
              ("get_note", {"noteId": f"note:{note.id}@2"}),
@@ -373,6 +375,7 @@ def test_idempotent_hints_say_what_a_repeat_without_an_operation_id_does(owner, 
         "update_memory": {"noteId": str(note.id), "retentionDays": 30},
         "forget": {"items": [str(gone.id)]},
         "get_note": {"noteId": str(note.id)},
+        "related": {"noteId": str(note.id)},
         "list_notes": {},
         "note_history": {"noteId": str(note.id)},
         "restore_note": {"noteId": str(note.id), "revision": 1},

@@ -20,7 +20,9 @@ from tests.mcp.helpers import handshake, modern
 
 pytestmark = pytest.mark.django_db
 
-BOUND = 28_000  # bytes of the whole answer, in every era
+# Bytes of the whole answer, in every era: 28,000 until `related` (issue 38) took
+# ~1,100 bytes; the bound again leaves a little room for the next tool.
+BOUND = 29_500
 
 
 def _over_stdio(key: str) -> bytes:

@@ -110,11 +110,12 @@ def test_the_note_page_costs_the_same_queries_however_long_its_history(owner, we
     factories.notebook(owner, "Home")
     queries(f"/notes/{short.id}/")  # warm: what a first request sets up is not counted
     # The session and the account, then two tenant transactions: the page's one read
-    # (the note, its history, its share link and whether it is declared ground truth)
-    # and the sidebar's notebooks (with their note counts, one grouped query, and the
-    # Pinned and tag counts, one more).
-    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 19
-    assert queries(f"/notes/{long.id}/?v=2") == 19  # an older version: the same read
+    # (the note, its history, its share link, whether it is declared ground truth, and
+    # its links both ways and its neighbourhood: three more) and the sidebar's notebooks
+    # (with their note counts, one grouped query, and the Pinned and tag counts, one
+    # more).
+    assert queries(f"/notes/{short.id}/") == queries(f"/notes/{long.id}/") == 22
+    assert queries(f"/notes/{long.id}/?v=2") == 22  # an older version: the same read
 
 
 # -- a note's title (issue 36 item 3.1): one rule, and the page shows it as the title ---------
@@ -131,7 +132,8 @@ def test_a_title_written_without_a_hash_is_the_pages_heading(owner, web):
     for path in (f"/notes/{note.id}/", f"/notes/{note.id}/?v=1"):
         page = web.get(path).content.decode()
         content = page.split('<div class="content markdown">', 1)[1].split("</div>", 1)[0]
-        assert content.startswith("<h1><strong>Staging</strong> checklist</h1>"), content
+        assert content.startswith('<h1 id="h-staging-checklist"><strong>Staging</strong> '
+                                  "checklist</h1>"), content
         assert "<p>run migrations<br>\ndeploy web</p>" in content
         assert "<p>Then tell the team.</p>" in content
     # A title written as a heading is unchanged, and so is a note that opens with a list.
@@ -172,8 +174,8 @@ def test_one_title_everywhere(owner, web):
     share, _ = sharing.share_create(actor=owner, note_id=note.id)
     assert share.title == title
     public = Client().get(f"/public/shares/{share.token}").content.decode()
-    assert f"<title>{title}</title>" in public and "<h1><strong>Staging</strong> checklist" \
-        in public
+    assert f"<title>{title}</title>" in public \
+        and '<h1 id="h-staging-checklist"><strong>Staging</strong> checklist' in public
     assert f"by the owner: {title}\n" in brief_get(actor=owner).markdown
     resources, _ = RESOURCES.list_page(owner, None)
     assert title in [r.title for r in resources if r.uri == f"note://{note.id}"]

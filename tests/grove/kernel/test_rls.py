@@ -33,6 +33,7 @@ EXPECTED_TABLES = {
     "notebooks_pendingrevision", "notebooks_ingestedchunk", "notebooks_ingestupload",
     "notebooks_ingestuploadfile", "notebooks_ingestuploadpart", "ask_conversation", "ask_turn",
     "ask_proposal", "sharing_share", "passages_passage", "passages_passagevector",
+    "links_link", "links_linkname",
 }
 
 
@@ -67,6 +68,7 @@ def populate(actor):
             "content_hash, '[1,0,0]', now() FROM notebooks_note WHERE id = %s", [note.id])
     termstats.term_stats_refresh(actor=factories.Actor.system(actor.account_id))
     factories.note(actor, "counted by the term statistics triggers")  # a delta row
+    factories.note(actor, "links to [[secret]]")  # a link row
     talk, _ = conversation_create(actor=actor, conversation_id=uuid.uuid4())
     asked, _ = turn_submit(actor=actor, conversation_id=talk.id, turn_id=uuid.uuid4(),
                            query="secret?", expected_version=0)
@@ -124,7 +126,8 @@ def test_every_account_table_has_forced_rls_and_a_policy():
             policies = cursor.fetchall()
             assert ("account_isolation", "*", True, ["public"]) in policies, table
             # The only other policies: the owner's read paths for the security-definer
-            # functions of recall (notebooks 0007, passages 0002), of share links (sharing 0002), of
+            # functions of recall (notebooks 0007, passages 0002), of share links (sharing 0002,
+            # 0005), of
             # job dispatch (grove 0008), of search's word variants (notebooks 0017) and
             # of API keys (grove 0011) — never the runtime role.
             others = sorted(p for p in policies if p[0] != "account_isolation")
@@ -136,6 +139,7 @@ def test_every_account_table_has_forced_rls_and_a_policy():
                 "notebooks_note": [("lexical_lookup", "r", True, [owner])],
                 "passages_passage": [("lexical_lookup", "r", True, [owner])],
                 "notebooks_notebook": [("share_lookup", "r", True, [owner])],
+                "links_link": [("share_lookup", "r", True, [owner])],
                 "notebooks_termstat": [("variant_lookup", "r", True, [owner])],
                 "notebooks_termdelta": [("variant_lookup", "r", True, [owner])],
                 "sharing_share": [("share_lookup", "r", True, [owner]),
@@ -205,7 +209,7 @@ def test_the_architecture_document_names_every_table_with_row_level_security():
         protected = {row[0] for row in cursor.fetchall()}
     document = (Path(__file__).resolve().parents[3] / "docs" / "architecture.md").read_text()
     start = document.index("* Every account-owned table")
-    listed = set(re.findall(r"`((?:grove|passages|notebooks|ask|sharing)_[a-z_]+)`",
+    listed = set(re.findall(r"`((?:grove|passages|links|notebooks|ask|sharing)_[a-z_]+)`",
                             document[start:document.index("policy", start)]))
     assert listed == protected
     assert set(account_tables()) <= protected

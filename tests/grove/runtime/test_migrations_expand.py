@@ -13,7 +13,7 @@ from django.db.models.fields import NOT_PROVIDED
 
 ROOT = Path(__file__).resolve().parents[3]
 PREVIOUS_RELEASE = (Path(__file__).with_name("previous_release")).read_text().split()[0]
-APPS = ("grove", "passages", "notebooks", "ask", "sharing")
+APPS = ("grove", "passages", "links", "notebooks", "ask", "sharing")
 
 # Operations an older release's code cannot notice.
 EXPANDING = (migrations.CreateModel, migrations.AddIndex, migrations.AlterModelOptions)
@@ -57,6 +57,16 @@ REVIEWED = {
         "one left as it was; a read policy for the schema owner on the new table; a trigger "
         "on the old vectors' table that only marks a note's passages as behind (the old "
         "release's writes to it go through unchanged)",
+    ("links", "0001_links"):
+        "new tables (links and the names notes answer to) with their row-level security "
+        "and same-account keys; the old release never reads or writes them",
+    ("links", "0002_existing_notes"):
+        "fills the new tables from the notes' text; the old release's tables are read, "
+        "not changed (row-level security is lifted for the owner during the backfill and "
+        "forced again, as passages 0001 does)",
+    ("sharing", "0005_share_links"):
+        "a new read function for share pages and a read policy for the schema owner on "
+        "the new links table; nothing the old release calls changes",
     ("notebooks", "0031_search_words"):
         "adds the unaccent extension, new functions (grove_words, grove_lookup, "
         "grove_lookup_matches), a generated column the old release never names (its "

@@ -1,0 +1,254 @@
+"""Writes of links: a note's links and names kept in step with its text, and links
+resolved again when the notes answering to a name change (docs/architecture.md, "Links
+between notes"). Callers hold the account's tenant transaction (or, in a migration, the
+owner's); nothing here checks a grant — the note services did. Every statement names
+the account as well, so the rows are the account's even where row-level security is
+not forced."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from links.parsing import Found, extract, names
+from links.rules import Candidate, Folder, Wanted, choose, folder_of, name_key, wanted
+
+
+@dataclass(frozen=True)
+class NoteText:
+    """A note as links know it."""
+
+    id: uuid.UUID
+    notebook_id: uuid.UUID | None
+    content: str
+    source_path: str = ""
+
+
+def links_sync(account_id: uuid.UUID, notes: Sequence[NoteText]) -> int:
+    """Make the notes' links and names those of their texts, resolve their links, and
+    resolve again every link of the account asking for a name the notes gained or lost.
+    Returns how many links the notes write."""
+    if not notes:
+        return 0
+    ids = [note.id for note in notes]
+    old = _names_of(account_id, ids)
+    new: dict[uuid.UUID, dict[str, str]] = {}
+    for note in notes:
+        keyed: dict[str, str] = {}
+        for name, kind in names(note.content, note.source_path).items():
+            keyed.setdefault(name_key(name), kind)
+        new[note.id] = {key: kind for key, kind in keyed.items() if key}
+    changed = {note_id for note_id in ids if old.get(note_id, {}) != new[note_id]}
+    touched: set[str] = set()
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        if changed:
+            cursor.execute("DELETE FROM links_linkname WHERE account_id = %s AND note_id = ANY(%s)",
+                           [account_id, list(changed)])
+            rows = [(account_id, note_id, key, kind) for note_id in changed
+                    for key, kind in new[note_id].items()]
+            if rows:
+                cursor.executemany("INSERT INTO links_linkname (account_id, note_id, key, kind) "
+                                   "VALUES (%s, %s, %s, %s)", rows)
+            for note_id in changed:
+                before, after = set(old.get(note_id, {}).items()), set(new[note_id].items())
+                touched |= {key for key, _ in before ^ after}
+        cursor.execute("DELETE FROM links_link WHERE account_id = %s AND note_id = ANY(%s)",
+                       [account_id, ids])
+    written = _write(account_id, notes)
+    if touched:
+        resolve_keys(account_id, touched)
+    return written
+
+
+def _names_of(account_id: uuid.UUID, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, str]]:
+    out: dict[uuid.UUID, dict[str, str]] = defaultdict(dict)
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT note_id, key, kind FROM links_linkname "
+                       "WHERE account_id = %s AND note_id = ANY(%s)", [account_id, ids])
+        for note_id, key, kind in cursor.fetchall():
+            out[note_id][key] = kind
+    return out
+
+
+def _write(account_id: uuid.UUID, notes: Sequence[NoteText],
+           using: str = DEFAULT_DB_ALIAS) -> int:
+    """Insert the notes' links, each resolved as it goes in."""
+    found = [(note, extract(note.content)) for note in notes]
+    found = [(note, links) for note, links in found if links]
+    if not found:
+        return 0
+    tree = Places(account_id, using)
+    asks: list[tuple[NoteText, Found, Wanted | None, Folder]] = []
+    for note, links in found:
+        here = tree.folder(note.notebook_id, note.source_path)
+        for link in links:
+            asks.append((note, link, wanted(link.written, here), here))
+    pool = candidates(account_id, {want.key for _, _, want, _ in asks if want}, tree, using)
+    rows = []
+    for note, link, want, here in asks:
+        target = choose(want, here, pool.get(want.key, ())) if want else None
+        w = link.written
+        rows.append((account_id, note.id, link.position, link.start, link.end,
+                     w.form, w.target, w.heading, w.label, want.key if want else "",
+                     "/".join(want.folders) if want else "", bool(want and want.whole),
+                     target))
+    with connections[using].cursor() as cursor:
+        cursor.executemany(
+            'INSERT INTO links_link (account_id, note_id, position, start, "end", form, target, '
+            "heading, label, key, folders, whole, target_note_id) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+    return len(rows)
+
+
+def resolve_keys(account_id: uuid.UUID, keys: Iterable[str]) -> int:
+    """Resolve again every link of the account that asks for one of `keys` (the notes
+    answering to them changed); returns how many now point elsewhere."""
+    keys = sorted(set(keys))
+    if not keys:
+        return 0
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            "SELECT l.id, l.key, l.folders, l.whole, l.target_note_id, n.notebook_id, "
+            "n.source_path FROM links_link l JOIN notebooks_note n ON n.id = l.note_id "
+            "WHERE l.account_id = %s AND l.key = ANY(%s)", [account_id, keys])
+        links = cursor.fetchall()
+    if not links:
+        return 0
+    tree = Places(account_id)
+    pool = candidates(account_id, keys, tree)
+    moves = []
+    for link_id, key, folders, whole, current, notebook_id, source_path in links:
+        want = Wanted(key, tuple(folders.split("/")) if folders else (), whole)
+        target = choose(want, tree.folder(notebook_id, source_path), pool.get(key, ()))
+        if target != current:
+            moves.append((link_id, target))
+    if moves:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(
+                "UPDATE links_link AS l SET target_note_id = m.target FROM "
+                "unnest(%s::bigint[], %s::uuid[]) AS m(id, target) WHERE l.id = m.id",
+                [[m[0] for m in moves], [m[1] for m in moves]])
+    return len(moves)
+
+
+def targets_changed(account_id: uuid.UUID, note_ids: Iterable[uuid.UUID]) -> int:
+    """After notes were deleted, restored or moved: resolve again the links asking for
+    any of their names."""
+    ids = list(note_ids)
+    if not ids:
+        return 0
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT DISTINCT key FROM links_linkname "
+                       "WHERE account_id = %s AND note_id = ANY(%s)", [account_id, ids])
+        keys = [row[0] for row in cursor.fetchall()]
+    return resolve_keys(account_id, keys)
+
+
+class Places:
+    """The account's notebooks as folders (read once, when first needed)."""
+
+    def __init__(self, account_id: uuid.UUID, using: str = DEFAULT_DB_ALIAS) -> None:
+        self.account_id, self.using = account_id, using
+        self._paths: dict[uuid.UUID, Folder] | None = None
+
+    def path(self, notebook_id: uuid.UUID | None) -> Folder:
+        if notebook_id is None:
+            return ()
+        if self._paths is None:
+            with connections[self.using].cursor() as cursor:
+                cursor.execute("SELECT id, name, parent_id FROM notebooks_notebook "
+                               "WHERE account_id = %s", [self.account_id])
+                rows = {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
+            self._paths = {}
+            for notebook in rows:
+                parts, at, seen = [], notebook, set()
+                while at in rows and at not in seen:
+                    seen.add(at)
+                    parts.append(name_key(rows[at][0]))
+                    at = rows[at][1]
+                self._paths[notebook] = tuple(reversed(parts))
+        return self._paths.get(notebook_id, ())
+
+    def folder(self, notebook_id: uuid.UUID | None, source_path: str) -> Folder:
+        return folder_of(self.path(notebook_id), source_path)
+
+
+def candidates(account_id: uuid.UUID, keys: Iterable[str], tree: Places,
+               using: str = DEFAULT_DB_ALIAS) -> dict[str, list[Candidate]]:
+    """Per key, the account's notes (not deleted) answering to it."""
+    keys = list(keys)
+    pool: dict[str, list[Candidate]] = defaultdict(list)
+    if not keys:
+        return pool
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT k.key, k.kind, n.id, n.notebook_id, n.source_path, n.created_at "
+            "FROM links_linkname k JOIN notebooks_note n ON n.id = k.note_id "
+            "WHERE k.account_id = %s AND k.key = ANY(%s) AND n.status <> 'deleted'",
+            [account_id, keys])
+        for key, kind, note_id, notebook_id, source_path, created_at in cursor.fetchall():
+            pool[key].append(Candidate(note_id, kind, tree.folder(notebook_id, source_path),
+                                       created_at))
+    return pool
+
+
+def links_backfill(account_id: uuid.UUID, notes: Sequence[NoteText], using: str) -> int:
+    """Names and links of notes that have none yet (migration `links 0002`, on the
+    migration's own connection, `using`): every name first, so each link is resolved
+    once, against all of them."""
+    rows = [(account_id, note.id, key, kind) for note in notes
+            for key, kind in {name_key(name): kind for name, kind
+                              in reversed(names(note.content, note.source_path).items())}.items()
+            if key]
+    with connections[using].cursor() as cursor:
+        if rows:
+            cursor.executemany("INSERT INTO links_linkname (account_id, note_id, key, kind) "
+                               "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING", rows)
+    return _write(account_id, notes, using)
+
+
+@dataclass(frozen=True)
+class Asking:
+    """A link written in another note that means a given note by one of its names:
+    where it is written and what it says."""
+
+    link_id: int
+    note_id: uuid.UUID
+    start: int
+    end: int
+    form: str
+    target: str
+    heading: str
+    label: str
+
+
+def asking_for(account_id: uuid.UUID, note: NoteText, key: str,
+               created_at: object) -> list[Asking]:
+    """The links of other notes that ask for the name `key` and would reach `note` if it
+    answered to it (by the nearest rule, among the notes that answer to it now) — after
+    a rename, the links that meant the note by its old title."""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            'SELECT l.id, l.note_id, l.start, l."end", l.form, l.target, l.heading, '
+            "l.label, l.folders, l.whole, n.notebook_id, n.source_path "
+            "FROM links_link l JOIN notebooks_note n ON n.id = l.note_id "
+            "WHERE l.account_id = %s AND l.key = %s AND l.note_id <> %s "
+            "ORDER BY l.note_id, l.position", [account_id, key, note.id])
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    tree = Places(account_id)
+    pool = [c for c in candidates(account_id, [key], tree).get(key, []) if c.note_id != note.id]
+    pool.append(Candidate(note.id, "title", tree.folder(note.notebook_id, note.source_path),
+                          created_at))  # type: ignore[arg-type]
+    found = []
+    for (link_id, note_id, start, end, form, target, heading, label, folders, whole,
+         notebook_id, source_path) in rows:
+        want = Wanted(key, tuple(folders.split("/")) if folders else (), whole)
+        if choose(want, tree.folder(notebook_id, source_path), pool) == note.id:
+            found.append(Asking(link_id, note_id, start, end, form, target, heading, label))
+    return found

@@ -1,0 +1,74 @@
+"""Links on the note page, in real Chromium under the real CSP (issue 38 item 2): a
+resolved link opens its note, at the heading it names; the note linked to lists the
+linking note under Backlinks with the passage around the link; an unresolved link looks
+missing and opens a new note with its title, and once that note is saved the link
+resolves. No console errors."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests import factories
+from tests.browser import sign_in, watch_console
+from tests.notebooks.test_agents_browser import _owner
+
+pytestmark = pytest.mark.slow
+
+
+def test_links_backlinks_and_a_missing_note_made_from_its_link(browser_site: str, page: Page):
+    owner = _owner("linker")
+    alpha = factories.note(owner, "# Alpha\n\nIntro.\n\n## Budget\n\nNine thousand.", kind="note")
+    hub = factories.note(owner, "# Hub\n\nThe plan is in [[Alpha#Budget|the budget]]; "
+                                "open questions live in [[Open questions]].", kind="note")
+    errors = watch_console(page)
+    sign_in(page, browser_site, "linker")
+    page.goto(f"{browser_site}/notes/{hub.id}/")
+    body = page.locator(".note-page .content")
+    budget = body.get_by_role("link", name="the budget")
+    expect(budget).to_have_class("wikilink")
+    missing = body.get_by_role("link", name="Open questions")
+    expect(missing).to_have_class("wikilink missing")
+
+    budget.click()
+    expect(page).to_have_url(f"{browser_site}/notes/{alpha.id}/#h-budget")
+    expect(page.locator("#h-budget")).to_have_text("Budget")
+    backlinks = page.get_by_role("region", name="Backlinks")
+    expect(backlinks.get_by_role("link", name="Hub")).to_have_attribute(
+        "href", f"/notes/{hub.id}/")
+    expect(backlinks).to_contain_text("The plan is in the budget")
+
+    page.goto(f"{browser_site}/notes/{hub.id}/")
+    page.locator(".note-page .content").get_by_role("link", name="Open questions").click()
+    expect(page.get_by_label("Title")).to_have_value("Open questions")
+    page.get_by_label("Content").fill("Who signs off?")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Open questions", exact=True)).to_be_visible()
+    expect(page.get_by_role("region", name="Backlinks")).to_contain_text("Hub")
+
+    page.goto(f"{browser_site}/notes/{hub.id}/")
+    expect(page.locator(".note-page .content").get_by_role("link", name="Open questions")
+           ).to_have_class("wikilink")
+
+    # The neighbourhood, drawn in the page: both notes linked from here, as links.
+    graph = page.get_by_role("region", name="Linked notes")
+    expect(graph.locator(f'a[href="/notes/{alpha.id}/"]')).to_have_count(1)
+    expect(graph.locator("a.node")).to_have_count(2)
+
+    # Typing [[ suggests notes by name; the keyboard picks one and closes the link.
+    page.goto(f"{browser_site}/notes/{hub.id}/#edit")
+    content = page.get_by_label("Content")
+    content.press("End")
+    content.press("Control+End")
+    content.type(" Also [[op")
+    listbox = page.get_by_role("listbox", name="Notes to link to")
+    expect(listbox.get_by_role("option")).to_have_text(["Open questions"])
+    content.press("Enter")
+    assert content.input_value().endswith("Also [[Open questions]]")
+    content.type(" and [[al")
+    expect(listbox.get_by_role("option")).to_have_text(["Alpha"])
+    content.press("ArrowDown")
+    content.press("Escape")
+    expect(listbox).to_have_count(0)
+    assert content.input_value().endswith("and [[al")
+    assert errors == []
