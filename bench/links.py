@@ -6,8 +6,11 @@ notes of the same length are corrected in turn, `--saves` times each (ABAB…, s
 see the same machine): one whose text holds 50 wiki-links to topics (`[[Topic 17]]`, …,
 each resolved on every save), one whose text is the same words without the brackets.
 Each save changes one word, so it is a real new revision (passages cut, links and
-names written, an embed job queued — the job is not run). Reported: the median and p95
-of `note_update` through the service, and the ratio linked ÷ plain.
+names written, an embed job queued — the job is not run). A third note, "relinked",
+also has 50 links, and each save points one of them at another topic, so all of its
+links are written and resolved anew (the worst case; the linked note's words move but
+its links stay, the common case). Reported: the median and p95 of `note_update`
+through the service, and the ratios linked ÷ plain and relinked ÷ plain.
 
 **One link away.** A generated corpus (seeded, `--teams` teams): each team is a note
 "# Team <Bird>" naming who leads it and where it sits; each team owns two services,
@@ -106,13 +109,20 @@ def saves(env: Env, count: int) -> dict[str, Any]:
     plain_body = " ".join(f"See Topic {i}xx for the {i}th part." for i in chosen)
 
     ids = {}
-    for name, body in (("linked", linked_body), ("plain", plain_body)):
+    for name, body in (("linked", linked_body), ("plain", plain_body),
+                       ("relinked", linked_body)):
         ids[name] = note_remember(actor=env.actor, operation_id=uuid.uuid4(),
                                   content=f"# {name} hub\n\n{body}", kind="note").note.id
-    times: dict[str, list[float]] = {"linked": [], "plain": []}
+    times: dict[str, list[float]] = {"linked": [], "plain": [], "relinked": []}
     bodies = {"linked": linked_body, "plain": plain_body}
+    orders = [("linked", "plain", "relinked"), ("plain", "relinked", "linked"),
+              ("relinked", "linked", "plain")]
     for round_ in range(count):
-        for name in (("linked", "plain") if round_ % 2 == 0 else ("plain", "linked")):
+        # relinked: one of its 50 links points elsewhere each save, so all are written
+        # and resolved anew (the other two keep their links: only the words around move).
+        bodies["relinked"] = linked_body.replace(f"[[Topic {chosen[round_ % 50]}]]",
+                                                 f"[[Topic {1000 - 1 - round_ % 50}]]")
+        for name in orders[round_ % 3]:
             text = f"# {name} hub\n\nRevision {round_}. {bodies[name]}"
             t0 = time.perf_counter()
             note_update(actor=env.actor, operation_id=uuid.uuid4(), note_id=ids[name],
@@ -123,6 +133,7 @@ def saves(env: Env, count: int) -> dict[str, Any]:
            for name, values in times.items()}
     out["p95_ratio"] = round(out["linked"]["p95_ms"] / out["plain"]["p95_ms"], 3)
     out["median_ratio"] = round(out["linked"]["median_ms"] / out["plain"]["median_ms"], 3)
+    out["relinked_p95_ratio"] = round(out["relinked"]["p95_ms"] / out["plain"]["p95_ms"], 3)
     return out
 
 
@@ -186,9 +197,10 @@ def main() -> None:
     print()
     print(table(["note", "saves", "median ms", "p95 ms"],
                 [[name, saved[name]["saves"], saved[name]["median_ms"], saved[name]["p95_ms"]]
-                 for name in ("plain", "linked")]))
+                 for name in ("plain", "linked", "relinked")]))
     print(f"p95 ratio linked ÷ plain: {saved['p95_ratio']} "
-          f"(median {saved['median_ratio']})")
+          f"(median {saved['median_ratio']}); relinked ÷ plain: "
+          f"{saved['relinked_p95_ratio']}")
     print(table(["recall", "answer in top 3", "answer in top 10", "median ms"],
                 [[name, away[name]["top3"], away[name]["top10"], away[name]["median_ms"]]
                  for name in ("plain", "links")]))

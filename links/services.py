@@ -11,6 +11,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
@@ -28,10 +29,12 @@ class NoteText:
     source_path: str = ""
 
 
-def links_sync(account_id: uuid.UUID, notes: Sequence[NoteText]) -> int:
+def links_sync(account_id: uuid.UUID, notes: Sequence[NoteText], *,
+               placed: bool = False) -> int:
     """Make the notes' links and names those of their texts, resolve their links, and
     resolve again every link of the account asking for a name the notes gained or lost.
-    Returns how many links the notes write."""
+    `placed`: the notes' places changed (where a link starts from), so every link of
+    theirs is resolved again. Returns how many links the notes write."""
     if not notes:
         return 0
     ids = [note.id for note in notes]
@@ -44,8 +47,8 @@ def links_sync(account_id: uuid.UUID, notes: Sequence[NoteText]) -> int:
         new[note.id] = {key: kind for key, kind in keyed.items() if key}
     changed = {note_id for note_id in ids if old.get(note_id, {}) != new[note_id]}
     touched: set[str] = set()
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        if changed:
+    if changed:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
             cursor.execute("DELETE FROM links_linkname WHERE account_id = %s AND note_id = ANY(%s)",
                            [account_id, list(changed)])
             rows = [(account_id, note_id, key, kind) for note_id in changed
@@ -53,12 +56,10 @@ def links_sync(account_id: uuid.UUID, notes: Sequence[NoteText]) -> int:
             if rows:
                 cursor.executemany("INSERT INTO links_linkname (account_id, note_id, key, kind) "
                                    "VALUES (%s, %s, %s, %s)", rows)
-            for note_id in changed:
-                before, after = set(old.get(note_id, {}).items()), set(new[note_id].items())
-                touched |= {key for key, _ in before ^ after}
-        cursor.execute("DELETE FROM links_link WHERE account_id = %s AND note_id = ANY(%s)",
-                       [account_id, ids])
-    written = _write(account_id, notes)
+        for note_id in changed:
+            before, after = set(old.get(note_id, {}).items()), set(new[note_id].items())
+            touched |= {key for key, _ in before ^ after}
+    written = _rewrite(account_id, notes, placed)
     if touched:
         resolve_keys(account_id, touched)
     return written
@@ -74,33 +75,137 @@ def _names_of(account_id: uuid.UUID, ids: list[uuid.UUID]) -> dict[uuid.UUID, di
     return out
 
 
+Ask = tuple[Found, Wanted | None]
+Shape = tuple[str, str, str, str, str, str, bool]
+
+
+def _shape(link: Found, want: Wanted | None) -> Shape:
+    """What a stored link says, its place in the text aside."""
+    w = link.written
+    return (w.form, w.target, w.heading, w.label, want.key if want else "",
+            "/".join(want.folders) if want else "", bool(want and want.whole))
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    position: int
+    start: int
+    end: int
+    shape: Shape
+
+
+# Kept rows move to their new positions through this offset, so no two rows of a note
+# ever hold one position (`link_position_once` is checked row by row).
+_SHIFT = 1_000_000
+
+
+def _stored(account_id: uuid.UUID, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[_Row]]:
+    out: dict[uuid.UUID, list[_Row]] = defaultdict(list)
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            'SELECT note_id, id, position, start, "end", form, target, heading, label, key, '
+            "folders, whole FROM links_link WHERE account_id = %s AND note_id = ANY(%s) "
+            "ORDER BY note_id, position", [account_id, ids])
+        for note_id, link_id, position, start, end, *shape in cursor.fetchall():
+            out[note_id].append(_Row(link_id, position, start, end, tuple(shape)))
+    return out
+
+
+def _rewrite(account_id: uuid.UUID, notes: Sequence[NoteText], placed: bool) -> int:
+    """The notes' links as their texts write them now. Stored links that still say
+    what they said (`difflib` matches the old sequence to the new) keep their rows and
+    their resolution — only their places in the text follow; a link is resolved again
+    when the notes answering to its name change (`resolve_keys`). The rest are
+    deleted, and the new ones written and resolved. Saving a note of many links where
+    one changed therefore resolves one link, not all (bench/links.py). `placed`: every
+    link is written anew (where the note sits changed what they reach)."""
+    stored = _stored(account_id, [note.id for note in notes])
+    tree = Places(account_id)
+    fresh: list[tuple[NoteText, list[Ask], Folder]] = []
+    gone: list[int] = []
+    kept: list[tuple[int, int, int, int]] = []  # id, position, start, end
+    shifted: list[int] = []  # of them, the rows whose position changes
+    total = 0
+    for note in notes:
+        links = extract(note.content)
+        old = stored.get(note.id, [])
+        total += len(links)
+        if not links and not old:
+            continue
+        here = tree.folder(note.notebook_id, note.source_path)
+        asks: list[Ask] = [(link, wanted(link.written, here)) for link in links]
+        if placed:
+            gone += [row.id for row in old]
+            fresh.append((note, asks, here))
+            continue
+        added: list[Ask] = []
+        matcher = SequenceMatcher(None, [row.shape for row in old],
+                                  [_shape(link, want) for link, want in asks], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                gone += [row.id for row in old[i1:i2]]
+                added += asks[j1:j2]
+                continue
+            for row, (link, _) in zip(old[i1:i2], asks[j1:j2], strict=True):
+                if (row.position, row.start, row.end) != (link.position, link.start, link.end):
+                    kept.append((row.id, link.position, link.start, link.end))
+                    if row.position != link.position:
+                        shifted.append(row.id)
+        if added:
+            fresh.append((note, added, here))
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        if gone:
+            cursor.execute("DELETE FROM links_link WHERE account_id = %s AND id = ANY(%s)",
+                           [account_id, gone])
+        if shifted:
+            cursor.execute("UPDATE links_link SET position = position + %s WHERE "
+                           "account_id = %s AND id = ANY(%s)", [_SHIFT, account_id, shifted])
+        if kept:
+            cursor.execute(
+                'UPDATE links_link AS l SET position = m.position, start = m.start, "end" = '
+                "m.stop FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[]) AS "
+                "m(id, position, start, stop) WHERE l.id = m.id AND l.account_id = %s",
+                [*[list(column) for column in zip(*kept, strict=True)], account_id])
+    _insert(account_id, fresh, tree)
+    return total
+
+
 def _write(account_id: uuid.UUID, notes: Sequence[NoteText],
            using: str = DEFAULT_DB_ALIAS) -> int:
-    """Insert the notes' links, each resolved as it goes in."""
-    found = [(note, extract(note.content)) for note in notes]
-    found = [(note, links) for note, links in found if links]
-    if not found:
-        return 0
+    """Insert the links of notes that have none, each resolved as it goes in."""
     tree = Places(account_id, using)
-    asks: list[tuple[NoteText, Found, Wanted | None, Folder]] = []
-    for note, links in found:
-        here = tree.folder(note.notebook_id, note.source_path)
-        for link in links:
-            asks.append((note, link, wanted(link.written, here), here))
-    pool = candidates(account_id, {want.key for _, _, want, _ in asks if want}, tree, using)
-    rows = []
-    for note, link, want, here in asks:
-        target = choose(want, here, pool.get(want.key, ())) if want else None
-        w = link.written
-        rows.append((account_id, note.id, link.position, link.start, link.end,
-                     w.form, w.target, w.heading, w.label, want.key if want else "",
-                     "/".join(want.folders) if want else "", bool(want and want.whole),
-                     target))
+    fresh = []
+    for note in notes:
+        links = extract(note.content)
+        if links:
+            here = tree.folder(note.notebook_id, note.source_path)
+            fresh.append((note, [(link, wanted(link.written, here)) for link in links], here))
+    return _insert(account_id, fresh, tree, using)
+
+
+def _insert(account_id: uuid.UUID, fresh: list[tuple[NoteText, list[Ask], Folder]],
+            tree: Places, using: str = DEFAULT_DB_ALIAS) -> int:
+    """Insert links, each resolved against the notes answering to its name (one
+    statement for them all)."""
+    if not fresh:
+        return 0
+    pool = candidates(account_id, {want.key for _, asks, _ in fresh for _, want in asks if want},
+                      tree, using)
+    rows: list[tuple[object, ...]] = []
+    for note, asks, here in fresh:
+        for link, want in asks:
+            target = choose(want, here, pool.get(want.key, ())) if want else None
+            rows.append((note.id, link.position, link.start, link.end, *_shape(link, want),
+                         target))
+    columns = list(zip(*rows, strict=True))
     with connections[using].cursor() as cursor:
-        cursor.executemany(
-            'INSERT INTO links_link (account_id, note_id, position, start, "end", form, target, '
-            "heading, label, key, folders, whole, target_note_id) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+        cursor.execute(
+            'INSERT INTO links_link (account_id, note_id, position, start, "end", form, '
+            "target, heading, label, key, folders, whole, target_note_id) "
+            "SELECT %s, * FROM unnest(%s::uuid[], %s::int[], %s::int[], %s::int[], "
+            "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+            "%s::bool[], %s::uuid[])", [account_id, *[list(c) for c in columns]])
     return len(rows)
 
 

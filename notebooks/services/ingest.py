@@ -274,7 +274,8 @@ def ingest_file(*, actor: Actor, root: Notebook | None, path: PurePosixPath, raw
             # The file's name is a name the note answers to, and where its links start.
             placed = Note.objects.only("notebook_id", "content").get(id=note_id)
             links_sync(actor.account_id, [NoteText(note_id, placed.notebook_id,
-                                                   placed.content, outcome.path)])
+                                                   placed.content, outcome.path)],
+                       placed=True)
         if len(rows) > 1:
             outcome.warnings += _fold(actor, [row.note for row in rows[1:]], note_id)
             outcome.folded = len(rows) - 1

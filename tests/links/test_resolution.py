@@ -142,3 +142,43 @@ def test_an_imported_account_resolves_its_links_as_the_original_did():
         links = list(Link.objects.values_list("target", "target_note__content"))
     assert sorted(links, key=str) == sorted([("Zeta", "# Zeta\n\nLast, made after the hub."),
                                              ("Nowhere", None)], key=str)
+
+
+def test_an_edit_keeps_the_links_it_did_not_change_and_rewrites_the_rest():
+    """A save keeps the rows of links that still say the same (their places follow the
+    text) and writes the others anew: after edits that add, drop, change and move links,
+    the rows are exactly those a save from nothing writes."""
+    from links.services import NoteText, links_sync
+
+    owner = factories.owner()
+    for name in ("Alpha", "Beta", "Gamma", "Delta"):
+        doc(owner, f"# {name}\n\nAbout {name}.")
+    hub = doc(owner, "# Hub\n\n[[Alpha]] then [[Beta]] then [[Gamma]].")
+
+    def rows():
+        with tenant(owner):
+            return list(Link.objects.filter(note_id=hub.id).order_by("position").values_list(
+                "id", "position", "start", "end", "target", "target_note_id"))
+
+    first = rows()
+    edits = ["# Hub\n\nNow [[Delta]], [[Alpha]] then [[Beta]] then [[Gamma]].",  # one in front
+             "# Hub\n\nNow [[Delta]], [[Alpha]] then [[Gamma]].",  # one dropped
+             "# Hub\n\nNow [[Delta]], [[Alpha|A]] then [[Gamma]] and [[Nowhere]].",
+             "# Hub\n\n[[Gamma]] first. Now [[Delta]], [[Alpha|A]] and [[Nowhere]]."]
+    kept_ids = []
+    for text in edits:
+        before = {row[4]: row[0] for row in rows()}
+        services.note_update(actor=owner, operation_id=op(), note_id=hub.id, content=text)
+        after = rows()
+        kept_ids.append({target for target, row_id in before.items()
+                         if row_id in {row[0] for row in after}})
+        with tenant(owner):
+            links_sync(owner.account_id, [NoteText(hub.id, None, text)], placed=True)
+        assert [row[1:] for row in rows()] == [row[1:] for row in after], text
+        assert [(row[2], row[3]) for row in after] == [
+            (f.start, f.end) for f in extract(text)]
+    # The unchanged links kept their rows through each edit; a changed one did not.
+    assert kept_ids[0] == {"Alpha", "Beta", "Gamma"} and "Delta" not in kept_ids[0]
+    assert kept_ids[1] == {"Delta", "Alpha", "Gamma"}
+    assert "Alpha" not in kept_ids[2] and {"Delta", "Gamma"} <= kept_ids[2]
+    assert first[0][1:] == (1, 7, 16, "Alpha", first[0][5]) and first[0][5] is not None
