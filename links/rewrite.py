@@ -30,6 +30,13 @@ def address(written: str, title: str) -> str:
     return f"{folders}{slash}{quote(title)}.md{hash_}{fragment}"
 
 
+def moved_address(written: str, path: str) -> str:
+    """A Markdown link's address as written, leading along `path` (decoded, from the
+    linking note's folder) instead — its `#fragment` kept."""
+    _, hash_, fragment = written.partition("#")
+    return f"{quote(path)}{hash_}{fragment}"
+
+
 def rewritten(content: str, spans: Sequence[tuple[int, int, str]]) -> str:
     """`content` with each (start, end, text) span replaced (spans do not overlap)."""
     out = content

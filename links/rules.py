@@ -15,6 +15,8 @@ from grove.interfaces.wikilinks import Written
 
 _SPACES = re.compile(r"\s+")
 KIND_RANK = {"title": 0, "file": 1, "alias": 2}
+KEY_MAX_CHARS = 300  # a name's longest (`links.parsing.NAME_MAX_CHARS`)
+FOLDERS_MAX = 64
 Folder = tuple[str, ...]
 
 
@@ -59,7 +61,9 @@ def wanted(written: Written, source_folder: Folder) -> Wanted | None:
         whole = False
     last = parts[-1]
     key = last[:-3].strip() if last.endswith(".md") else last
-    return Wanted(key, tuple(parts[:-1]), whole) if key else None
+    if not key or len(key) > KEY_MAX_CHARS or len(parts) > FOLDERS_MAX:
+        return None  # no note answers to so long a name (and the key stays indexable)
+    return Wanted(key, tuple(parts[:-1]), whole)
 
 
 def folder_of(notebook_path: Folder, source_path: str) -> Folder:

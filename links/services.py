@@ -112,6 +112,34 @@ def _stored(account_id: uuid.UUID, ids: list[uuid.UUID]) -> dict[uuid.UUID, list
     return out
 
 
+# Past this many changed links on either side, they are all written anew rather than
+# matched (`SequenceMatcher` is quadratic in them).
+MATCH_MAX = 200
+
+
+def _matched(old: list[Shape], new: list[Shape]) -> list[tuple[str, int, int, int, int]]:
+    """`difflib`'s opcodes from the stored links to the new ones — the unchanged head
+    and tail taken as equal first, so an edit among thousands of links matches only
+    what changed."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    ops: list[tuple[str, int, int, int, int]] = [("equal", 0, head, 0, head)] if head else []
+    middle_old, middle_new = old[head:len(old) - tail], new[head:len(new) - tail]
+    if len(middle_old) > MATCH_MAX or len(middle_new) > MATCH_MAX:
+        ops.append(("replace", head, len(old) - tail, head, len(new) - tail))
+    else:
+        matcher = SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+        ops += [(tag, i1 + head, i2 + head, j1 + head, j2 + head)
+                for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    if tail:
+        ops.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return ops
+
+
 def _rewrite(account_id: uuid.UUID, notes: Sequence[NoteText], placed: bool) -> int:
     """The notes' links as their texts write them now. Stored links that still say
     what they said (`difflib` matches the old sequence to the new) keep their rows and
@@ -140,9 +168,8 @@ def _rewrite(account_id: uuid.UUID, notes: Sequence[NoteText], placed: bool) -> 
             fresh.append((note, asks, here))
             continue
         added: list[Ask] = []
-        matcher = SequenceMatcher(None, [row.shape for row in old],
-                                  [_shape(link, want) for link, want in asks], autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for tag, i1, i2, j1, j2 in _matched([row.shape for row in old],
+                                            [_shape(link, want) for link, want in asks]):
             if tag != "equal":
                 gone += [row.id for row in old[i1:i2]]
                 added += asks[j1:j2]
@@ -258,28 +285,46 @@ class Places:
 
     def __init__(self, account_id: uuid.UUID, using: str = DEFAULT_DB_ALIAS) -> None:
         self.account_id, self.using = account_id, using
-        self._paths: dict[uuid.UUID, Folder] | None = None
+        self._names: dict[uuid.UUID, tuple[str, ...]] | None = None
+        self._keys: dict[uuid.UUID | None, Folder] = {}
 
-    def path(self, notebook_id: uuid.UUID | None) -> Folder:
+    def names(self, notebook_id: uuid.UUID | None) -> tuple[str, ...]:
+        """The notebook's path of names as written, outermost first (Personal: none)."""
         if notebook_id is None:
             return ()
-        if self._paths is None:
+        if self._names is None:
             with connections[self.using].cursor() as cursor:
                 cursor.execute("SELECT id, name, parent_id FROM notebooks_notebook "
                                "WHERE account_id = %s", [self.account_id])
                 rows = {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
-            self._paths = {}
+            self._names = {}
             for notebook in rows:
                 parts, at, seen = [], notebook, set()
                 while at in rows and at not in seen:
                     seen.add(at)
-                    parts.append(name_key(rows[at][0]))
+                    parts.append(rows[at][0])
                     at = rows[at][1]
-                self._paths[notebook] = tuple(reversed(parts))
-        return self._paths.get(notebook_id, ())
+                self._names[notebook] = tuple(reversed(parts))
+        return self._names.get(notebook_id, ())
+
+    def path(self, notebook_id: uuid.UUID | None) -> Folder:
+        """The notebook's path as keys (`name_key`)."""
+        if notebook_id not in self._keys:
+            self._keys[notebook_id] = tuple(name_key(name) for name in self.names(notebook_id))
+        return self._keys[notebook_id]
 
     def folder(self, notebook_id: uuid.UUID | None, source_path: str) -> Folder:
         return folder_of(self.path(notebook_id), source_path)
+
+    def written_folder(self, notebook_id: uuid.UUID | None, source_path: str) -> tuple[str, ...]:
+        """`folder` as its names are written (for a link written to reach it)."""
+        names = self.names(notebook_id)
+        keys = self.path(notebook_id)
+        folders = source_path.replace("\\", "/").split("/")[:-1] if source_path else []
+        folders = [part for part in folders if part.strip() not in ("", ".")]
+        if folders and folder_of(keys, source_path) == keys:
+            return names
+        return names + tuple(folders)
 
 
 def candidates(account_id: uuid.UUID, keys: Iterable[str], tree: Places,
@@ -357,3 +402,69 @@ def asking_for(account_id: uuid.UUID, note: NoteText, key: str,
         if choose(want, tree.folder(notebook_id, source_path), pool) == note.id:
             found.append(Asking(link_id, note_id, start, end, form, target, heading, label))
     return found
+
+
+def links_to(account_id: uuid.UUID, note_ids: Iterable[uuid.UUID]) -> dict[int, uuid.UUID]:
+    """The links that reach the notes now: link id → the note it reaches (read before a
+    move, to find the links the move leaves behind: `lost_links`)."""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT id, target_note_id FROM links_link "
+                       "WHERE account_id = %s AND target_note_id = ANY(%s)",
+                       [account_id, list(note_ids)])
+        return dict(cursor.fetchall())
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A link that reached a note and no longer does (the note moved): where it is
+    written, what it says and where its note sits."""
+
+    asking: Asking
+    reached: uuid.UUID  # the note it reached before
+    here: Folder  # where the note it is written in sits (keys)
+    written_here: tuple[str, ...]  # the same, as the names are written
+    path: Folder | None  # a Markdown link's whole path of folders (keys); None: a wiki-link
+
+
+def lost_links(account_id: uuid.UUID, reached: dict[int, uuid.UUID], tree: Places) -> list[Lost]:
+    """Of the links that reached a note (`links_to`, read before), those that now reach
+    another note or none — and the Markdown links, whose path may no longer be the
+    note's even where the name alone still finds it (the caller compares)."""
+    if not reached:
+        return []
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            'SELECT l.id, l.note_id, l.start, l."end", l.form, l.target, l.heading, l.label, '
+            "l.target_note_id, l.whole, l.folders, n.notebook_id, n.source_path "
+            "FROM links_link l "
+            "JOIN notebooks_note n ON n.id = l.note_id WHERE l.account_id = %s "
+            "AND l.id = ANY(%s) ORDER BY l.note_id, l.position", [account_id, list(reached)])
+        rows = cursor.fetchall()
+    return [Lost(Asking(link_id, note_id, start, end, form, target, heading, label),
+                 reached[link_id], tree.folder(notebook_id, source_path),
+                 tree.written_folder(notebook_id, source_path),
+                 (tuple(folders.split("/")) if folders else ()) if whole else None)
+            for (link_id, note_id, start, end, form, target, heading, label, now_reaches,
+                 whole, folders, notebook_id, source_path) in rows
+            if now_reaches != reached[link_id] or whole]
+
+
+def places_changed(account_id: uuid.UUID, notebook_ids: Iterable[uuid.UUID]) -> int:
+    """After notebooks were renamed or moved (their folders are what a link's path
+    names): the links asking for the names of the notes in them are resolved again, and
+    those notes' own links from where they now are. Returns how many notes' links were
+    written anew."""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT id FROM notebooks_note WHERE account_id = %s "
+                       "AND notebook_id = ANY(%s) AND status <> 'deleted'",
+                       [account_id, list(notebook_ids)])
+        inside = [row[0] for row in cursor.fetchall()]
+        if not inside:
+            return 0
+        targets_changed(account_id, inside)
+        cursor.execute("SELECT id, notebook_id, content, source_path FROM notebooks_note n "
+                       "WHERE id IN (SELECT DISTINCT note_id FROM links_link "
+                       "WHERE account_id = %s AND note_id = ANY(%s))", [account_id, inside])
+        linking = [NoteText(*row) for row in cursor.fetchall()]
+    links_sync(account_id, linking, placed=True)
+    return len(linking)

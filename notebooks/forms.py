@@ -267,6 +267,10 @@ class NoteMoveForm(_PicksANotebook):
     origin = forms.UUIDField(widget=forms.HiddenInput, required=False)
     expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False,
                                           min_value=1)
+    # Links that name the note by its path (`[[Projects/Plan]]`, `../Plan.md`) follow
+    # it (`note_move(relink=True)`); on by default, as for a rename.
+    relink = forms.BooleanField(required=False, initial=True,
+                                label="Update links that name its old place")
     PLACE, EMPTY = "destination", "Personal"
 
 

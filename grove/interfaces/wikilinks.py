@@ -88,15 +88,36 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
     if not silent:
         token = state.push("wikilink", "", 0)
         token.markup = state.src[start:close + 2]
-        token.meta = {"written": written}
+        # Where it is in the inline source, and that source (a plugin may change the
+        # block's content after): `links.parsing` maps it to the note's text.
+        token.meta = {"written": written, "span": (start, close + 2), "source": state.src}
     state.pos = close + 2
     return True
 
 
+def _placed(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInline, bool], bool]:
+    """`rule` (the `link` rule), its `link_open` token told where in the inline source
+    the link is written (`meta["span"]`), so its address can be found in the text."""
+    def placed(state: StateInline, silent: bool) -> bool:
+        start, count = state.pos, len(state.tokens)
+        if not rule(state, silent):
+            return False
+        if not silent:
+            for token in state.tokens[count:]:
+                if token.type == "link_open":
+                    token.meta = {**(token.meta or {}), "span": (start, state.pos),
+                                  "source": state.src}
+                    break
+        return True
+    return placed
+
+
 def wikilinks_plugin(md: MarkdownIt) -> None:
     """The parser reads `[[…]]` as a `wikilink` token (before `link`, so `[[a]]` is not
-    read as a reference link)."""
+    read as a reference link); both say where in the inline source they are written."""
     md.inline.ruler.before("link", "wikilink", _wikilink)
+    link = next(rule.fn for rule in md.inline.ruler.__rules__ if rule.name == "link")
+    md.inline.ruler.at("link", _placed(link))
 
 
 def markdown_target(href: str, text: str) -> Written | None:

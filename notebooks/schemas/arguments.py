@@ -175,6 +175,7 @@ class NoteUpdateIn(Operated):
         default=None, description=RETENTION + ", counted from now (REST: null = kept "
         "forever).",
         json_schema_extra=_RETENTION_SCHEMA)
+    relink: bool = Field(default=False, description="Fix links to its old title.")
 
     CHANGEABLE: ClassVar = ("content", "kind", "task_id", "source_agent", "pinned", "tags",
                             "importance", "retention_days")
@@ -188,7 +189,9 @@ class NoteUpdateIn(Operated):
     def changes(self) -> dict[str, Any]:
         """The fields to change (omitted fields stay; null only where it means "clear")."""
         changes = self.not_null("content", "kind", "pinned", "tags", "importance")
-        return changes | self.given("task_id", "source_agent", "retention_days")
+        # With the changes, how to make them: `relink` (not a change of its own).
+        return changes | self.given("task_id", "source_agent", "retention_days") | (
+            {"relink": True} if self.relink else {})
 
 
 class BatchItem(In):
@@ -225,10 +228,11 @@ class MoveIn(Operated):
                                    + ONCE + ".")
     notebook_id: Place | None = Field(description="Where to: a notebook id or \"personal\" "
                                       "(REST: null = Personal).")
+    relink: bool = Field(default=False, description="Fix links naming a path it left.")
 
     def service_kwargs(self) -> dict[str, Any]:
         return {"note_ids": [ref.id for ref in self.note_ids],
-                "notebook_id": place_of(self.notebook_id)}
+                "notebook_id": place_of(self.notebook_id), "relink": self.relink}
 
 
 class RestoreRevisionIn(Operated):

@@ -16,6 +16,7 @@ from django.db.models.functions import Length, Substr
 from grove.interfaces.rendering import note_title, plain, shorten
 from grove.kernel.actor import Actor
 from grove.kernel.tenancy import tenant
+from links import rewrite
 from links.models import Link, LinkName
 from links.rules import name_key
 from notebooks.models import Note
@@ -103,5 +104,7 @@ def title_suggestions(actor: Actor, prefix: str) -> list[tuple[uuid.UUID, str, s
             if note_id not in seen:
                 seen[note_id] = "" if kind == "title" else matched
         named = titles(actor, seen)
+    # A title that cannot be written inside `[[…]]` (or was shortened) is not offered.
     return [(note_id, named[note_id], matched) for note_id, matched in seen.items()
-            if note_id in named][:SUGGESTIONS]
+            if note_id in named and rewrite.writable(named[note_id])
+            and not named[note_id].endswith("…")][:SUGGESTIONS]

@@ -345,6 +345,9 @@ def recall(
             with stage("links"):
                 reached = recall_links.linked(scope.notes(), head[:limit], fused, set(head),
                                               query_arms, hits)
+            if truth.restricts:  # a link reaches only what may answer here (`restrict`)
+                reached = [r for r in reached if r.note.id in truth.ids
+                           or r.note.kind in UNRESTRICTED_KINDS]
             for item in reached:
                 note_id = item.note.id
                 fused[note_id], matched[note_id], via[note_id] = item.score, ["link"], item.via

@@ -36,7 +36,8 @@ UNDOABLE = {
     "note_forget": RevisionReason.DELETE,
     "note_move_many": RevisionReason.MOVE,
     "note_tag": RevisionReason.UPDATE,
-    # A rename's relinking (`note_update` with relink): the other notes it rewrote.
+    # A rename with its relinking (`note_update` with relink): the note and the notes
+    # whose links it rewrote.
     "note_update": RevisionReason.UPDATE,
 }
 
@@ -67,11 +68,11 @@ def note_batch_undo(
             raise NotFound("There is no such change to undo.", code="batch_not_found")
         reason = UNDOABLE[done.action]
         relinked = done.action == "note_update"
-        if relinked:  # the notes its revisions name, but the renamed note itself
+        if relinked:  # the renamed note first, then the notes whose links it rewrote
             renamed = parse_uuid(str(done.result.get("id", "")), what="note id")
-            reported = list(Revision.objects.filter(operation_id=batch, reason=reason)
-                            .exclude(note_id=renamed).order_by("note_id")
-                            .values_list("note_id", flat=True))
+            reported = [renamed, *Revision.objects.filter(operation_id=batch, reason=reason)
+                        .exclude(note_id=renamed).order_by("note_id")
+                        .values_list("note_id", flat=True)]
         else:
             reported = [parse_uuid(item["id"], what="note id")
                         for item in done.result.get("items", []) if isinstance(item, dict)]
@@ -112,8 +113,8 @@ def note_batch_undo(
                 raise NotFound("The note's earlier revision is missing.",
                                code="revision_not_found")
             notebook_id, tags, content = before[note.id]
-            if relinked:
-                note.content = content
+            if relinked:  # the text (and tags) each had: the rename and the links
+                note.content, note.tags = content, tags
                 save_new_version(note, reason=reason, actor=actor, operation_id=op_id,
                                  now=now)
                 mark_for_indexing(note)

@@ -16,6 +16,7 @@ from grove.kernel import operations
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid
 from grove.models import Connection
+from links.services import places_changed
 from notebooks.models import (
     NAME_MAX_CHARS,
     NO_PARENT,
@@ -33,6 +34,7 @@ from notebooks.selectors.access import (
     ancestor_ids,
     lock_subtree,
     require_parent_granted,
+    subtree_ids,
 )
 from notebooks.selectors.library import count_subtree
 from notebooks.services.frame import idempotent, require_open_notebook, tree_lock
@@ -115,6 +117,8 @@ def notebook_update(
             require_name_free(notebook)
             notebook.updated_at = timezone.now()
             notebook.save()
+            # Its folder, named in links' paths, is elsewhere now.
+            places_changed(actor.account_id, subtree_ids(notebook.id))
         return NotebookOut.of(notebook)
 
     return idempotent(actor=actor, operation_id=op_id, action="notebook_update",

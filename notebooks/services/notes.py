@@ -14,6 +14,7 @@ from grove.identity.hygiene import Origin, screen
 from grove.kernel import operations
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid
+from links.services import links_to
 from notebooks.models import (
     Capture,
     Kind,
@@ -63,7 +64,7 @@ from notebooks.services.frame import (
     require_open_notebook,
 )
 from notebooks.services.indexing import index_if_changed, mark_for_indexing
-from notebooks.services.relink import relink_after_rename
+from notebooks.services.relink import relink_after_move, relink_after_rename
 from notebooks.services.revisions import record_created, save_new_version
 from notebooks.services.truth import hold
 
@@ -348,11 +349,15 @@ def note_move(
     note_ids: Iterable[Any],
     notebook_id: uuid.UUID | str | None,
     expected_versions: Mapping[Any, int] | None = None,
+    relink: bool = False,
 ) -> list[NoteOut]:
     """Move notes to a notebook (None = Personal): all or nothing. Needs write access to
     every note's current place and to the destination. `expected_versions` fences some
     of the notes (note id → the version read): one moved on refuses the whole move
-    (`version_conflict`) — the website's Undo of a move relies on it."""
+    (`version_conflict`) — the website's Undo of a move relies on it. `relink`: the
+    links whose written path no longer reaches a moved note are written anew so they do
+    (`relink.relink_after_move`, each changed note a revision under this operation;
+    each moved note's `relinked` says in how many notes)."""
     op_id = operations.coerce_operation_id(operation_id)
     ids = clean_batch(note_ids)
     destination_uuid = None if notebook_id is None else parse_uuid(notebook_id,
@@ -370,18 +375,24 @@ def note_move(
                  for note_uuid in sorted(ids, key=str)]
         for note in notes:
             expect_version(note, fences.get(note.id))
+        reached = links_to(actor.account_id, [note.id for note in notes]) if relink else {}
         for note in notes:
             if note.notebook_id != destination_uuid:
                 note.notebook_id = destination_uuid
                 save_new_version(note, reason=RevisionReason.MOVE, actor=actor,
                                  operation_id=op_id, now=now)
+        relinked = relink_after_move(actor, reached, operation_id=op_id, now=now) \
+            if reached else {}
         by_id = {note.id: note for note in notes}
-        return [NoteOut.of(by_id[note_uuid]) for note_uuid in ids]
+        return [NoteOut.of(by_id[note_uuid]).model_copy(
+            update={"relinked": relinked.get(note_uuid, 0)}) for note_uuid in ids]
 
     arguments: dict[str, Any] = {"noteIds": sorted(str(i) for i in ids),
                                  "notebookId": destination_uuid}
     if fences:
         arguments["expectedVersions"] = {str(k): v for k, v in fences.items()}
+    if relink:
+        arguments["relink"] = True
     return idempotent(actor=actor, operation_id=op_id, action="note_move",
                       arguments=arguments,
                       decode=lambda data: [NoteOut.model_validate(n) for n in data],

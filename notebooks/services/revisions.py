@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from grove.kernel import operations
 from grove.kernel.actor import Actor
 from grove.kernel.errors import Forbidden, NotFound
-from links.services import targets_changed
+from links.services import NoteText, links_sync, targets_changed
 from notebooks.models import (
     Kind,
     Note,
@@ -90,6 +90,9 @@ def save_new_version(
     if reason in PLACE_CHANGES:
         # The notes a link may mean changed: links asking for this note's names again.
         targets_changed(note.account_id, [note.id])
+    if reason == RevisionReason.MOVE:  # and its own links start from its new place
+        links_sync(note.account_id, [NoteText(note.id, note.notebook_id, note.content,
+                                              note.source_path)], placed=True)
 
 
 def note_restore_revision(

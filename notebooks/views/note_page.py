@@ -241,14 +241,18 @@ def note_move(request: HttpRequest, note_id: str) -> HttpResponse:
         moved = services.note_move(
             actor=session_actor(request), operation_id=data["operation_id"],
             note_ids=[note_id], notebook_id=data["destination"] or None,
-            expected_versions={note_id: fence} if fence else None)[0]
+            expected_versions={note_id: fence} if fence else None,
+            relink=data["relink"])[0]
     except GroveError as exc:  # a missing note is still a 404: the page's read raises it
         return note_page_response(request, note_id, status=exc.status, panel="move",
                                   conflict=undo.CHANGED if exc.code == "version_conflict"
                                   else exc.message)
     # The note page's form says where the note was (`origin`); a move back (Undo) does not.
     came_from = data["origin"] if "origin" in form.data else moved.notebook_id
-    undo.offer(request, "Moved.", undo.Undo("note-move", moved.id, moved.version, came_from)
+    said = "Moved." if not moved.relinked else (
+        f"Moved, and the links to it updated in {moved.relinked} "
+        f"note{'s' if moved.relinked != 1 else ''}.")
+    undo.offer(request, said, undo.Undo("note-move", moved.id, moved.version, came_from)
                if came_from != moved.notebook_id else None)
     return redirect("note", note_id=note_id)
 

@@ -80,7 +80,8 @@ class Undo:
             action = reverse("note-action", args=[self.target, "restore"])
         elif self.kind == "note-move":
             action = reverse("note-move", args=[self.target])
-            fields["destination"] = self.place or ""
+            # Moving back writes the links that followed it back too.
+            fields.update(destination=self.place or "", relink="on")
         elif self.kind == "note-delete":
             action = reverse("trash-note-restore", args=[self.target])
         elif self.kind == "notebook-archive":

@@ -72,3 +72,48 @@ def test_links_backlinks_and_a_missing_note_made_from_its_link(browser_site: str
     expect(listbox).to_have_count(0)
     assert content.input_value().endswith("and [[al")
     assert errors == []
+
+
+def test_a_rename_and_a_move_keep_the_links_and_undo_takes_them_back(browser_site: str,
+                                                                     page: Page):
+    from grove.kernel.tenancy import tenant
+    from notebooks.models import Note
+
+    owner = _owner("renamer")
+    projects = factories.notebook(owner, "Projects")
+    factories.notebook(owner, "Archive")
+    plan = factories.note(owner, "# Plan\n\nShip in May.", kind="note", notebook_id=projects.id)
+    hub = factories.note(owner, "# Hub\n\nSee [[Plan]] and [[Projects/Plan|the plan]].",
+                         kind="note")
+
+    def hub_text() -> str:
+        with tenant(owner):
+            return Note.objects.get(id=hub.id).content
+
+    errors = watch_console(page)
+    sign_in(page, browser_site, "renamer")
+    page.goto(f"{browser_site}/notes/{plan.id}/#edit")
+    relink = page.get_by_label("Update the links to this note if its title changes")
+    expect(relink).to_be_checked()
+    page.get_by_role("textbox", name="Title").fill("# Launch plan")
+    page.get_by_role("button", name="Save changes").click()
+    flash = page.locator("#flash")
+    expect(flash).to_contain_text("the links to it updated in 1 note")
+    assert hub_text() == "# Hub\n\nSee [[Launch plan]] and [[Projects/Launch plan|the plan]]."
+    flash.get_by_role("button", name="Undo").click()
+    expect(flash).to_contain_text("Undone")
+    assert hub_text() == "# Hub\n\nSee [[Plan]] and [[Projects/Plan|the plan]]."
+    with tenant(owner):
+        assert Note.objects.get(id=plan.id).content == "# Plan\n\nShip in May."
+
+    # Moving it: the link that names its folder follows it; Undo moves both back.
+    page.goto(f"{browser_site}/notes/{plan.id}/#move")
+    expect(page.get_by_label("Update links that name its old place")).to_be_checked()
+    page.get_by_label("Move to").select_option(label="Archive")
+    page.get_by_role("button", name="Move note").click()
+    expect(flash).to_contain_text("Moved, and the links to it updated in 1 note.")
+    assert hub_text() == "# Hub\n\nSee [[Plan]] and [[Archive/Plan|the plan]]."
+    flash.get_by_role("button", name="Undo").click()
+    expect(page.locator("#flash")).to_contain_text("Moved")
+    assert hub_text() == "# Hub\n\nSee [[Plan]] and [[Projects/Plan|the plan]]."
+    assert errors == []

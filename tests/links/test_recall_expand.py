@@ -54,3 +54,30 @@ def test_expand_takes_only_links():
     key, _, _ = _world()
     error(Caller(Client(), key).post("/recall", {"query": "billing", "expand": "tags"}),
           422, "invalid_request")
+
+
+def test_under_restrict_a_link_reaches_only_what_may_answer():
+    """In a notebook whose ground truth restricts answers to its declared notes, a link
+    from a declared note to an undeclared fact brings nothing: only declared notes (and
+    the kinds restrict leaves open, such as preferences) answer there."""
+    from notebooks import services
+    from notebooks.selectors.recall import recall
+
+    owner = factories.owner()
+    ops = factories.notebook(owner, "Ops")
+    rule = factories.note(owner, "# Billing rule\n\nBilling is owned by the "
+                          "[[Payments team]].", kind="fact", notebook_id=ops.id)
+    undeclared = factories.note(owner, "# Payments team\n\nLed by Priya Raman.",
+                                kind="fact", notebook_id=ops.id)
+    liked = factories.note(owner, "# Pref\n\nBilling mails in plain text, see "
+                           "[[Billing rule]].", kind="preference", notebook_id=ops.id)
+    services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[rule.id],
+                           policy="restrict")
+    found = recall(actor=owner, query="who owns billing", place=ops.id, expand="links")
+    ids = [item.note.id for item in found.data]
+    assert rule.id in ids and undeclared.id not in ids
+    assert liked.id in ids
+    services.truth_declare(actor=owner, notebook_id=ops.id, note_ids=[rule.id],
+                           policy="prioritize")
+    opened = recall(actor=owner, query="who owns billing", place=ops.id, expand="links")
+    assert undeclared.id in [item.note.id for item in opened.data]

@@ -182,3 +182,44 @@ def test_an_edit_keeps_the_links_it_did_not_change_and_rewrites_the_rest():
     assert kept_ids[1] == {"Delta", "Alpha", "Gamma"}
     assert "Alpha" not in kept_ids[2] and {"Delta", "Gamma"} <= kept_ids[2]
     assert first[0][1:] == (1, 7, 16, "Alpha", first[0][5]) and first[0][5] is not None
+
+
+def test_hostile_links_are_stored_or_left_unresolved_never_an_error():
+    owner = factories.owner()
+    long_path = "x" * 8000
+    text = (f"# Odd\n\n[long]({long_path}.md) [[{'y' * 400}]] [[#]] [[|]] [[../../up]] "
+            f"[deep]({'a/' * 100}b.md) [[ok]]")
+    odd = doc(owner, text)
+    made = doc(owner, "# ok\n\nHere.")
+    assert [target for _, target in targets(owner, odd.id)][-1] == made.id
+    assert all(target is None for _, target in targets(owner, odd.id)[:-1])
+
+
+def test_a_moved_note_resolves_its_own_links_from_its_new_place():
+    owner = factories.owner()
+    work = factories.notebook(owner, "Work")
+    home = factories.notebook(owner, "Home")
+    at_work = doc(owner, "# Budget\n\nWork's.", notebook_id=work.id)
+    at_home = doc(owner, "# Budget\n\nHome's.", notebook_id=home.id)
+    hub = doc(owner, "# Hub\n\nSee [[Budget]].", notebook_id=work.id)
+    assert targets(owner, hub.id) == [("Budget", at_work.id)]
+    services.note_move(actor=owner, operation_id=op(), note_ids=[hub.id],
+                       notebook_id=home.id)
+    assert targets(owner, hub.id) == [("Budget", at_home.id)]  # the nearest, from home
+
+
+def test_renaming_or_moving_a_notebook_moves_the_links_that_name_its_folder():
+    owner = factories.owner()
+    projects = factories.notebook(owner, "Projects")
+    plan = doc(owner, "# Plan\n\nShip.", notebook_id=projects.id)
+    hub = doc(owner, "# Hub\n\n[[Projects/Plan]] and [[Ventures/Plan]].")
+    assert targets(owner, hub.id) == [("Projects/Plan", plan.id), ("Ventures/Plan", None)]
+    services.notebook_update(actor=owner, operation_id=op(), notebook_id=projects.id,
+                             name="Ventures")
+    assert targets(owner, hub.id) == [("Projects/Plan", None), ("Ventures/Plan", plan.id)]
+    outer = factories.notebook(owner, "Outer")
+    services.notebook_update(actor=owner, operation_id=op(), notebook_id=projects.id,
+                             parent_id=outer.id)
+    assert targets(owner, hub.id) == [("Projects/Plan", None), ("Ventures/Plan", plan.id)]
+    inner = doc(owner, "# Inner\n\n[the plan](Plan.md)", notebook_id=projects.id)
+    assert targets(owner, inner.id) == [("Plan.md", plan.id)]
