@@ -6,6 +6,8 @@ resolves. No console errors."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -116,4 +118,34 @@ def test_a_rename_and_a_move_keep_the_links_and_undo_takes_them_back(browser_sit
     flash.get_by_role("button", name="Undo").click()
     expect(page.locator("#flash")).to_contain_text("Moved")
     assert hub_text() == "# Hub\n\nSee [[Plan]] and [[Projects/Plan|the plan]]."
+    assert errors == []
+
+
+def test_an_answer_shows_the_source_it_reached_through_a_link(browser_site: str, page: Page):
+    """Ask followed a link (issue 38 item 5): the answer's sources, as the owner reads
+    them in the conversation, mark the linked note as reached through the link from the
+    note that matched, and its chip opens that revision."""
+    from tests.ask.conftest import fake_provider
+    from tests.ask.helpers import generate, start, submit
+    from tests.ask.test_ask import answer, index_all
+
+    owner = _owner("follower")
+    billing = factories.note(owner, "Billing is owned by the [[Payments squad]].", kind="note")
+    squad = factories.note(owner, "# Payments squad\n\nDana Okafor is in charge.", kind="note")
+    index_all(owner)
+    with fake_provider(timeout=5.0) as provider:
+        provider.chat_replies = [answer("answered", ("Dana Okafor.", [squad.versioned_id]))]
+        conversation = start(owner)
+        submit(owner, conversation, "Who owns billing?")
+        generate(owner)
+    errors = watch_console(page)
+    sign_in(page, browser_site, "follower")
+    page.goto(f"{browser_site}/ask/{conversation.id}/")
+    sources = page.locator("ol.sources")
+    expect(sources.locator("li").first).to_contain_text(
+        "reached through a link from “Billing is owned by the Payments squad.”")
+    expect(sources.locator("li").nth(1)).not_to_contain_text("reached")
+    expect(sources.locator(f'a[href^="/notes/{billing.id}/"]')).to_have_count(1)
+    sources.get_by_role("link", name=re.compile(r"^\[1\] Payments squad")).click()
+    expect(page).to_have_url(re.compile(rf"/notes/{squad.id}/\?v=1$"))
     assert errors == []
