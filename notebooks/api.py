@@ -44,7 +44,7 @@ from notebooks.schemas.arguments import (
     NotebookListQuery,
     NotebookUpdateIn,
     NoteFilters,
-    NoteUpdateIn,
+    NotePatchIn,
     Operated,
     RecallIn,
     RememberIn,
@@ -217,10 +217,12 @@ def note_related(request: HttpRequest, note_id: uuid.UUID, query: Query[RelatedQ
 
 @router.patch("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteOut], **WRITE_ERRORS},
               summary="Correct a note: omitted fields stay; expectedVersion guards races")
-def note_update(request: HttpRequest, note_id: uuid.UUID, payload: NoteUpdateIn) -> Any:
-    return ok(services.note_update(
+def note_update(request: HttpRequest, note_id: uuid.UUID, payload: NotePatchIn) -> Any:
+    changes = payload.changes()
+    update = services.note_edit if "edit" in changes else services.note_update
+    return ok(update(
         actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
-        note_id=note_id, expected_version=payload.expected_version, **payload.changes()))
+        note_id=note_id, expected_version=payload.expected_version, **changes))
 
 
 # -- notebooks -------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from notebooks.schemas.notes import (
 from notebooks.schemas.related import RelatedArgs, RelatedPage
 from notebooks.schemas.tools import (
     ArchiveArgs,
+    EditNoteArgs,
     ForgetArgs,
     FoundNote,
     History,
@@ -144,6 +145,11 @@ def _update(actor: Actor, args: NoteUpdateArgs) -> Saved:
         expected_version=expected(args.note_id, args.expected_version), **args.changes()))
 
 
+def _edit(actor: Actor, args: EditNoteArgs) -> Saved:
+    return Saved.of(services.note_edit(actor=actor, operation_id=_op(args),
+                                       **args.service_kwargs()))
+
+
 def _forget(actor: Actor, args: ForgetArgs) -> BatchOut:
     return services.note_forget(actor=actor, operation_id=_op(args),
                                 items=args.service_items())
@@ -200,6 +206,11 @@ TOOLS = [
          "read gives version_conflict instead of overwriting a newer change. A change to "
          "declared ground truth is held for the owner.",
          NoteUpdateArgs, Saved, _update, read_only=False, idempotent=False),
+    Tool("edit_note", "Edit part of a note",
+         "Append, prepend, replace a section (by heading) or an exact text, as a new "
+         "revision, without resending the note. A find or heading that is absent or not "
+         "unique is refused, saying which.",
+         EditNoteArgs, Saved, _edit, read_only=False, idempotent=False),
     Tool("forget", "Forget notes",
          "Delete notes (per item deleted, not_found or version_conflict); tools cannot "
          "bring them back — archive_notes can.",

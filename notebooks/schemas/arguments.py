@@ -29,7 +29,7 @@ from grove.kernel.validation import (
     TIME_ZONE_MAX_CHARS,
     zone_names,
 )
-from notebooks import rules
+from notebooks import edits, rules
 from notebooks.models import (
     CONTENT_MAX_CHARS,
     NAME_MAX_CHARS,
@@ -302,6 +302,46 @@ class SearchIn(SearchFilters):
     def service_kwargs(self) -> dict[str, Any]:
         return {**super().service_kwargs(), "include_subnotebooks": self.include_subnotebooks,
                 "pinned": self.pinned}
+
+
+EditOp = Literal["append", "prepend", "replace_section", "replace_text"]
+
+
+class EditIn(In):
+    """A partial edit of a note's text (`notebooks.edits`)."""
+
+    op: EditOp = Field(description="append/prepend: text as a block at the end/start; "
+                       "replace_section: the body under heading becomes text; "
+                       "replace_text: the one place find occurs becomes text.")
+    text: str = Field(default="", max_length=edits.EDIT_TEXT_MAX_CHARS,
+                      description="The text to add or put in (empty: delete).")
+    heading: str | SkipJsonSchema[None] = Field(
+        default=None, max_length=edits.HEADING_MAX_CHARS,
+        description="replace_section: the heading, e.g. \"Status\" or \"## Status\".")
+    find: str | SkipJsonSchema[None] = Field(
+        default=None, max_length=edits.FIND_MAX_CHARS,
+        description="replace_text: the exact text; absent or not unique: refused.")
+
+    def service_edit(self) -> dict[str, Any]:
+        """The edit as `notebooks.edits.clean_edit` takes it."""
+        return {name: value for name in ("op", "text", "heading", "find")
+                if (value := getattr(self, name)) is not None}
+
+
+class NotePatchIn(NoteUpdateIn):
+    """`PATCH /v1/notes/{id}`: a correction, whose text may be a partial `edit`."""
+
+    edit: EditIn | SkipJsonSchema[None] = Field(
+        default=None, description="A partial edit of the text instead of content.")
+
+    openapi_rules: ClassVar[JsonDict] = {
+        **NoteUpdateIn.openapi_rules,
+        "anyOf": [{"required": [to_camel(name)]}
+                  for name in (*NoteUpdateIn.CHANGEABLE, "edit")]}
+
+    def changes(self) -> dict[str, Any]:
+        edit = {} if self.edit is None else {"edit": self.edit.service_edit()}
+        return super().changes() | edit
 
 
 # -- notebooks -------------------------------------------------------------------------------

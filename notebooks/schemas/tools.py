@@ -11,15 +11,17 @@ from typing import Annotated, Any, Self
 
 from pydantic import Field, WithJsonSchema
 
-from grove.kernel.schemas import In, ListMeta, Out
+from grove.kernel.schemas import In, ListMeta, Out, Uuid
 from notebooks.rules import BATCH_MAX
 from notebooks.schemas.arguments import (
     KIND,
     NOTE_ID,
     NOTE_ID_CHANGE,
+    OPERATION_ID,
     BatchIn,
     BatchItem,
     CitedNoteId,
+    EditIn,
     KindName,
     MoveIn,
     NotebookCreateIn,
@@ -33,6 +35,7 @@ from notebooks.schemas.arguments import (
     RestoreRevisionIn,
     SearchFilters,
     ToolArguments,
+    expected,
 )
 from notebooks.schemas.notes import (
     KnownFalse,
@@ -251,6 +254,16 @@ class _ChangedNote(In):
 
 class NoteUpdateArgs(ToolArguments, NoteUpdateIn, _ChangedNote):
     pass
+
+
+class EditNoteArgs(ToolArguments, EditIn, _ChangedNote):
+    operation_id: Uuid | None = Field(default=None, description=OPERATION_ID)
+    expected_version: int | None = Field(default=None, ge=1, description="The version you "
+                                         "read; omitted: the text as it is now.")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        return {"note_id": self.note_id.id, "edit": self.service_edit(),
+                "expected_version": expected(self.note_id, self.expected_version)}
 
 
 class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):

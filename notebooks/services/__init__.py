@@ -47,7 +47,7 @@ from notebooks.services.notebooks import (
     notebook_restore,
     notebook_update,
 )
-from notebooks.services.notes import note_move, note_remember, note_update
+from notebooks.services.notes import note_edit, note_move, note_remember, note_update
 from notebooks.services.revisions import note_restore_revision
 from notebooks.services.trash import note_undelete, notebook_undelete
 from notebooks.services.truth import (
@@ -76,6 +76,7 @@ __all__ = [
     "note_tag",
     "note_task_set",
     "note_undelete",
+    "note_edit",
     "note_update",
     "notebook_archive",
     "notebook_create",

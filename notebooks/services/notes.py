@@ -15,6 +15,7 @@ from grove.kernel import operations
 from grove.kernel.actor import READ, WRITE, Actor
 from grove.kernel.errors import Conflict, Invalid
 from links.services import links_to
+from notebooks.edits import Edit, clean_edit
 from notebooks.models import (
     Capture,
     Kind,
@@ -52,6 +53,7 @@ from notebooks.selectors.access import (
 )
 from notebooks.selectors.truth import is_declared
 from notebooks.services import write_check
+from notebooks.services.edit_text import edited_content
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
     apply_changes,
@@ -246,9 +248,13 @@ def note_update(
     importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
     relink: bool = False,
+    edit: Edit | None = None,
 ) -> NoteOut:
     """Correct a note (`update_memory`): omitted fields stay; a given retention restarts
-    the clock. With `expected_version`, a note changed meanwhile → `version_conflict`.
+    the clock. `edit` (instead of `content`): a partial edit of the text as it is when
+    the change is made (`notebooks.edits`; the `note_edit` service retries it when the
+    note moves on in between). With `expected_version`, a note changed meanwhile →
+    `version_conflict`.
     Only active notes can be corrected (`note_not_active`). `relink`: when the title
     changes, the links that meant the note by its old title are written anew
     (`relink.relink_after_rename`; the result's `relinked` says in how many notes).
@@ -269,11 +275,19 @@ def note_update(
         importance=(importance, clean_importance),
         retention_days=(retention_days, clean_retention),
     )
-    if not changes:
+    if not changes and edit is None:
         raise Invalid("Nothing to change: give at least one field.", code="no_changes")
     if expected_version is not None:
         expected_version = clean_version(expected_version)
+    if edit is not None and "content" in changes:
+        raise Invalid("Give content (the whole text) or edit (a part of it), not both.",
+                      code="edit_with_content")
     actor.require(WRITE)
+    fence = expected_version
+    if edit is not None:
+        edited = edited_content(actor, op_id, note_uuid, expected_version, edit)
+        if edited is not None:  # else a replay: the frame answers it
+            changes["content"], fence = clean_content(edited[0]), edited[1]
     redacted: dict[str, int] = {}
     if "content" in changes:
         screened = screen(actor, changes["content"], origin=Origin.EXPLICIT)
@@ -281,10 +295,10 @@ def note_update(
     checked = None if not {"content", "kind"} & set(changes) else write_check.check_write(
         actor, operation_id=op_id, notebook_id=None, note_id=note_uuid,
         kind=changes.get("kind"), content=changes.get("content"),
-        expected_version=expected_version)
+        expected_version=fence)
 
     def write() -> NoteOut:
-        note, now = note_to_change(actor, note_uuid, expected_version)
+        note, now = note_to_change(actor, note_uuid, fence)
         new_kind = changes.get("kind", note.kind)
         new_task = changes.get("task_id", note.task_id)
         if new_kind == Kind.HANDOFF and not new_task:
@@ -332,10 +346,35 @@ def note_update(
 
     arguments = {"noteId": note_uuid, "expectedVersion": expected_version, **changes,
                  **({"relink": True} if relink else {})}
+    if edit is not None:  # what was asked, not the text it made of the note then
+        arguments.pop("content", None)
+        arguments["edit"] = edit.to_json()
     return idempotent(actor=actor, operation_id=op_id, action="note_update",
                       arguments=arguments, decode=replayed, write=write,
                       target=lambda result: result.id, gone_if_deleted=True,
                       note_ids=lambda result: [result.id])
+
+
+EDIT_ATTEMPTS = 3
+
+
+def note_edit(*, actor: Actor, operation_id: uuid.UUID | str, note_id: uuid.UUID | str,
+              edit: Any, expected_version: int | None = None, **changes: Any) -> NoteOut:
+    """A partial edit of a note's text (`edit_note`; `notebooks.edits` says what each
+    operation does), with any other field `note_update` takes, as one revision. Fenced
+    by `expected_version` when given; without it the edit applies to the text as it is,
+    made again (up to three times) when the note changes between reading it and
+    writing."""
+    cleaned, op_id = clean_edit(edit), operations.coerce_operation_id(operation_id)
+    for attempt in range(1, EDIT_ATTEMPTS + 1):
+        try:
+            return note_update(actor=actor, operation_id=op_id, note_id=note_id,
+                               expected_version=expected_version, edit=cleaned, **changes)
+        except Conflict as exc:
+            if expected_version is not None or exc.code != "version_conflict" \
+                    or attempt == EDIT_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _snapshot(note: Note) -> dict[str, Any]:

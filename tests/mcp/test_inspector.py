@@ -100,6 +100,31 @@ def test_the_inspector_calls_a_tool_within_the_grant(served):
     assert saved["structuredContent"]["id"].startswith("note:")
 
 
+
+def test_the_inspector_edits_part_of_a_note_and_sees_a_refusal_by_code(served):
+    """`edit_note` (issue 39): a section replaced as one revision, then an absent text
+    refused with its code — no schema complaint either way."""
+    saved = served.api("POST", "/v1/notes", json={
+        "content": "# Beds\n\n## Tomatoes\n\nWater daily.\n\n## Beans\n\nLater.",
+        "kind": "note"}).json()["data"]
+    code, shown, problems = inspector(
+        served, served.key, "--method", "tools/call", "--tool-name", "edit_note",
+        "--tool-arg", f"noteId=note:{saved['id']}@1", "--tool-arg", "op=replace_section",
+        "--tool-arg", "heading=Tomatoes", "--tool-arg", "text=Water every other day.")
+    assert code == 0, problems
+    assert shown["result"]["structuredContent"]["id"] == f"note:{saved['id']}@2"
+    now = served.api("GET", f"/v1/notes/{saved['id']}").json()["data"]
+    assert now["content"] == ("# Beds\n\n## Tomatoes\n\nWater every other day.\n\n"
+                              "## Beans\n\nLater.")
+    code, shown, problems = inspector(
+        served, served.key, "--method", "tools/call", "--tool-name", "edit_note",
+        "--tool-arg", f"noteId={saved['id']}", "--tool-arg", "op=replace_text",
+        "--tool-arg", "find=Water daily.", "--tool-arg", "text=x")
+    assert code == TOOL_ERROR and "must have required property" not in problems, problems
+    assert json.loads(shown["result"]["content"][1]["text"])["code"] == \
+        "edit_target_not_found"
+
+
 # -- resources and prompts (the real catalog, notebooks.mcp_context) --------------------------
 
 

@@ -1,0 +1,30 @@
+"""Issue 39's agent tools through the official MCP SDK client against a live Grove."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx2
+import pytest
+from mcp import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.agents.test_partial_edits import _stored, _world
+
+
+@pytest.mark.slow
+def test_the_sdk_client_appends_to_a_note(site_url, committed):
+    owner, api, note = _world()
+
+    async def append():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {api.key}"}, timeout=30)
+        async with http, McpClient(streamable_http_client(f"{site_url}/mcp",
+                                                          http_client=http)) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert tools["edit_note"].input_schema["required"] == ["noteId", "op"]
+            return await client.call_tool("edit_note", {
+                "noteId": str(note.id), "op": "append", "text": "- from the SDK"})
+
+    result = asyncio.run(append())
+    assert result.structured_content["id"] == f"note:{note.id}@2"
+    assert _stored(owner, note.id)[0].endswith("- legal\n\n- from the SDK")
