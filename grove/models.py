@@ -86,6 +86,9 @@ class Connection(models.Model):
     grant_personal = models.BooleanField(default=False)
     grant_all = models.BooleanField(default=False)
     grant_notebooks = ArrayField(models.UUIDField(), default=list, blank=True)
+    # Where its writes go and what its reads cover by default (with Personal), while the
+    # grant holds it (`Actor.home`); the owner picks it on Connections.
+    home_notebook_id = models.UUIDField(null=True, blank=True)
     key_prefix = models.CharField(max_length=32, blank=True, default="")
     key_hash = models.CharField(max_length=128, null=True, blank=True, unique=True)
     # OAuth clients: the client id (django-oauth-toolkit Application.client_id); while

@@ -47,6 +47,7 @@ from notebooks.schemas.arguments import (
     NotePatchIn,
     Operated,
     RecallIn,
+    RememberBatchIn,
     RememberIn,
     RestoreRevisionIn,
     SearchIn,
@@ -56,6 +57,7 @@ from notebooks.schemas.arguments import (
 )
 from notebooks.schemas.notes import (
     BatchOut,
+    BatchSavedOut,
     NotebookOut,
     NoteOut,
     NoteRead,
@@ -103,6 +105,18 @@ def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
         return Status(202, ok(result.pending_revision))
     return Status(201 if result.created else 200,
                   ok(result.note, meta=RememberMeta(similar=result.similar)))
+
+
+@router.post("/notes/batch", tags=["notes"], response={200: Ok[BatchSavedOut], **WRITE_ERRORS},
+             summary="Remember up to 50 notes in one transaction, with a result per item")
+def note_remember_batch(request: HttpRequest, payload: RememberBatchIn) -> Any:
+    """Each item is a `POST /v1/notes` body (without operationId) and gets what that
+    save would: `status` created, updated (its task's live handoff), held (for the
+    owner) or refused (`error`: the code and message a single save gives — nothing else
+    is refused with it). The batch's operation id replays every item's result."""
+    return ok(services.note_remember_batch(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        items=payload.service_items()))
 
 
 def _notebook_filter(value: uuid.UUID | str | None) -> Any:

@@ -68,6 +68,9 @@ def _op(args: Any) -> uuid.UUID:
 
 
 def _remember(actor: Actor, args: RememberArgs) -> Remembered:
+    if args.items is not None:
+        return Remembered.of_batch(services.note_remember_batch(
+            actor=actor, operation_id=_op(args), items=args.service_items()))
     saved = services.note_remember(actor=actor, operation_id=_op(args),
                                    **args.service_kwargs())
     return Remembered.of_saved(saved)
@@ -193,8 +196,8 @@ def _update_notebook(actor: Actor, args: NotebookUpdateArgs) -> ToolNotebook:
 TOOLS = [
     Tool("remember", "Remember a note",
          "Save a note to the user's long-term memory (capture=\"automatic\" when on your "
-         "own initiative). Each call without an operationId saves a new note; similar "
-         "names likely duplicates.",
+         "own initiative), or up to 50 as items. Each call without an operationId saves "
+         "anew; similar names likely duplicates.",
          RememberArgs, Remembered, _remember, read_only=False, idempotent=False),
     Tool("recall", "Recall relevant notes",
          "Notes relevant to a question (keyword + semantic, best first, within a budget), "

@@ -51,6 +51,7 @@ def given(**fields: tuple[Any, Callable[[Any], Any]]) -> dict[str, Any]:
 
 
 BATCH_MAX = 100
+BATCH_REMEMBER_MAX = 50  # saves in one `remember` with items (a transaction each batch)
 INT_MAX = 2**31 - 1  # PostgreSQL's integer: a larger version or count would fail to store
 
 
@@ -61,7 +62,11 @@ class _Everywhere:
 
 EVERYWHERE: Final = _Everywhere()
 """A scope argument meaning every granted notebook and Personal (as opposed to None,
-which means Personal alone): lists, search, recall and Ask take it."""
+which means Personal alone): lists, search, recall and Ask take it. A connection with a
+home notebook reads its home and Personal instead (`access.resolve_scope`)."""
+HOME: Final = type("_Home", (), {"__repr__": lambda self: "HOME"})()
+"""A write that names no notebook: the caller's home notebook (`Actor.home`), else
+Personal."""
 
 
 def place_key(place: Any) -> str | None:

@@ -190,6 +190,22 @@ class GrantForm(KeyForm):
     page was loaded (`expected_state`)."""
 
     expected_state = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    home = forms.ChoiceField(
+        required=False, label="Home notebook",
+        help_text="Its saves go here, and what it reads covers this notebook with Personal, "
+                  "unless it names another. It must be one it may use.")
+
+    NO_HOME = ("", "None: saves go to Personal, reads cover everything it may use")
+
+    def __init__(self, *args: object, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        offered = kwargs.get("notebooks")
+        if offered is None:  # a post: the service checks the id
+            self.fields["home"] = forms.CharField(required=False, max_length=64)
+        else:
+            field = self.fields["home"]
+            assert isinstance(field, forms.ChoiceField)
+            field.choices = [self.NO_HOME, *((id_, name) for id_, name, _ in offered)]
 
     @classmethod
     def of(cls, connection: ConnectionOut,
@@ -201,6 +217,7 @@ class GrantForm(KeyForm):
             "name": connection.name, "personal": connection.grant.personal,
             "scope": "all" if connection.grant.all_notebooks else "some",
             "notebooks": [str(n) for n in connection.grant.notebooks],
+            "home": str(connection.home_notebook_id or ""),
             "expected_state": connection.state}
         if WRITE in connection.capabilities:
             values["can_write"] = True

@@ -39,6 +39,9 @@ class ConnectionOut(Out):
     client_id: str | None = None
     redirect_host: str | None = None
     pending_request_id: str | None = None
+    # Where its writes go and what its reads cover by default (with Personal); None:
+    # Personal, and everything granted.
+    home_notebook_id: uuid.UUID | None = None
     # Fingerprint of status, capabilities and grant (not timestamps): send it back as
     # `expectedState` to change the connection only if nobody else did meanwhile.
     state: str
@@ -57,7 +60,7 @@ class ConnectionOut(Out):
             revoked_at=row.revoked_at, last_contact_at=row.last_used_at,
             client_id=row.oauth_client_id, redirect_host=redirect_host,
             pending_request_id=(row.pending_request or {}).get("id"),
-            state=connection_state(row),
+            home_notebook_id=row.home_notebook_id, state=connection_state(row),
         )
 
 
@@ -77,6 +80,7 @@ def connection_state(row: object) -> str:
         "status": row.status, "capabilities": sorted(row.capabilities),
         "personal": row.grant_personal, "all": row.grant_all,
         "notebooks": sorted(str(n) for n in row.grant_notebooks),
+        **({"home": str(row.home_notebook_id)} if row.home_notebook_id else {}),
     }, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -141,6 +145,9 @@ class ConnectionPatchIn(In):
     personal: bool | None = None
     all_notebooks: bool | None = None
     notebooks: list[Uuid] | None = Field(default=None, max_length=1000)
+    home_notebook_id: Uuid | None = Field(
+        default=None, description="Its home notebook (granted to it): where its writes go "
+        "and what its reads cover with Personal, when they name no notebook; null: none.")
 
     openapi_rules: ClassVar[JsonDict] = _ALL_OR_LIST
 

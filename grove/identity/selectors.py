@@ -2,7 +2,7 @@
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from grove.identity.schemas import AccountSettingsOut, ConnectionOut
 from grove.kernel.actor import Actor
-from grove.kernel.errors import NotFound
+from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
 from grove.models import Account, Connection
 
@@ -100,6 +100,38 @@ def grantable_notebooks(actor: Actor) -> QuerySet[Any]:
     Caller holds a tenant transaction."""
     notebook_model = apps.get_model("notebooks", "Notebook")
     return notebook_model.objects.filter(account_id=actor.account_id, deleted_at__isnull=True)
+
+
+PROJECT_HEADER = "X-Grove-Project"
+PROJECT_MAX_CHARS = 200
+
+
+def actor_for_project(actor: Actor, project: str | None) -> Actor:
+    """`actor` with the notebook its project names as its home for this request: the
+    one live notebook it is granted whose name is `project` (ignoring case) — the owner
+    allows a project by granting a notebook of that name. None or blank: `actor` as it
+    is. Raises NotFound (`project_not_found`: none it may use has that name — the same
+    answer for one it may not see) or Invalid (`project_ambiguous`: several do)."""
+    if project is None:
+        return actor
+    name = project.strip()
+    if not name:
+        return replace(actor, project=None)
+    if len(name) > PROJECT_MAX_CHARS or not name.isprintable():
+        raise Invalid(f"A project is a notebook's name (at most {PROJECT_MAX_CHARS} "
+                      "characters).", code="invalid_project")
+    with tenant(actor):
+        found = [notebook_id for notebook_id in grantable_notebooks(actor).filter(
+            archived_at__isnull=True, name__iexact=name).values_list("id", flat=True)
+            if actor.grant.allows(notebook_id)]
+    if not found:
+        raise NotFound(f"No notebook this connection may use is called “{name}”; the "
+                       "owner allows a project by granting a notebook of that name.",
+                       code="project_not_found")
+    if len(found) > 1:
+        raise Invalid(f"Several notebooks this connection may use are called “{name}”; "
+                      "name one by notebookId.", code="project_ambiguous")
+    return actor.at_home(found[0])
 
 
 class NotebookChoice(NamedTuple):

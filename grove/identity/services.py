@@ -241,13 +241,19 @@ def _access_connection(actor: Actor, connection_id: uuid.UUID | str) -> Connecti
     return row
 
 
+KEEP: Any = object()  # a field left as it is
+
+
 def connection_update(
     *, actor: Actor, connection_id: uuid.UUID | str, expected_state: str,
     name: str | None = None, capabilities: Sequence[str] | None = None,
     personal: bool | None = None, all_notebooks: bool | None = None,
     notebooks: Sequence[Any] | None = None, refuse_pending: bool = False,
+    home_notebook: Any = KEEP,
 ) -> ConnectionOut:
     """Rename a connection or change its capabilities and grant (website owner only).
+    `home_notebook`: its home notebook (None: none), which the grant must hold
+    (`home_not_granted`); a grant changed so that it no longer holds the home clears it.
     `expected_state` must match the current `state`, else Conflict
     (`connection_conflict`) and nothing changes. A revoked connection cannot change.
     With `refuse_pending` (the website, where approving is how a pending client gets its
@@ -286,9 +292,23 @@ def connection_update(
             row.grant_all = bool(all_notebooks)
             if row.grant_all:
                 row.grant_notebooks = []
+        if home_notebook is not KEEP:
+            row.home_notebook_id = None if home_notebook is None else _clean_home(
+                actor, home_notebook)
+        if row.home_notebook_id is not None and not (
+                row.grant_all or row.home_notebook_id in row.grant_notebooks):
+            if home_notebook is not KEEP and home_notebook is not None:
+                raise Invalid("Its home notebook must be one it is granted.",
+                              code="home_not_granted")
+            row.home_notebook_id = None  # the grant no longer holds it
         row.pending_request = None  # a manual edit invalidates an outstanding request
         row.save()
         return ConnectionOut.of(row)
+
+
+def _clean_home(actor: Actor, value: Any) -> uuid.UUID:
+    [home] = _clean_grant_notebooks(actor, [value])
+    return home
 
 
 def connection_revoke(*, actor: Actor, connection_id: uuid.UUID | str) -> ConnectionOut:
@@ -336,16 +356,17 @@ def connection_authenticate(key: str) -> Actor | None:
     except ValueError:
         return None
     with db_connection.cursor() as cursor:
-        cursor.execute("SELECT id, capabilities, grant_personal, grant_all, grant_notebooks "
+        cursor.execute("SELECT id, capabilities, grant_personal, grant_all, grant_notebooks, "
+                       "home_notebook_id "
                        "FROM grove_key_connection(%s, %s, make_interval(secs => %s))",
                        [account_id, _key_digest(key), CONTACT_RESOLUTION.total_seconds()])
         row = cursor.fetchone()
     if row is None:
         return None
-    connection_id, capabilities, personal, all_notebooks, notebooks = row
+    connection_id, capabilities, personal, all_notebooks, notebooks, home = row
     return Actor.of_active_connection(
         account_id=account_id, connection_id=connection_id, capabilities=capabilities,
-        personal=personal, all_notebooks=all_notebooks, notebooks=notebooks)
+        personal=personal, all_notebooks=all_notebooks, notebooks=notebooks, home=home)
 
 
 # -- connections: OAuth clients (SPEC §5 "OAuth clients need owner approval") -------------

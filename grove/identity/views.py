@@ -312,6 +312,7 @@ def connection_edit(request: HttpRequest, connection_id: str) -> HttpResponse:
                 services.connection_update(actor=actor, connection_id=connection_id,
                                            expected_state=data["expected_state"],
                                            name=data["name"], refuse_pending=True,
+                                           home_notebook=data["home"] or None,
                                            **_grant(data))
             except GroveError as exc:
                 if exc.code == "connection_pending":  # approving is how it gets a grant

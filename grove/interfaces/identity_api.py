@@ -60,7 +60,9 @@ def connection_update(request: HttpRequest, connection_id: uuid.UUID,
     return ok(services.connection_update(
         actor=actor_of(request), connection_id=connection_id,
         expected_state=payload.expected_state,
-        **payload.given("name", "capabilities", "personal", "all_notebooks", "notebooks")))
+        **payload.given("name", "capabilities", "personal", "all_notebooks", "notebooks"),
+        home_notebook=payload.home_notebook_id
+        if "home_notebook_id" in payload.model_fields_set else services.KEEP))
 
 
 @router.post("/connections/{connection_id}/revoke", auth=KEY_OR_SESSION,

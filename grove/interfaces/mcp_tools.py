@@ -23,6 +23,7 @@ from django.conf import settings
 from pydantic import BaseModel
 from pydantic import ValidationError as ArgumentsError
 
+from grove.identity.selectors import actor_for_project
 from grove.interfaces.mcp_protocol import error_result
 from grove.kernel.actor import Actor
 from grove.kernel.errors import GroveError, Invalid
@@ -272,6 +273,8 @@ def run_tool(actor: Actor, name: str, arguments: Any) -> BaseModel:
         raise Invalid("The arguments are not valid: " + "; ".join(
             f"{p['path'] or '(arguments)'}: {p['message']}" for p in problems),
             code="invalid_arguments", problems=problems) from None
+    # The project it names (an argument, else the request's header) is its home here.
+    actor = actor_for_project(actor, getattr(parsed, "project", None) or actor.project)
     return tool.run(actor, parsed)
 
 

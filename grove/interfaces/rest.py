@@ -30,7 +30,7 @@ from ninja.security import HttpBearer, SessionAuth
 from ninja.throttling import BaseThrottle
 from pydantic import BaseModel
 
-from grove.identity import services
+from grove.identity import selectors, services
 from grove.kernel import throttle
 from grove.kernel.actor import Actor
 from grove.kernel.errors import GroveError, Invalid, RateLimited
@@ -111,7 +111,9 @@ class KeyAuth(HttpBearer):
         actor = services.connection_authenticate(token)
         if actor is None:
             raise AuthenticationError()
-        return actor
+        # A project the request names is its home for this request (issue 39).
+        return selectors.actor_for_project(actor, request.headers.get(
+            selectors.PROJECT_HEADER))
 
 
 class OwnerSession(SessionAuth):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from grove.kernel.errors import Forbidden
@@ -43,6 +43,13 @@ class Actor:
     capabilities: frozenset[str]
     grant: Grant
     connection_id: uuid.UUID | None = None
+    # A connection's home notebook, while its grant holds it — or the notebook its
+    # project names for this request (`at_home`): where writes go and what reads cover
+    # (with Personal) when they name no notebook. None: Personal, and everything granted.
+    home: uuid.UUID | None = None
+    # A project named by the request (`X-Grove-Project`) that is yet to be read as a home
+    # (`grove.identity.selectors.actor_for_project`): where a tool call names none.
+    project: str | None = None
 
     @classmethod
     def for_session(cls, account_id: uuid.UUID) -> Actor:
@@ -76,15 +83,26 @@ class Actor:
     @classmethod
     def of_active_connection(cls, *, account_id: uuid.UUID, connection_id: uuid.UUID,
                              capabilities: Iterable[str], personal: bool, all_notebooks: bool,
-                             notebooks: Iterable[uuid.UUID]) -> Actor:
+                             notebooks: Iterable[uuid.UUID],
+                             home: uuid.UUID | None = None) -> Actor:
         """An active connection's actor, from its row's fields (the caller checked that
-        it is active)."""
+        it is active). Its home counts only while the grant holds it."""
+        grant = Grant(personal=personal, all_notebooks=all_notebooks,
+                      notebooks=frozenset(notebooks))
         return cls(
             account_id=account_id, via="connection", connection_id=connection_id,
-            capabilities=frozenset(capabilities) & ALL_CAPABILITIES,
-            grant=Grant(personal=personal, all_notebooks=all_notebooks,
-                        notebooks=frozenset(notebooks)),
+            capabilities=frozenset(capabilities) & ALL_CAPABILITIES, grant=grant,
+            home=home if home is not None and grant.allows(home) else None,
         )
+
+    def at_home(self, notebook_id: uuid.UUID) -> Actor:
+        """This actor with `notebook_id` as its home for one request (a project it named;
+        the caller checked that the grant holds it)."""
+        return replace(self, home=notebook_id, project=None)
+
+    def naming(self, project: str | None) -> Actor:
+        """This actor with the project its request names, to be read later."""
+        return self if project is None else replace(self, project=project)
 
     @property
     def is_session(self) -> bool:

@@ -30,6 +30,7 @@ from notebooks.schemas.arguments import (
     NotebookId,
     Operated,
     Place,
+    ProjectArg,
     ToolArguments,
     place_of,
 )
@@ -138,7 +139,7 @@ class BriefIn(_BriefArguments):
         return {str(kind): count for kind, count in (self.floors or {}).items()}
 
 
-class BriefArgs(ToolArguments, BriefIn):
+class BriefArgs(ToolArguments, BriefIn, ProjectArg):
     pass
 
 
@@ -337,6 +338,9 @@ class WhoamiOut(Out):
     all_notebooks: bool  # every notebook, current and future
     notebooks: list[GrantedNotebook]  # the live notebooks granted now
     capture_paused: bool
+    # Its home notebook (the connection's, or the one its project named for this
+    # request): where writes go and what reads cover with Personal by default.
+    home: GrantedNotebook | None = None
     startup: str  # the same line the brief opens with
 
     def mcp_text(self) -> str:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
+from grove.kernel.errors import GroveError
 from grove.kernel.schemas import ListMeta, Out
 from notebooks.models import (
     Note,
@@ -94,6 +95,42 @@ class RememberOut(Out):
     pending_revision: PendingRef | None = Field(default=None, exclude_if=lambda v: v is None)
     # Credentials replaced by markers before the save (as on `NoteOut`).
     redacted: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+
+
+class ItemError(Out):
+    """Why one item of a batch was refused: the code and message a single save gives."""
+
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
+
+
+class BatchSaved(RememberOut):
+    """One item of a batch save, at its `index` in the request: saved (`created` — a new
+    note —, `updated` — its task's live handoff —, `held` for the owner), or `refused`
+    with the `error` a single save would give."""
+
+    index: int
+    status: Literal["created", "updated", "held", "refused"]
+    note: NoteOut | None = None
+    created: bool = False
+    error: ItemError | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @classmethod
+    def of(cls, index: int, saved: RememberOut) -> BatchSaved:
+        if saved.note is None:
+            return cls(index=index, status="held", **dict(saved))
+        return cls(index=index, status="created" if saved.created else "updated",
+                   **dict(saved))
+
+    @classmethod
+    def refused(cls, index: int, exc: GroveError) -> BatchSaved:
+        return cls(index=index, status="refused", error=ItemError(
+            code=exc.code, message=exc.message, details=exc.wire_details()))
+
+
+class BatchSavedOut(Out):
+    items: list[BatchSaved]
 
 
 class DuplicateMember(Out):

@@ -9,17 +9,21 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Self
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
+from grove.kernel.errors import Invalid
 from grove.kernel.schemas import In, ListMeta, Out, Uuid
-from notebooks.rules import BATCH_MAX
+from notebooks.rules import BATCH_MAX, BATCH_REMEMBER_MAX
 from notebooks.schemas.arguments import (
+    BATCH_ITEMS_DOC,
     KIND,
     NOTE_ID,
     NOTE_ID_CHANGE,
     OPERATION_ID,
     BatchIn,
     BatchItem,
+    BatchItems,
     CitedNoteId,
     EditIn,
     KindName,
@@ -30,14 +34,19 @@ from notebooks.schemas.arguments import (
     NotebookUpdateIn,
     NoteId,
     NoteUpdateIn,
+    ProjectArg,
     RecallFields,
     RememberIn,
     RestoreRevisionIn,
     SearchFilters,
     ToolArguments,
     expected,
+    remember_items,
 )
 from notebooks.schemas.notes import (
+    BatchSaved,
+    BatchSavedOut,
+    ItemError,
     KnownFalse,
     NotebookOut,
     NoteOut,
@@ -226,16 +235,38 @@ TOOL_KIND = KIND.replace(" (the default)", "")
 FULL = Field(default=False, description="true: add each note's full record.")
 
 
-class RememberArgs(ToolArguments, RememberIn):
-    # An agent names what it saves: a memory kind, or `note` for a document.
-    kind: KindName = Field(description=TOOL_KIND)
+class RememberArgs(ToolArguments, RememberIn, ProjectArg):
+    # An agent names what it saves: a memory kind, or `note` for a document — or gives
+    # `items`, each with these fields, and no content or kind of its own.
+    content: str | SkipJsonSchema[None] = Field(  # type: ignore[assignment]
+        default=None, description=RememberIn.model_fields["content"].description,
+        json_schema_extra=RememberIn.model_fields["content"].json_schema_extra)
+    kind: KindName | SkipJsonSchema[None] = Field(default=None, description=TOOL_KIND)
+    items: BatchItems | SkipJsonSchema[None] = Field(
+        default=None, min_length=1, max_length=BATCH_REMEMBER_MAX, description=BATCH_ITEMS_DOC)
+
+    @model_validator(mode="after")
+    def _one_or_many(self) -> Self:
+        if self.items is None and (self.content is None or self.kind is None):
+            raise ValueError("Give content and kind, or items.")
+        if self.items is not None and (self.content is not None or self.kind is not None):
+            raise ValueError("Give items alone: each item has its own content and kind.")
+        return self
+
+    def service_kwargs(self) -> dict[str, Any]:
+        assert self.content is not None
+        return {**super().service_kwargs(), "kind": self.kind}
+
+    def service_items(self) -> list[dict[str, Any] | Invalid]:
+        assert self.items is not None
+        return remember_items(self.items)
 
 
-class RecallArgs(ToolArguments, RecallFields):
+class RecallArgs(ToolArguments, RecallFields, ProjectArg):
     full: bool = FULL
 
 
-class SearchArgs(ToolArguments, SearchFilters):
+class SearchArgs(ToolArguments, SearchFilters, ProjectArg):
     full: bool = FULL
 
 
@@ -416,9 +447,16 @@ class Saved(Out):
 class Remembered(Saved):
     """`remember`'s answer: `Saved`, and the likely duplicates already in the notebook
     (`note:<uuid>`, left out when none) — worth an update_memory of one of them instead
-    of keeping both."""
+    of keeping both. With `items`: one such answer per item (`items`), each with its
+    `index` and `status`, a refused one with its `error`."""
 
+    indexing: str | None = None  # type: ignore[assignment]  # a batch has none of its own
     similar: list[str] | None = None
+    items: list[RememberedItem] | None = None
+
+    @classmethod
+    def of_batch(cls, saved: BatchSavedOut) -> Remembered:
+        return cls(items=[RememberedItem.of_item(item) for item in saved.items])
 
     @classmethod
     def of_saved(cls, saved: RememberOut) -> Remembered:
@@ -432,6 +470,24 @@ class Remembered(Saved):
         if saved.similar:
             fields["similar"] = [f"note:{note_id}" for note_id in saved.similar]
         return cls(**fields)
+
+
+class RememberedItem(Out):
+    index: int
+    status: str  # created | updated | held | refused
+    id: str | None = None
+    similar: list[str] | None = None
+    pending_revision: PendingRef | None = None
+    redacted: dict[str, int] | None = None
+    error: ItemError | None = None
+
+    @classmethod
+    def of_item(cls, item: BatchSaved) -> RememberedItem:
+        if item.error is not None:
+            return cls(index=item.index, status=item.status, error=item.error)
+        one = Remembered.of_saved(item)
+        return cls(index=item.index, status=item.status, id=one.id, similar=one.similar,
+                   pending_revision=one.pending_revision, redacted=one.redacted)
 
 
 class History(Out):

@@ -188,8 +188,14 @@ def resolve_scope(actor: Actor, place: Any = EVERYWHERE, *,
     default) is the place's own answer — with everything granted, yes; with notebooks
     named, no. An empty list with `include_personal` is Personal alone, asked for by
     name. `subtree`: a notebook with the notebooks inside it that the caller is granted
-    (`granted_subtree_ids`). Caller holds a tenant transaction."""
+    (`granted_subtree_ids`). A connection with a home notebook (`Actor.home`) that names
+    no place reads its home, with Personal unless told otherwise. Caller holds a tenant
+    transaction."""
     actor.require(READ)
+    if place is EVERYWHERE and actor.home is not None and live_notebooks(actor).filter(
+            id=actor.home).exists():  # a home deleted since: everything granted, as before
+        place = actor.home
+        include_personal = True if include_personal is None else include_personal
     if include_personal is None:
         include_personal = place is EVERYWHERE
     with_personal = include_personal and actor.grant.personal

@@ -35,8 +35,13 @@ def whoami_in(actor: Actor) -> WhoamiOut:
     if not actor.grant.all_notebooks and len(granted) > STARTUP_NOTEBOOKS_NAMED:
         where += f" and {len(granted) - STARTUP_NOTEBOOKS_NAMED} more"
     paused = account.capture_paused_at is not None
+    home_path = paths.get(actor.home) if actor.home is not None else None
+    home = None if home_path is None else GrantedNotebook(id=f"notebook:{actor.home}",
+                                                          name=home_path)
     startup = (f"You are {name} in {account.username}'s Grove: {_may(actor)}; "
                f"{where}; Personal notes: {'yes' if actor.grant.personal else 'no'}. "
+               + (f"Home notebook: {one_line(home_path)} — saves go there and reads cover "
+                  "it with Personal unless you name a notebook. " if home_path else "")
                + ("Automatic capture is paused: save only when asked (capture explicit)."
                   if paused else "Automatic capture is on."))
     return WhoamiOut(
@@ -48,7 +53,7 @@ def whoami_in(actor: Actor) -> WhoamiOut:
         all_notebooks=actor.grant.all_notebooks,
         notebooks=[GrantedNotebook(id=f"notebook:{nb_id}", name=path)
                    for path, nb_id in granted],
-        capture_paused=paused, startup=startup)
+        capture_paused=paused, home=home, startup=startup)
 
 
 def whoami(*, actor: Actor) -> WhoamiOut:

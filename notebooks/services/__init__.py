@@ -8,7 +8,8 @@ stable codes; when one is raised nothing has changed.
 
 | module | use cases |
 |---|---|
-| `notes` | remember, update, move |
+| `remember` | remember a note, or a batch of up to 50 in one transaction |
+| `notes` | update (whole or a partial edit), move |
 | `checklists` | tick or clear one task-list box of a note (an ordinary update) |
 | `batches` | forget, archive, restore; the library's bulk move and tag (a result per item) |
 | `batch_undo` | the Undo of a batch the library made (archive, delete, move, tag) |
@@ -47,7 +48,8 @@ from notebooks.services.notebooks import (
     notebook_restore,
     notebook_update,
 )
-from notebooks.services.notes import note_edit, note_move, note_remember, note_update
+from notebooks.services.notes import note_edit, note_move, note_update
+from notebooks.services.remember import note_remember, note_remember_batch
 from notebooks.services.revisions import note_restore_revision
 from notebooks.services.trash import note_undelete, notebook_undelete
 from notebooks.services.truth import (
@@ -70,6 +72,7 @@ __all__ = [
     "note_move",
     "note_move_many",
     "note_remember",
+    "note_remember_batch",
     "note_restore",
     "note_restore_revision",
     "note_retry_indexing",

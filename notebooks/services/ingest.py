@@ -40,8 +40,9 @@ from notebooks.rules import BATCH_MAX, TAGS_MAX, clean_kind, clean_tag, content_
 from notebooks.selectors.access import live_notebooks
 from notebooks.services.batches import note_archive, note_forget
 from notebooks.services.notebooks import notebook_create
-from notebooks.services.notes import note_remember, note_update
+from notebooks.services.notes import note_update
 from notebooks.services.notes_many import NewNote, notes_create_many
+from notebooks.services.remember import note_remember
 
 # Part of every file's hash: a change in how files become notes makes the next run
 # look at every file again.

@@ -28,3 +28,23 @@ def test_the_sdk_client_appends_to_a_note(site_url, committed):
     result = asyncio.run(append())
     assert result.structured_content["id"] == f"note:{note.id}@2"
     assert _stored(owner, note.id)[0].endswith("- legal\n\n- from the SDK")
+
+
+@pytest.mark.slow
+def test_the_sdk_client_remembers_a_batch(site_url, committed):
+    owner, api, _note = _world()
+
+    async def batch():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {api.key}"}, timeout=30)
+        async with http, McpClient(streamable_http_client(f"{site_url}/mcp",
+                                                          http_client=http)) as client:
+            return await client.call_tool("remember", {"items": [
+                {"content": "Deploys go out on Tuesdays.", "kind": "decision"},
+                {"content": "Deploys go out on Tuesdays.", "kind": "decision"},
+                {"content": "x", "kind": "sonnet"}]})
+
+    result = asyncio.run(batch())  # the SDK checks it against remember's outputSchema
+    items = result.structured_content["items"]
+    assert [item["status"] for item in items] == ["created", "created", "refused"]
+    assert items[1]["similar"] == [items[0]["id"].split("@")[0]]
+    assert items[2]["error"]["code"] == "invalid_item"

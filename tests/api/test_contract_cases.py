@@ -239,7 +239,7 @@ def test_a_handoff_without_a_task_is_a_conflict_with_the_note_as_it_is(document,
     that itself names the kind and a null task is invalid by the document too: 400."""
     note = factories.note(owner, "Sorting the shed.")
     update_in = jsonschema.Draft202012Validator(
-        {"$ref": "#/components/schemas/NoteUpdateIn", "components": document["components"]})
+        {"$ref": "#/components/schemas/NotePatchIn", "components": document["components"]})
     assert update_in.is_valid({"kind": "handoff"})
     error(api.patch(f"/notes/{note.id}", {"kind": "handoff"}), 409, "task_id_required")
     contradiction = {"kind": "handoff", "taskId": None}

@@ -74,6 +74,7 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         "/v1/notes": {"content": "hello", "kind": "fact"},
         "/v1/notes/{note_id}": {"content": "hello again"},
         "/v1/notes/search": {"query": "hello"},
+        "/v1/notes/batch": {"items": [{"content": "hello", "kind": "fact"}]},
         "/v1/notes/{note_id}/restore-revision": {"revision": 1},
         "/v1/notes/archive": {"items": [ids["note_id"]]},
         "/v1/notes/restore": {"items": [ids["note_id"]]},

@@ -125,6 +125,19 @@ def test_the_inspector_edits_part_of_a_note_and_sees_a_refusal_by_code(served):
         "edit_target_not_found"
 
 
+
+def test_the_inspector_remembers_a_batch(served):
+    items = json.dumps([{"content": "Inspector batch one.", "kind": "fact"},
+                        {"content": "Inspector batch two.", "kind": "fact",
+                         "notebookId": served.notebooks["Garden"]}])
+    code, shown, problems = inspector(served, served.key, "--method", "tools/call",
+                                      "--tool-name", "remember", "--tool-arg",
+                                      f"items={items}")
+    assert code == 0, problems
+    said = shown["result"]["structuredContent"]["items"]
+    assert [item["status"] for item in said] == ["created", "created"]
+
+
 # -- resources and prompts (the real catalog, notebooks.mcp_context) --------------------------
 
 

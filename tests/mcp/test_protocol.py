@@ -161,7 +161,7 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     listed = response.json()["result"]["tools"]
     names = [t["name"] for t in listed]
     assert names == ["brief", "whoami", "recent_activity", "truth", "update_vision",
-                     "remember", "recall", "update_memory", "forget", "get_note",
+                     "remember", "recall", "update_memory", "edit_note", "forget", "get_note",
                      "related", "list_notes", "note_history", "restore_note", "archive_notes",
                      "move_notes", "list_notebooks", "create_notebook", "update_notebook",
                      "ask"]
@@ -188,7 +188,9 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
     # The real limits: a document note's as the schema's bound, a memory record's in words.
     assert content["maxLength"] == 200_000
     assert "note 200,000" in content["description"] and "6,000" in content["description"]
-    assert by_name["remember"]["inputSchema"]["required"][:2] == ["content", "kind"]
+    # content and kind, or items (a batch): the tool says so, the arguments model checks it.
+    assert "required" not in by_name["remember"]["inputSchema"]
+    assert "items" in by_name["remember"]["description"]
     assert "automatic" in by_name["remember"]["description"]
     # Lean: a client's context is not free — its size in each era: test_tools_list_size.py.
 
@@ -212,6 +214,10 @@ def test_tool_results_match_their_declared_output_schemas(owner, key):
              ("note_history", {"noteId": str(note.id)}),
              ("related", {"noteId": str(note.id)}),
              ("update_memory", {"noteId": str(note.id), "content": "Flight at 10"}),
+             ("edit_note", {"noteId": str(note.id), "op": "replace_text", "find": "10",
+                            "text": "11"}),
+             ("remember", {"items": [{"content": "Taxi booked", "kind": "fact"},
+                                     {"content": "", "kind": "fact"}]}),
              ("restore_note", {"noteId": str(note.id), "revision": 1}),
              ("get_note", {"noteId": f"note:{note.id}@2"}),
              ("archive_notes", {"items": [str(note.id)]}),
@@ -373,6 +379,7 @@ def test_idempotent_hints_say_what_a_repeat_without_an_operation_id_does(owner, 
         "remember": {"content": "Standup moved to 11", "kind": "fact"},
         "recall": {"query": "standup"},
         "update_memory": {"noteId": str(note.id), "retentionDays": 30},
+        "edit_note": {"noteId": str(note.id), "op": "append", "text": "Bring notes."},
         "forget": {"items": [str(gone.id)]},
         "get_note": {"noteId": str(note.id)},
         "related": {"noteId": str(note.id)},
