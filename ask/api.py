@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
+from pydantic import Field
 
 from ask import selectors, services
 from ask.rules import PAGE
@@ -36,9 +37,44 @@ from grove.interfaces.rest import (
     actor_of,
     listed,
     ok,
+    operation_id,
 )
+from notebooks.schemas.arguments import Operated
+from notebooks.schemas.notes import NoteOut
+from notebooks.schemas.truth import PendingRef
 
 router = ApiRouter(tags=["ask"])
+
+
+class SessionHandoffIn(Operated):
+    """A client session that ended (`grove hook session-end`, `pre-compact`)."""
+
+    session_id: str = Field(min_length=1, max_length=200,
+                            description="The client's session id: the handoff's task id.")
+    client: str = Field(min_length=1, max_length=100, description="Which client, e.g. "
+                        "claude-code: the note's source agent.")
+    request: str = Field(default="", max_length=2000, description="The last request.")
+    outcome: str = Field(default="", max_length=4000, description="How it ended.")
+    files: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list, max_length=100, description="The files touched.")
+    excerpt: str = Field(default="", max_length=12000,
+                         description="The conversation, for the model's summary only "
+                         "(never saved).")
+
+
+@router.post("/handoffs/session", tags=["notes"],
+             response={201: Ok[NoteOut], 200: Ok[NoteOut], 202: Ok[PendingRef],
+                       **WRITE_ERRORS},
+             summary="Save a client session's handoff (kind handoff, the session id as "
+                     "its task id), summarised by the owner's model when there is one")
+def session_handoff(request: HttpRequest, payload: SessionHandoffIn) -> Any:
+    result = services.handoff_from_session(
+        actor=actor_of(request), operation_id=operation_id(request, payload.operation_id),
+        session_id=payload.session_id, client=payload.client, request=payload.request,
+        outcome=payload.outcome, files=payload.files, excerpt=payload.excerpt)
+    if result.note is None:
+        return Status(202, ok(result.pending_revision))
+    return Status(201 if result.created else 200, ok(result.note))
 
 
 @router.post("/ask", response={200: Ok[AskOut], **ERRORS},

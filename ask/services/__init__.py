@@ -5,6 +5,7 @@
 | `conversations` | ask (stateless), conversations: create, start, submit, re-ask, retry, delete |
 | `proposals` | apply and undo a proposal, fenced by its fingerprint |
 | `budget` | the model-call budget: every model call counted before it is made |
+| `session_handoff` | a client session's handoff, summarised by the model when there is one |
 
 The interfaces call them through this package (`from ask import services`).
 """
@@ -23,6 +24,7 @@ from ask.services.conversations import (
     turn_submit,
 )
 from ask.services.proposals import proposal_apply, proposal_undo
+from ask.services.session_handoff import handoff_from_session
 
 __all__ = [
     "EVERYWHERE",
@@ -33,6 +35,7 @@ __all__ = [
     "conversation_delete",
     "conversation_start",
     "evidence_of",
+    "handoff_from_session",
     "proposal_apply",
     "proposal_undo",
     "turn_reask",

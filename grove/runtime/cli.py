@@ -48,6 +48,14 @@ def main(argv: list[str] | None = None) -> None:
         from grove.runtime.bridge import main as bridge
 
         raise SystemExit(bridge(argv[2:]))
+    if command in ("connect", "hook"):  # client side: no configuration, no database
+        if command == "connect":
+            from grove.runtime.connect import main as connect
+
+            raise SystemExit(connect(argv[2:]))
+        from grove.runtime.hooks import main as hook
+
+        raise SystemExit(hook(argv[2:]))
     if command == "restore":  # before load(), which would create the folder it needs empty
         from grove.runtime.restore import main as restore
 
