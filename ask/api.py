@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 from pydantic import Field
+from pydantic.json_schema import JsonDict
 
 from ask import selectors, services
 from ask.rules import PAGE
@@ -39,6 +40,7 @@ from grove.interfaces.rest import (
     ok,
     operation_id,
 )
+from grove.kernel.validation import NONBLANK_TEXT
 from notebooks.schemas.arguments import Operated
 from notebooks.schemas.notes import NoteOut
 from notebooks.schemas.truth import PendingRef
@@ -50,9 +52,11 @@ class SessionHandoffIn(Operated):
     """A client session that ended (`grove hook session-end`, `pre-compact`)."""
 
     session_id: str = Field(min_length=1, max_length=200,
-                            description="The client's session id: the handoff's task id.")
+                            description="The client's session id: the handoff's task id.",
+                            json_schema_extra={"pattern": NONBLANK_TEXT})
     client: str = Field(min_length=1, max_length=100, description="Which client, e.g. "
-                        "claude-code: the note's source agent.")
+                        "claude-code: the note's source agent.",
+                        json_schema_extra={"pattern": NONBLANK_TEXT})
     request: str = Field(default="", max_length=2000, description="The last request.")
     outcome: str = Field(default="", max_length=4000, description="How it ended.")
     files: list[Annotated[str, Field(max_length=500)]] = Field(
@@ -60,6 +64,12 @@ class SessionHandoffIn(Operated):
     excerpt: str = Field(default="", max_length=12000,
                          description="The conversation, for the model's summary only "
                          "(never saved).")
+
+    # What the service checks across fields: a session id and client that are not blank,
+    # and a request or an outcome to hand over.
+    openapi_rules: ClassVar[JsonDict] = {
+        "anyOf": [{"required": [name], "properties": {name: {"pattern": NONBLANK_TEXT}}}
+                  for name in ("request", "outcome")]}
 
 
 @router.post("/handoffs/session", tags=["notes"],

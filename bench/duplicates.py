@@ -172,7 +172,7 @@ def build_set(docs: int) -> tuple[list[Item], list[Item]]:
 
 
 def save(env: Env, items: list[Item], notebook_id: uuid.UUID) -> list[float]:
-    from notebooks.services.notes import note_remember
+    from notebooks.services.remember import note_remember
 
     seconds = []
     for item in items:
@@ -328,7 +328,7 @@ def save_ab(env: Env, items: list[Item], rounds: int) -> dict[str, Any]:
     arm's first block is left out (warm-up)."""
     import notebooks.selectors.duplicates as duplicates
     from notebooks.services.notebooks import notebook_create
-    from notebooks.services.notes import note_remember
+    from notebooks.services.remember import note_remember
 
     real_probe, real_similar = duplicates.probe_of, duplicates.similar_to_text
     notebook = notebook_create(actor=env.actor, operation_id=uuid.uuid4(), name="saves")

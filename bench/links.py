@@ -97,7 +97,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def saves(env: Env, count: int) -> dict[str, Any]:
     from grove.kernel.tenancy import tenant
-    from notebooks.services.notes import note_remember, note_update
+    from notebooks.services import note_remember, note_update
     from notebooks.services.notes_many import NewNote, notes_create_many
 
     with tenant(env.actor):

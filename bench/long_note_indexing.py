@@ -129,8 +129,8 @@ def main() -> None:
     from django.utils import timezone
 
     from grove.embeddings import get_embedder
+    from notebooks.services import note_remember, note_update
     from notebooks.services.indexing import PASSAGES_PER_BATCH
-    from notebooks.services.notes import note_remember, note_update
     from passages.rules import pieces
 
     embedder = get_embedder()

@@ -58,7 +58,7 @@ def texts_of(corpus: dict[str, str], n: int, skip: int = 0) -> list[str]:
 
 
 def save_all(env: Env, texts: list[str]) -> tuple[list[float], list[uuid.UUID]]:
-    from notebooks.services.notes import note_remember
+    from notebooks.services.remember import note_remember
 
     seconds, ids = [], []
     for text in texts:

@@ -74,7 +74,7 @@ def mode(name: str) -> Iterator[None]:
 
 
 def load_corpus(env: Env, corpus: dict[str, str]) -> tuple[dict[uuid.UUID, str], dict[str, Any]]:
-    from notebooks.services.notes import note_remember
+    from notebooks.services.remember import note_remember
 
     note_to_doc: dict[uuid.UUID, str] = {}
     seconds = []

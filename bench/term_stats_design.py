@@ -183,7 +183,7 @@ def main() -> None:
     texts = [truncate_words(t, 6000) for t in corpus.values()]
     env = Env.fresh("termstats-design")
     from grove.kernel.actor import Actor
-    from notebooks.services.notes import note_remember
+    from notebooks.services.remember import note_remember
     from notebooks.services.term_stats import term_stats_refresh
 
     for text in texts[:1000]:

@@ -150,7 +150,7 @@ def main() -> None:
     from notebooks.models import Note
     from notebooks.selectors import recall as r
     from notebooks.selectors import time_window as tw
-    from notebooks.services.notes import note_remember
+    from notebooks.services.remember import note_remember
 
     for n in notes:
         out = note_remember(actor=env.actor, operation_id=uuid.uuid4(), content=n["content"],

@@ -37,6 +37,7 @@ from grove.interfaces.rest import (
 from grove.kernel.errors import Invalid
 from grove.kernel.schemas import ListMeta, Out
 from notebooks import rules, selectors, services
+from notebooks.schemas.agent_writes import NotePatchIn, RememberBatchIn
 from notebooks.schemas.arguments import (
     BatchIn,
     MoveIn,
@@ -44,10 +45,8 @@ from notebooks.schemas.arguments import (
     NotebookListQuery,
     NotebookUpdateIn,
     NoteFilters,
-    NotePatchIn,
     Operated,
     RecallIn,
-    RememberBatchIn,
     RememberIn,
     RestoreRevisionIn,
     SearchIn,
@@ -84,6 +83,10 @@ router = ApiRouter()
 
 class RememberMeta(Out):
     similar: list[uuid.UUID]  # likely duplicates of the saved note in its notebook
+    # Of those, the ones it likely replaces (same kind, other words; `findSimilar`), and
+    # the note `supersedes` archived.
+    replaces: list[uuid.UUID] = Field(default_factory=list, exclude_if=lambda v: not v)
+    superseded: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class RememberEnvelope(Ok[NoteOut]):
@@ -104,7 +107,9 @@ def note_remember(request: HttpRequest, payload: RememberIn) -> Any:
     if result.note is None:
         return Status(202, ok(result.pending_revision))
     return Status(201 if result.created else 200,
-                  ok(result.note, meta=RememberMeta(similar=result.similar)))
+                  ok(result.note, meta=RememberMeta(similar=result.similar,
+                                                    replaces=result.replaces,
+                                                    superseded=result.superseded)))
 
 
 @router.post("/notes/batch", tags=["notes"], response={200: Ok[BatchSavedOut], **WRITE_ERRORS},

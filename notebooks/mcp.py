@@ -17,6 +17,7 @@ from grove.interfaces.mcp import Tool
 from grove.kernel.actor import Actor
 from grove.kernel.schemas import ListMeta
 from notebooks import selectors, services
+from notebooks.schemas.agent_writes import EditNoteArgs
 from notebooks.schemas.arguments import (
     expected,
 )
@@ -31,7 +32,6 @@ from notebooks.schemas.notes import (
 from notebooks.schemas.related import RelatedArgs, RelatedPage
 from notebooks.schemas.tools import (
     ArchiveArgs,
-    EditNoteArgs,
     ForgetArgs,
     FoundNote,
     History,

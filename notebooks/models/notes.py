@@ -282,6 +282,9 @@ class Note(NoteFields):
     # slashes; issue 37): its title when it has no heading, and where the export writes
     # it back. Empty for a note written any other way.
     source_path = models.TextField(blank=True, default="", db_default="")
+    # The note that replaced this one (`remember` with `supersedes`, issue 39): this one
+    # was archived in the same transaction. Restoring it clears the mark.
+    superseded_by_id = models.UUIDField(null=True, blank=True)
     search = models.GeneratedField(
         expression=SearchVector("content", config=SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,

@@ -24,13 +24,13 @@ from grove.kernel.validation import (
 )
 from notebooks import rules
 from notebooks.models import VISION_MAX_CHARS
+from notebooks.schemas.agent_writes import ProjectArg
 from notebooks.schemas.arguments import (
     PLACE_FILTER,
     KindName,
     NotebookId,
     Operated,
     Place,
-    ProjectArg,
     ToolArguments,
     place_of,
 )

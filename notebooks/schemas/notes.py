@@ -62,6 +62,9 @@ class NoteOut(Out):
     source_path: str = Field(default="", exclude_if=lambda v: not v)
     # Only on a rename that updated the links to the note (`relink`): in how many notes.
     relinked: int = Field(default=0, exclude_if=lambda v: not v)
+    # Only on a note a newer memory replaced (`supersedes`): that note (this one was
+    # archived when it was saved).
+    superseded_by: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @classmethod
     def of(cls, note: object) -> Self:
@@ -79,6 +82,7 @@ class NoteOut(Out):
             version=note.version, status=status,
             indexing=note.indexing, created_at=note.created_at, updated_at=note.updated_at,
             source_path=note.source_path,
+            superseded_by=getattr(note, "superseded_by_id", None),
         )
 
 
@@ -95,6 +99,11 @@ class RememberOut(Out):
     pending_revision: PendingRef | None = Field(default=None, exclude_if=lambda v: v is None)
     # Credentials replaced by markers before the save (as on `NoteOut`).
     redacted: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # Of `similar`, the notes this one likely replaces: the same kind, other words (found
+    # by meaning: `findSimilar`) — worth `supersedes` on the next save, or an update.
+    replaces: list[uuid.UUID] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # The note this save superseded (`supersedes`): archived, and marked as replaced.
+    superseded: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ItemError(Out):
@@ -450,6 +459,8 @@ class NoteRecord(ExportedNoteFields):
     expired_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    # The exported note that replaced this one (issue 39); archives before it have none.
+    superseded_by: uuid.UUID | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class RevisionRecord(ExportedNoteFields):

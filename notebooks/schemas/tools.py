@@ -13,19 +13,21 @@ from pydantic import Field, WithJsonSchema, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from grove.kernel.errors import Invalid
-from grove.kernel.schemas import In, ListMeta, Out, Uuid
+from grove.kernel.schemas import In, ListMeta, Out
 from notebooks.rules import BATCH_MAX, BATCH_REMEMBER_MAX
-from notebooks.schemas.arguments import (
+from notebooks.schemas.agent_writes import (
     BATCH_ITEMS_DOC,
+    BatchItems,
+    ProjectArg,
+    remember_items,
+)
+from notebooks.schemas.arguments import (
     KIND,
     NOTE_ID,
     NOTE_ID_CHANGE,
-    OPERATION_ID,
     BatchIn,
     BatchItem,
-    BatchItems,
     CitedNoteId,
-    EditIn,
     KindName,
     MoveIn,
     NotebookCreateIn,
@@ -34,14 +36,11 @@ from notebooks.schemas.arguments import (
     NotebookUpdateIn,
     NoteId,
     NoteUpdateIn,
-    ProjectArg,
     RecallFields,
     RememberIn,
     RestoreRevisionIn,
     SearchFilters,
     ToolArguments,
-    expected,
-    remember_items,
 )
 from notebooks.schemas.notes import (
     BatchSaved,
@@ -236,8 +235,7 @@ FULL = Field(default=False, description="true: add each note's full record.")
 
 
 class RememberArgs(ToolArguments, RememberIn, ProjectArg):
-    # An agent names what it saves: a memory kind, or `note` for a document — or gives
-    # `items`, each with these fields, and no content or kind of its own.
+    # A memory kind, or `note` for a document — or `items`, each with these fields.
     content: str | SkipJsonSchema[None] = Field(  # type: ignore[assignment]
         default=None, description=RememberIn.model_fields["content"].description,
         json_schema_extra=RememberIn.model_fields["content"].json_schema_extra)
@@ -285,16 +283,6 @@ class _ChangedNote(In):
 
 class NoteUpdateArgs(ToolArguments, NoteUpdateIn, _ChangedNote):
     pass
-
-
-class EditNoteArgs(ToolArguments, EditIn, _ChangedNote):
-    operation_id: Uuid | None = Field(default=None, description=OPERATION_ID)
-    expected_version: int | None = Field(default=None, ge=1, description="The version you "
-                                         "read; omitted: the text as it is now.")
-
-    def service_kwargs(self) -> dict[str, Any]:
-        return {"note_id": self.note_id.id, "edit": self.service_edit(),
-                "expected_version": expected(self.note_id, self.expected_version)}
 
 
 class RestoreArgs(ToolArguments, RestoreRevisionIn, _ChangedNote):
@@ -452,6 +440,8 @@ class Remembered(Saved):
 
     indexing: str | None = None  # type: ignore[assignment]  # a batch has none of its own
     similar: list[str] | None = None
+    replaces: list[str] | None = None  # of similar: what this likely replaces
+    superseded: str | None = None  # archived by `supersedes`, marked replaced by this
     items: list[RememberedItem] | None = None
 
     @classmethod
@@ -469,6 +459,10 @@ class Remembered(Saved):
                                   "redacted": saved.redacted or None}
         if saved.similar:
             fields["similar"] = [f"note:{note_id}" for note_id in saved.similar]
+        if saved.replaces:
+            fields["replaces"] = [f"note:{note_id}" for note_id in saved.replaces]
+        if saved.superseded:
+            fields["superseded"] = f"note:{saved.superseded}"
         return cls(**fields)
 
 
@@ -477,6 +471,8 @@ class RememberedItem(Out):
     status: str  # created | updated | held | refused
     id: str | None = None
     similar: list[str] | None = None
+    replaces: list[str] | None = None
+    superseded: str | None = None
     pending_revision: PendingRef | None = None
     redacted: dict[str, int] | None = None
     error: ItemError | None = None
@@ -487,6 +483,7 @@ class RememberedItem(Out):
             return cls(index=item.index, status=item.status, error=item.error)
         one = Remembered.of_saved(item)
         return cls(index=item.index, status=item.status, id=one.id, similar=one.similar,
+                   replaces=one.replaces, superseded=one.superseded,
                    pending_revision=one.pending_revision, redacted=one.redacted)
 
 

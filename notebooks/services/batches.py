@@ -115,6 +115,7 @@ def note_restore(*, actor: Actor, operation_id: uuid.UUID | str, items: Iterable
                 expired_since <= now - timedelta(days=EXPIRED_RESTORE_WINDOW_DAYS):
             return "not_restorable"
         note.status, note.archived_at, note.expired_at = Status.ACTIVE, None, None
+        note.superseded_by_id = None  # brought back: no longer replaced
         note.expires_at = expiry(note.retention_days, now)
         save_new_version(note, reason=RevisionReason.RESTORE, actor=actor,
                          operation_id=op_id, now=now)

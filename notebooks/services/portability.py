@@ -125,7 +125,8 @@ def export_records(*, actor: Actor) -> Iterator[dict[str, Any]]:
             yield _dump(NoteRecord(
                 type="note", id=note.id, version=note.version, archived_at=note.archived_at,
                 expired_at=note.expired_at, created_at=note.created_at,
-                updated_at=note.updated_at, **_snapshot(note)))
+                updated_at=note.updated_at, superseded_by=note.superseded_by_id,
+                **_snapshot(note)))
             for revision in revisions.get(note.id, []):
                 yield _dump(RevisionRecord(
                     type="revision", note_id=note.id, version=revision.version,
@@ -219,6 +220,7 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
     current: Note | None = None
     versions: list[int] = []
     to_index: list[Note] = []
+    replaced: dict[uuid.UUID, uuid.UUID] = {}  # a new note → the exported note replacing it
     with tenant(actor):
         actor.require(WRITE)
         tree_lock(actor)  # the names `free_name` finds stay free until this commits
@@ -279,6 +281,8 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
                                   "(a live handoff with the same task id in Personal).",
                                   code="import_conflict") from None
                 note_ids[record.id] = current.id
+                if record.superseded_by is not None:
+                    replaced[current.id] = record.superseded_by
                 versions = []
                 counts["notes"] += 1
                 if current.status == Status.ACTIVE:
@@ -299,6 +303,8 @@ def account_import(*, actor: Actor, records: Iterable[dict[str, Any]]) -> Import
                 versions.append(record.version)
                 counts["revisions"] += 1
         _check_history(current, versions)
+        for note_id, by in replaced.items():  # a replacement outside the file: no mark
+            Note.objects.filter(id=note_id).update(superseded_by_id=note_ids.get(by))
         for note in to_index:
             mark_for_indexing(note)
     return ImportOut(**counts)

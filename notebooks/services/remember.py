@@ -37,19 +37,22 @@ from notebooks.rules import (
     clean_source_agent,
     clean_tags,
     clean_task_id,
+    clean_version,
     given,
     note_is_live,
     parse_uuid,
 )
 from notebooks.schemas.notes import BatchSaved, BatchSavedOut, NoteOut, RememberOut
 from notebooks.selectors import duplicates
-from notebooks.selectors.access import access_destination, notes_visible_to
+from notebooks.selectors.access import access_destination, access_note, notes_visible_to
 from notebooks.services import write_check
 from notebooks.services.frame import (
     HANDOFF_UNIQUE,
+    expect_version,
     expiry,
     idempotent,
     new_note,
+    require_active,
     require_capture_allowed,
     require_open_notebook,
 )
@@ -71,11 +74,14 @@ class _Item:
     redacted: dict[str, int]
     probe: Any
     checked: Any
+    supersedes: tuple[uuid.UUID, int | None] | None = None
 
     def arguments(self) -> dict[str, Any]:
         """As the operation record compares a repeat."""
+        replaced = {} if self.supersedes is None else {
+            "supersedes": f"{self.supersedes[0]}@{self.supersedes[1]}"}
         return {"content": self.content, "kind": self.kind, "notebookId": self.notebook_id,
-                "taskId": self.task_id, **self.fields}
+                "taskId": self.task_id, **self.fields, **replaced}
 
 
 def note_remember(
@@ -93,6 +99,7 @@ def note_remember(
     importance: float | _Unset = UNSET,
     retention_days: int | None | _Unset = UNSET,
     find_similar: bool = False,
+    supersedes: tuple[uuid.UUID | str, int | None] | None = None,
 ) -> RememberOut:
     """Save a note (`remember`). A handoff with the `task_id` of a live handoff in the same
     notebook updates that note instead (new revision; retention kept unless given).
@@ -129,7 +136,8 @@ def note_remember(
     item = _prepared(actor, op_id, content=content, kind=kind, notebook_id=notebook_id,
                      task_id=task_id, source_agent=source_agent, capture=capture,
                      pinned=pinned, tags=tags, importance=importance,
-                     retention_days=retention_days, find_similar=find_similar)
+                     retention_days=retention_days, find_similar=find_similar,
+                     supersedes=supersedes)
     return idempotent(actor=actor, operation_id=op_id, action="note_remember",
                       arguments=item.arguments(),
                       decode=lambda data: _replayed(actor, RememberOut.model_validate(data)),
@@ -201,7 +209,7 @@ def _prepared(actor: Actor, op_id: uuid.UUID, *, content: Any, kind: Any,
               notebook_id: Any = None, task_id: Any = None,
               source_agent: Any = UNSET, capture: Any = UNSET, pinned: Any = UNSET,
               tags: Any = UNSET, importance: Any = UNSET, retention_days: Any = UNSET,
-              find_similar: Any = False) -> _Item:
+              find_similar: Any = False, supersedes: Any = None) -> _Item:
     """One save's input cleaned and screened, its duplicate probe embedded (with
     `find_similar`) and a connection's write checked — all before the transaction."""
     kind = clean_kind(kind)
@@ -231,7 +239,34 @@ def _prepared(actor: Actor, op_id: uuid.UUID, *, content: Any, kind: Any,
                                       note_id=None, kind=kind, content=content,
                                       capture=fields.get("capture"))
     return _Item(content=content, kind=kind, task_id=task_id, notebook_id=notebook_uuid,
-                 fields=fields, redacted=screened.redacted, probe=probe, checked=checked)
+                 fields=fields, redacted=screened.redacted, probe=probe, checked=checked,
+                 supersedes=_clean_supersedes(supersedes))
+
+
+def _clean_supersedes(value: Any) -> tuple[uuid.UUID, int | None] | None:
+    """`supersedes` as (note id, the version read — None: not fenced)."""
+    if value is None:
+        return None
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise Invalid("supersedes names a note: note:<id>@<version>.",
+                      code="invalid_supersedes")
+    version = None if value[1] is None else clean_version(value[1])
+    return parse_uuid(value[0], what="note id"), version
+
+
+def _supersede(actor: Actor, op_id: uuid.UUID, note: Note, replaced: tuple[uuid.UUID,
+               int | None], now: Any) -> uuid.UUID:
+    """Archive the note `note` replaces and mark it as replaced by `note`, in the save's
+    transaction: it must be live, writable by the caller and at the version read."""
+    old = access_note(actor, replaced[0], need=WRITE, for_update=True)
+    expect_version(old, replaced[1])
+    if old.id == note.id:
+        raise Invalid("A note cannot supersede itself.", code="invalid_supersedes")
+    require_active(old, now)
+    old.status, old.archived_at, old.superseded_by_id = Status.ARCHIVED, now, note.id
+    save_new_version(old, reason=RevisionReason.ARCHIVE, actor=actor, operation_id=op_id,
+                     now=now)
+    return old.id
 
 
 def _saved(actor: Actor, op_id: uuid.UUID, item: _Item) -> RememberOut:
@@ -290,11 +325,25 @@ def _saved(actor: Actor, op_id: uuid.UUID, item: _Item) -> RememberOut:
         if content_changed:
             mark_for_indexing(note)
     assert note is not None
+    superseded = None if item.supersedes is None else _supersede(
+        actor, op_id, note, item.supersedes, now)
     similar = duplicates.similar_to_text(actor=actor, notebook_id=note.notebook_id,
                                          content=content, probe=item.probe, exclude=note.id)
     return RememberOut(note=NoteOut.of(note).model_copy(
         update={"redacted": item.redacted}), created=created, similar=similar,
-        redacted=item.redacted)
+        redacted=item.redacted, superseded=superseded,
+        replaces=_replaces(note, similar) if item.probe is not None else [])
+
+
+def _replaces(note: Note, similar: list[uuid.UUID]) -> list[uuid.UUID]:
+    """Of the likely duplicates found by meaning, those `note` likely replaces: the same
+    kind in other words (an exact duplicate repeats it; it replaces nothing)."""
+    if not similar:
+        return []
+    keys = dict(Note.objects.filter(id__in=[*similar, note.id], kind=note.kind)
+                .values_list("id", "content_key"))
+    mine = keys.pop(note.id, None)
+    return [other for other in similar if other in keys and keys[other] != mine]
 
 
 def _replayed[R: RememberOut](actor: Actor, result: R) -> R:

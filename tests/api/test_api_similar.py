@@ -40,7 +40,9 @@ def test_rest_remember_answers_similar_in_meta(api):
             "findSimilar": True}
     second = api.post("/notes", body)
     assert second.status_code == 201
-    assert second.json()["meta"] == {"similar": [data(first)["id"]]}
+    # The same kind in other words: also what it likely replaces (issue 39).
+    assert second.json()["meta"] == {"similar": [data(first)["id"]],
+                                     "replaces": [data(first)["id"]]}
     assert data(second)["content"] == "Note: " + TEXT  # saved all the same
     assert api.get(f"/notes/{data(second)['id']}").status_code == 200
     api.post("/notes", {"content": TEXT.upper(), "kind": "fact"})  # after the save

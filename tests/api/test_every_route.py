@@ -75,6 +75,8 @@ def body_for(method: str, path: str, ids: dict[str, str]) -> dict | None:
         "/v1/notes/{note_id}": {"content": "hello again"},
         "/v1/notes/search": {"query": "hello"},
         "/v1/notes/batch": {"items": [{"content": "hello", "kind": "fact"}]},
+        "/v1/handoffs/session": {"sessionId": "s-1", "client": "claude-code",
+                                 "request": "Fix the login test."},
         "/v1/notes/{note_id}/restore-revision": {"revision": 1},
         "/v1/notes/archive": {"items": [ids["note_id"]]},
         "/v1/notes/restore": {"items": [ids["note_id"]]},
