@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -114,12 +115,12 @@ def main() -> None:
     bulk_load(env, 0, len(docs), doc_ids, docs, vectors, configured_profile()[0])
     rebuild_hnsw(env)
     env.refresh_stats()
-    services.vision_update(actor=env.actor, operation_id=None, content=(
+    services.vision_update(actor=env.actor, operation_id=uuid.uuid4(), content=(
         "Ship the billing service rewrite by March without losing a payment."))
     for kind, content, pinned in MEMORY:
-        services.note_remember(actor=env.actor, operation_id=None, content=content,
+        services.note_remember(actor=env.actor, operation_id=uuid.uuid4(), content=content,
                                kind=kind, pinned=pinned)
-    services.note_remember(actor=env.actor, operation_id=None, kind="handoff",
+    services.note_remember(actor=env.actor, operation_id=uuid.uuid4(), kind="handoff",
                            task_id="billing-locks", content=(
                                "Billing locks: advisory locks in place for jobs 0-4; next, "
                                "jobs 5-9 and the retry path."))

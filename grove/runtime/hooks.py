@@ -5,8 +5,9 @@ and prints what that client expects — or nothing:
 * `session-start` → the brief of this project (`GET /v1/brief`, within `--budget`
   tokens), as the session's first context;
 * `prompt` → recall for the prompt (`POST /v1/recall`), injected only when a note
-  matched it by its words or its meaning (recall's own thresholds), within a small
-  budget, each with the id to cite;
+  matched it by its words or its meaning with a score of at least `PROMPT_MIN_SCORE`
+  or a meaning within `PROMPT_MAX_DISTANCE`, within a small budget, each with the id to
+  cite;
 * `pre-compact`, `session-end` → a handoff for the session's task (kind `handoff`, the
   session id as its task id, `POST /v1/handoffs/session`): the last request, the outcome
   and the files touched, read from the transcript the hook points to — summarised by the
@@ -50,6 +51,12 @@ PROMPT_LIMIT, PROMPT_MAX_CHARS = 5, 2_500
 PROMPT_MIN_WORDS = 3  # "yes", "go on": nothing to look up
 TIMEOUTS = {"session-start": 8.0, "prompt": 4.0, "pre-compact": 60.0, "session-end": 60.0}
 MATCHED = {"lexical", "semantic"}  # a note recall found for the prompt itself
+# What a note needs to be injected before a prompt — recall's score, or a meaning this
+# close (cosine distance) — measured on SciFact *train* questions against everyday coding
+# requests over the same notes (docs/benchmarks.md, "Hooks"): below them, a shared common
+# word or a loose likeness is most of what matched.
+PROMPT_MIN_SCORE = 0.7
+PROMPT_MAX_DISTANCE = 0.5
 REQUEST_MAX_CHARS, OUTCOME_MAX_CHARS, EXCERPT_MAX_CHARS = 2_000, 4_000, 12_000
 FILES_MAX = 100
 EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
@@ -145,7 +152,10 @@ def prompt(settings: Settings, given: dict[str, Any]) -> str | None:
                   timeout=TIMEOUTS["prompt"],
                   json={"query": text[:2000], "limit": PROMPT_LIMIT,
                         "maxChars": PROMPT_MAX_CHARS})
-    relevant = [item for item in found if MATCHED & set(item.get("matched") or ())]
+    relevant = [item for item in found if MATCHED & set(item.get("matched") or ()) and (
+        float(item.get("score") or 0) >= PROMPT_MIN_SCORE
+        or (item.get("distance") is not None
+            and float(item["distance"]) <= PROMPT_MAX_DISTANCE))]
     if not relevant:
         return None
     lines = []

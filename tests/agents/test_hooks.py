@@ -69,6 +69,11 @@ def grove() -> Iterator[Grove]:
                     "content": content, "kind": kind, "pinned": pinned,
                     "notebookId": ready.notebooks[where]})
                 assert saved.status_code == 201, saved.text
+            deadline = time.monotonic() + 120  # recall finds what the worker has indexed
+            while any(item["note"]["indexing"] != "ready" for item in
+                      ready.api("GET", "/v1/notes").json()["data"]):
+                assert time.monotonic() < deadline, "the notes were never indexed"
+                time.sleep(0.2)
             yield ready
         finally:
             if serve.proc.poll() is None:
