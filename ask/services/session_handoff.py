@@ -20,12 +20,16 @@ from collections.abc import Sequence
 
 from ask import providers
 from ask.services.budget import model_calls_charge
+from grove.identity.hygiene import Origin, screen
+from grove.kernel import operations
 from grove.kernel.actor import WRITE, Actor
 from grove.kernel.errors import Invalid, RateLimited
+from grove.kernel.tenancy import tenant
 from notebooks import services as notes
-from notebooks.models import CONTENT_MAX_CHARS
+from notebooks.models import CONTENT_MAX_CHARS, Capture
 from notebooks.rules import HOME
 from notebooks.schemas.notes import RememberOut
+from notebooks.services.frame import replay, require_capture_allowed
 
 SESSION_ID_MAX_CHARS = 200
 CLIENT_MAX_CHARS = 100
@@ -65,7 +69,9 @@ def handoff_from_session(*, actor: Actor, operation_id: uuid.UUID | str, session
                          client: str, request: str = "", outcome: str = "",
                          files: Sequence[str] = (), excerpt: str = "") -> RememberOut:
     """Save the session's handoff (see the module). Raises Invalid for input out of
-    bounds, and what `note_remember` refuses with (`capture_paused`, …)."""
+    bounds, and what `note_remember` refuses with (`capture_paused`, `secret_detected`, …)
+    — the pause and credentials before the model is asked. A retry with the same
+    operation id answers the handoff that was saved (the model is not asked again)."""
     session_id = _text(session_id, SESSION_ID_MAX_CHARS, "sessionId", required=True)
     client = _text(client, CLIENT_MAX_CHARS, "client", required=True)
     request = _text(request, REQUEST_MAX_CHARS, "request")
@@ -79,6 +85,16 @@ def handoff_from_session(*, actor: Actor, operation_id: uuid.UUID | str, session
         raise Invalid("A session's handoff needs its last request or its outcome.",
                       code="invalid_session")
     actor.require(WRITE)
+    op_id = operations.coerce_operation_id(operation_id)
+    with tenant(actor):
+        done = operations.recorded(actor, op_id)
+        if done is not None:  # a retry: the handoff that was saved, not a new summary
+            return replay(actor, done, RememberOut.model_validate, gone_if_deleted=True,
+                          note_ids=lambda out: [out.note.id] if out.note else [])
+        require_capture_allowed(actor, Capture.AUTOMATIC)  # before the model sees a word
+    # Credentials go before anything else sees the text — the model included.
+    request, outcome, excerpt = (screen(actor, text, origin=Origin.AUTOMATIC).text
+                                 for text in (request, outcome, excerpt))
     content = _facts(client, session_id, request, outcome, paths)
     if providers.configured():
         try:
@@ -90,8 +106,9 @@ def handoff_from_session(*, actor: Actor, operation_id: uuid.UUID | str, session
             content = summary.strip() + ("\n\n" + _files(paths) if paths else "")
         except (providers.ProviderUnavailable, RateLimited):
             pass  # the plain facts, then
+    content = screen(actor, content, origin=Origin.AUTOMATIC).text  # the model's words too
     if len(content) > CONTENT_MAX_CHARS:  # a handoff is a memory record: its limit
         content = content[:CONTENT_MAX_CHARS - 1].rstrip() + "…"
-    return notes.note_remember(actor=actor, operation_id=operation_id, content=content,
+    return notes.note_remember(actor=actor, operation_id=op_id, content=content,
                                kind="handoff", task_id=session_id, notebook_id=HOME,
                                capture="automatic", source_agent=client)

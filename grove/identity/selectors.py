@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
+from urllib.parse import unquote
 
 from django.apps import apps
 from django.db.models import QuerySet
@@ -102,8 +103,15 @@ def grantable_notebooks(actor: Actor) -> QuerySet[Any]:
     return notebook_model.objects.filter(account_id=actor.account_id, deleted_at__isnull=True)
 
 
-PROJECT_HEADER = "X-Grove-Project"
+PROJECT_HEADER = "X-Grove-Project"  # percent-encoded UTF-8 (`project_header`)
 PROJECT_MAX_CHARS = 200
+
+
+def project_header(request: Any) -> str | None:
+    """The project a request names in its header: percent-encoded, since a header is
+    ASCII and a project's name need not be."""
+    value = request.headers.get(PROJECT_HEADER)
+    return None if value is None else unquote(value)
 
 
 def actor_for_project(actor: Actor, project: str | None) -> Actor:

@@ -345,7 +345,7 @@ def connection_authenticate(key: str) -> Actor | None:
     Read from the database on every request: nothing can outlive a revocation. Records
     the contact at most once a minute.
 
-    One statement, outside any transaction: the security-definer `grove_key_connection`
+    One statement, outside any transaction: the security-definer `grove_key_connection_home`
     (grove 0011) finds the active key of the active account the key names by the key's
     hash — what a lookup in that account's tenant transaction would find — and records
     the contact in the same statement."""
@@ -358,7 +358,7 @@ def connection_authenticate(key: str) -> Actor | None:
     with db_connection.cursor() as cursor:
         cursor.execute("SELECT id, capabilities, grant_personal, grant_all, grant_notebooks, "
                        "home_notebook_id "
-                       "FROM grove_key_connection(%s, %s, make_interval(secs => %s))",
+                       "FROM grove_key_connection_home(%s, %s, make_interval(secs => %s))",
                        [account_id, _key_digest(key), CONTACT_RESOLUTION.total_seconds()])
         row = cursor.fetchone()
     if row is None:

@@ -39,7 +39,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from grove.identity.selectors import PROJECT_HEADER
+from grove.identity.selectors import project_header
 from grove.interfaces.mcp_access import (
     authenticate,
     connection_required,
@@ -137,7 +137,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if caller is None:
         return unauthorized(request, token_sent)
     if isinstance(caller, Actor):  # read when a tool runs (it may name its own project)
-        caller = caller.naming(request.headers.get(PROJECT_HEADER))
+        caller = caller.naming(project_header(request))
     wait = throttle.connection_wait(caller.connection_id)
     if wait is not None:  # the same count as REST and /v1/tools (grove.kernel.throttle)
         response = _rpc_error(None, INVALID_REQUEST, f"Too many requests for this connection "

@@ -112,8 +112,7 @@ class KeyAuth(HttpBearer):
         if actor is None:
             raise AuthenticationError()
         # A project the request names is its home for this request (issue 39).
-        return selectors.actor_for_project(actor, request.headers.get(
-            selectors.PROJECT_HEADER))
+        return selectors.actor_for_project(actor, selectors.project_header(request))
 
 
 class OwnerSession(SessionAuth):

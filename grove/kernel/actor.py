@@ -78,7 +78,8 @@ class Actor:
         return cls.of_active_connection(
             account_id=connection.account_id, connection_id=connection.id,
             capabilities=connection.capabilities, personal=connection.grant_personal,
-            all_notebooks=connection.grant_all, notebooks=connection.grant_notebooks)
+            all_notebooks=connection.grant_all, notebooks=connection.grant_notebooks,
+            home=connection.home_notebook_id)
 
     @classmethod
     def of_active_connection(cls, *, account_id: uuid.UUID, connection_id: uuid.UUID,

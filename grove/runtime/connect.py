@@ -105,15 +105,33 @@ def _hooks(command: str) -> dict[str, Any]:
             for event, name in HOOK_EVENTS.items()}
 
 
+def _is_ours(handler: Any) -> bool:
+    """A hook `grove connect` wrote: `<grove> hook <event> --client <client>`."""
+    try:
+        words = shlex.split(str(handler.get("command", ""))) if isinstance(
+            handler, dict) else []
+    except ValueError:
+        return False
+    return (len(words) == 5 and words[1] == "hook" and words[2] in HOOK_EVENTS.values()
+            and words[3] == "--client" and words[4] in HOOKED)
+
+
 def _merge_hooks(current: Any, ours: dict[str, Any]) -> dict[str, Any]:
-    """`ours` into a settings object's `hooks`: Grove's entries (a command running
-    `grove … hook`) replaced, everyone else's kept as they are."""
+    """`ours` into a settings object's `hooks`: Grove's own hooks taken out of every
+    group (a group left empty by that goes too), everyone else's kept as they are, then
+    ours added."""
     merged = dict(current or {})
     hooks = dict(merged.get("hooks") or {})
     for event, groups in ours.items():
-        kept = [group for group in hooks.get(event) or []
-                if not any(" hook " in str(h.get("command", "")) and "grove" in
-                           str(h.get("command", "")) for h in group.get("hooks") or [])]
+        kept = []
+        for group in hooks.get(event) or []:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                kept.append(group)
+                continue
+            theirs = [handler for handler in handlers if not _is_ours(handler)]
+            if theirs:
+                kept.append({**group, "hooks": theirs})
         hooks[event] = kept + groups
     merged["hooks"] = hooks
     return merged
@@ -127,7 +145,10 @@ def _set_in(current: Any, keys: tuple[str, ...], value: Any) -> dict[str, Any]:
         child = node.get(key)
         node[key] = dict(child) if isinstance(child, dict) else {}
         node = node[key]
-    node[keys[-1]] = value
+    before = node.get(keys[-1])
+    # Grove's entry written anew, what a person added to it (headers, env …) kept.
+    node[keys[-1]] = {**before, **value} if isinstance(before, dict) and isinstance(
+        value, dict) else value
     return merged
 
 
@@ -203,10 +224,12 @@ def _set_toml(current: Any, server: dict[str, Any]) -> Any:
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         document["mcp_servers"] = servers
-    table = tomlkit.table()
-    for name, value in server.items():
+    table = servers.get(SERVER_NAME)
+    if table is None:
+        table = tomlkit.table()
+        servers[SERVER_NAME] = table
+    for name, value in server.items():  # what a person added to it stays
         table[name] = value
-    servers[SERVER_NAME] = table
     return document
 
 
@@ -245,7 +268,10 @@ def write(change: Change, *, now: float | None = None) -> Path | None:
         shutil.copy2(change.path, backup)
     change.path.parent.mkdir(parents=True, exist_ok=True)
     temporary = change.path.with_name(f".{change.path.name}.grove-tmp")
-    temporary.write_text(_dump(change, merged), encoding="utf-8")
+    # A new file is the user's alone (it may hold a key); an old one keeps its mode.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(_dump(change, merged))
     if change.path.exists():
         shutil.copymode(change.path, temporary)
     os.replace(temporary, change.path)

@@ -47,6 +47,8 @@ DEFINER_FUNCTIONS = (
     "grove_job_oldest_ready(text[], timestamptz)",
     # An API key's connection, and its last contact, in one statement (grove 0011).
     "grove_key_connection(uuid, text, interval)",
+    # The same with the connection's home notebook (grove 0017).
+    "grove_key_connection_home(uuid, text, interval)",
 )
 # The keys the database checks tenant contexts and share links with (grove 0009): the
 # runtime role may not even read them.

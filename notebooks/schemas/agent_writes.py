@@ -134,10 +134,14 @@ class NotePatchIn(NoteUpdateIn):
         return super().changes() | edit
 
 
-class EditNoteArgs(ToolArguments, EditIn):
+class _EditedNote(In):
+    # Listed last among the bases, so noteId comes first in the schema.
+    note_id: NoteId = Field(description=NOTE_ID_CHANGE)
+
+
+class EditNoteArgs(ToolArguments, EditIn, _EditedNote):
     """`edit_note`: the note, its version, and the edit's fields flat beside them."""
 
-    note_id: NoteId = Field(description=NOTE_ID_CHANGE)
     operation_id: Uuid | None = Field(default=None, description=OPERATION_ID)
     expected_version: int | None = Field(default=None, ge=1, description="The version you "
                                          "read; omitted: the text as it is now.")

@@ -247,8 +247,9 @@ class RememberArgs(ToolArguments, RememberIn, ProjectArg):
     def _one_or_many(self) -> Self:
         if self.items is None and (self.content is None or self.kind is None):
             raise ValueError("Give content and kind, or items.")
-        if self.items is not None and (self.content is not None or self.kind is not None):
-            raise ValueError("Give items alone: each item has its own content and kind.")
+        if self.items is not None and self.model_fields_set - {"items", "operation_id",
+                                                                 "project"}:
+            raise ValueError("Give items alone (or with operationId, project).")
         return self
 
     def service_kwargs(self) -> dict[str, Any]:
@@ -482,9 +483,8 @@ class RememberedItem(Out):
         if item.error is not None:
             return cls(index=item.index, status=item.status, error=item.error)
         one = Remembered.of_saved(item)
-        return cls(index=item.index, status=item.status, id=one.id, similar=one.similar,
-                   replaces=one.replaces, superseded=one.superseded,
-                   pending_revision=one.pending_revision, redacted=one.redacted)
+        return cls(index=item.index, status=item.status, **one.model_dump(include={
+            "id", "similar", "replaces", "superseded", "pending_revision", "redacted"}))
 
 
 class History(Out):

@@ -9,6 +9,7 @@ idempotent as a whole by its operation id."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -197,12 +198,22 @@ def note_remember_batch(*, actor: Actor, operation_id: uuid.UUID | str,
             item if item.error is not None else _replayed(actor, item)
             for item in stored.items])
 
-    arguments = {"items": [item.arguments() if isinstance(item, _Item)
-                           else {"refused": item.code} for item in prepared]}
+    # What was asked, item by item — not what became of it: an item refused now for a
+    # passing reason (the model budget of a checked write) must not make its retry look
+    # like another request.
+    arguments = {"items": [_asked(given_item) for given_item in items]}
     return idempotent(actor=actor, operation_id=op_id, action="note_remember_batch",
                       arguments=arguments, decode=replayed, write=write,
                       note_ids=lambda result: [item.note.id for item in result.items
                                                if item.note is not None])
+
+
+def _asked(item: Mapping[str, Any] | GroveError) -> Any:
+    """An item as the operation record compares a repeat: its fields as given (or the
+    interface's refusal of it, which the same request always meets again)."""
+    if isinstance(item, GroveError):
+        return {"refused": item.code}
+    return json.loads(json.dumps(dict(item), default=str, sort_keys=True))
 
 
 def _prepared(actor: Actor, op_id: uuid.UUID, *, content: Any, kind: Any,
@@ -348,10 +359,11 @@ def _replaces(note: Note, similar: list[uuid.UUID]) -> list[uuid.UUID]:
 
 def _replayed[R: RememberOut](actor: Actor, result: R) -> R:
     """A stored result, naming only the similar notes the caller can still see."""
-    visible = set(notes_visible_to(actor).filter(id__in=result.similar)
+    visible = set(notes_visible_to(actor).filter(id__in=[*result.similar, *result.replaces])
                   .values_list("id", flat=True)) if READ in actor.capabilities else set()
     return result.model_copy(update={
         "similar": [note_id for note_id in result.similar if note_id in visible],
+        "replaces": [note_id for note_id in result.replaces if note_id in visible],
         "pending_revision": write_check.still_readable(actor, result.pending_revision)})
 
 

@@ -136,7 +136,8 @@ def test_remember_with_items_over_mcp():
     assert said[2]["error"]["code"] in ("content_empty", "invalid_item")
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     for bad in ({}, {"content": "x"}, {"items": [{"content": "x", "kind": "fact"}],
-                                       "kind": "fact"}):
+                                       "kind": "fact"},
+                {"items": [{"content": "x", "kind": "fact"}], "capture": "automatic"}):
         refused = call(bad)
         assert refused["isError"] is True
         assert json.loads(refused["content"][1]["text"])["code"] == "invalid_arguments"

@@ -67,6 +67,28 @@ def test_claude_code_is_merged_with_its_hooks_and_what_was_there_stays(tmp_path)
     assert _json(claude) == merged
 
 
+def test_what_a_person_added_to_grove_s_own_entries_stays(tmp_path):
+    """A second run replaces Grove's hooks, not a group a person put one of theirs in,
+    and keeps what they added to the server entry (a header); a new file is theirs
+    alone."""
+    claude = tmp_path / ".claude.json"
+    claude.write_text(json.dumps({"mcpServers": {"grove": {
+        "type": "http", "url": "http://old/mcp", "headers": {"X-Grove-Project": "garden"}}}}))
+    assert connect(tmp_path, "claude-code", "--url", URL, "--write").returncode == 0
+    settings = tmp_path / ".claude" / "settings.json"
+    hooks = _json(settings)
+    mine = {"type": "command", "command": "notify-send prompt", "timeout": 5}
+    hooks["hooks"]["UserPromptSubmit"][0]["hooks"].append(mine)  # beside Grove's
+    settings.write_text(json.dumps(hooks))
+    assert connect(tmp_path, "claude-code", "--url", URL, "--write").returncode == 0
+    groups = _json(settings)["hooks"]["UserPromptSubmit"]
+    assert groups[0]["hooks"] == [mine] and len(groups) == 2
+    assert groups[1]["hooks"][0]["command"].endswith("hook prompt --client claude-code")
+    assert _json(claude)["mcpServers"]["grove"] == {
+        "type": "http", "url": f"{URL}/mcp", "headers": {"X-Grove-Project": "garden"}}
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+
+
 def test_codex_toml_keeps_its_comments_and_gets_hooks(tmp_path):
     config = tmp_path / ".codex" / "config.toml"
     config.parent.mkdir()

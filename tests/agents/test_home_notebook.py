@@ -155,3 +155,21 @@ def test_tools_take_a_project_and_the_header():
     missing = call("recall", {"query": "tomato", "project": "Attic"})
     assert missing["isError"] is True
     assert json.loads(missing["content"][1]["text"])["code"] == "project_not_found"
+
+
+def test_an_oauth_app_reads_and_writes_at_its_home_too():
+    """An OAuth client's actor comes from its connection row (`Actor.for_connection`),
+    not the key lookup: the home counts there the same, within the grant."""
+    from grove.kernel.actor import Actor
+    from grove.models import Connection
+    from notebooks.selectors.recall import recall
+
+    owner, garden, _kitchen, _key, actor = _world()
+    _set_home(owner, actor.connection_id, garden.id)
+    with tenant(owner):
+        row = Connection.objects.get(id=actor.connection_id)
+    app = Actor.for_connection(row)
+    assert app.home == garden.id
+    found = recall(actor=app, query="tomato", limit=10)
+    assert sorted(item.note.content for item in found.data) == [
+        "Compost the tomato vines in autumn.", "Tomatoes give me hay fever."]

@@ -277,3 +277,20 @@ def test_connect_creates_the_key_and_the_hooks_it_installs_work(grove, tmp_path)
                          text=True, timeout=60, check=False,
                          input=_input("claude-code.session-start", cwd=tmp_path))
     assert "Always water the tomatoes" in _context(ran, "SessionStart")
+
+
+def test_a_project_named_beyond_ascii_and_a_hook_command_grove_cannot_read(grove, tmp_path):
+    made = grove.api("POST", "/v1/notebooks", json={"name": "Café Crème"}).json()["data"]
+    saved = grove.api("POST", "/v1/notes", json={
+        "content": "The espresso machine is descaled on Fridays.", "kind": "fact",
+        "pinned": True, "notebookId": made["id"]})
+    assert saved.status_code == 201, saved.text
+    cwd = _repo(tmp_path, "café crème")
+    context = _context(_hook(grove, "session-start", "claude-code",
+                             _input("claude-code.session-start", cwd=cwd), tmp_path),
+                       "SessionStart")
+    assert "espresso machine" in context and "Always water the tomatoes" not in context
+    odd = subprocess.run([*GROVE, "hook", "no-such-event"], input="{}", capture_output=True,
+                         text=True, timeout=60, check=False,
+                         env={**os.environ, "GROVE_CLIENT_CONFIG": str(tmp_path / "c.json")})
+    assert (odd.returncode, odd.stdout) == (0, "")  # never 2: a client reads that as "block"

@@ -34,9 +34,8 @@ REVIEWED = {
         "process's codes and the new one's are not interchangeable for the minute a code "
         "lives",
     ("grove", "0017_connection_home"):
-        "grove_key_connection() is made anew in the migration's transaction with one more "
-        "result column (the home notebook); the old release selects its five columns by "
-        "name, which the new function still returns, and never writes the new column",
+        "a new key-lookup function beside the old one, which the old release keeps "
+        "calling, unchanged and still granted; a nullable column it never writes",
     ("notebooks", "0030_ingest_upload_parts"):
         "a new table's row-level security and its same-account foreign key; nothing an "
         "older release reads or writes changes",
