@@ -82,7 +82,8 @@ class NoteOut(Out):
             version=note.version, status=status,
             indexing=note.indexing, created_at=note.created_at, updated_at=note.updated_at,
             source_path=note.source_path,
-            superseded_by=getattr(note, "superseded_by_id", None),
+            # As loaded: a read that deferred it (recall's lean rows) costs no query.
+            superseded_by=vars(note).get("superseded_by_id"),
         )
 
 
