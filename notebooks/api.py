@@ -39,6 +39,7 @@ from grove.kernel.schemas import ListMeta, Out
 from notebooks import rules, selectors, services
 from notebooks.schemas.agent_writes import NotePatchIn, RememberBatchIn
 from notebooks.schemas.arguments import (
+    AsOfQuery,
     BatchIn,
     MoveIn,
     NotebookCreateIn,
@@ -149,7 +150,8 @@ def note_list(request: HttpRequest, filters: Query[NoteFilters]) -> Any:
         actor=actor_of(request), notebook_id=_notebook_filter(filters.notebook_id),
         kinds=filters.kind, source_agent=filters.source_agent, tag=filters.tag,
         updated_after=filters.updated_after, lifetime=filters.lifetime, status=filters.status,
-        sort=filters.sort, cursor=filters.cursor, limit=filters.limit, marks=True))
+        sort=filters.sort, cursor=filters.cursor, limit=filters.limit, marks=True,
+        as_of=filters.as_of))
 
 
 @router.post("/notes/search", tags=["notes"],
@@ -219,10 +221,12 @@ def note_retry_indexing(request: HttpRequest, note_id: uuid.UUID) -> Any:
 # patterns in order, and /notes/{note_id} would otherwise swallow /notes/forget).
 
 
-@router.get("/notes/{note_id}", tags=["notes"], response={200: Ok[NoteRead], **ERRORS},
-            summary="Get a note, with what declared ground truth says of it")
-def note_get(request: HttpRequest, note_id: uuid.UUID) -> Any:
-    return ok(selectors.note_read(actor=actor_of(request), note_id=note_id))
+@router.get("/notes/{note_id}", tags=["notes"],
+            response={200: Ok[NoteRead | RevisionRead], **ERRORS},
+            summary="Get a note, with what declared ground truth says of it (asOf: the "
+            "revision it had then)")
+def note_get(request: HttpRequest, note_id: uuid.UUID, when: Query[AsOfQuery]) -> Any:
+    return ok(selectors.note_read(actor=actor_of(request), note_id=note_id, as_of=when.as_of))
 
 
 @router.get("/notes/{note_id}/related", tags=["notes"],

@@ -18,9 +18,7 @@ from grove.kernel.actor import Actor
 from grove.kernel.schemas import ListMeta
 from notebooks import selectors, services
 from notebooks.schemas.agent_writes import EditNoteArgs
-from notebooks.schemas.arguments import (
-    expected,
-)
+from notebooks.schemas.arguments import NoteArgs, expected
 from notebooks.schemas.notes import (
     BatchOut,
     NoteRead,
@@ -39,7 +37,6 @@ from notebooks.schemas.tools import (
     Match,
     MoveArgs,
     Moved,
-    NoteArgs,
     NotebookCreateArgs,
     NotebookListArgs,
     NotebookPage,
@@ -114,7 +111,8 @@ def _list(actor: Actor, args: SearchArgs) -> NotesPage:
 def _get(actor: Actor, args: NoteArgs) -> FoundNote:
     """The note as it is now, or exactly the revision its id names."""
     read = selectors.note_read(actor=actor, note_id=args.note_id.id,
-                               version=args.note_id.version, passage=args.note_id.passage)
+                               version=args.note_id.version, passage=args.note_id.passage,
+                               as_of=args.as_of)
     if not isinstance(read, NoteRead):
         return _revision_note(actor, read)
     names = selectors.notebook_names(actor=actor, notes=[read])

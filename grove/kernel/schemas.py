@@ -26,11 +26,13 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     Strict,
     WithJsonSchema,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
 
 from grove.kernel.errors import Invalid
 
@@ -103,6 +105,10 @@ INSTANT_PATTERN = rf"^{_DAY}{_CLOCK}:[0-5][0-9](\.[0-9]+)?{_ZONE}$"
 # ISO 8601 as a person writes it: the zone and the seconds may be left out.
 MOMENT_PATTERN = rf"^{_DAY}{_CLOCK}(:[0-5][0-9](\.[0-9]+)?)?{_ZONE}?$"
 DAY_PATTERN = rf"^{_DAY}$"
+# What an `asOf` is (notebooks.selectors.as_of): a day, that day with a time as a person
+# writes it (zone and seconds optional), or a month.
+AS_OF_PATTERN = rf"^({_DAY}({_CLOCK}(:[0-5][0-9](\.[0-9]+)?)?{_ZONE}?)?|{_YEAR}-(0[1-9]|1[0-2]))$"
+AS_OF_MAX_CHARS = 64
 
 
 def _spelled(pattern: str, what: str) -> Any:
@@ -146,6 +152,12 @@ Moment = Annotated[datetime, Strict(False),
                    WithJsonSchema({"type": "string", "pattern": MOMENT_PATTERN})]
 Day = Annotated[date, Strict(False), _spelled(DAY_PATTERN, "a date, e.g. 2026-12-01"),
                 WithJsonSchema({"type": "string", "format": "date", "pattern": DAY_PATTERN})]
+# REST's `asOf`, spelled exactly (the tools take text the service reads: the pattern is
+# too long for tools/list's byte budget).
+AsOf = Annotated[str, _spelled(AS_OF_PATTERN, "a day (2026-05-31), a month (2026-05) or "
+                               "an ISO 8601 time"), Field(max_length=AS_OF_MAX_CHARS),
+                 WithJsonSchema({"type": "string", "pattern": AS_OF_PATTERN,
+                                 "maxLength": AS_OF_MAX_CHARS})]
 
 
 # -- query strings -------------------------------------------------------------------------
@@ -215,6 +227,10 @@ class ListMeta(Out):
     truncated: bool
     limit: int
     next_cursor: str | None = None
+    # The instant a list read as of (`asOf`: notebooks.selectors.as_of); left out
+    # otherwise. Out of MCP's output schemas (tools/list is held to a byte budget); the
+    # REST metas that can carry it declare it.
+    as_of: SkipJsonSchema[str | None] = Field(default=None, exclude_if=lambda v: v is None)
 
     @classmethod
     def of(cls, *, returned: int, available: int, limit: int,

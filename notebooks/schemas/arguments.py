@@ -22,7 +22,7 @@ from pydantic.json_schema import JsonDict, SkipJsonSchema
 
 from grove.kernel.errors import Invalid
 from grove.kernel.paging import CURSOR_DOC, CursorText
-from grove.kernel.schemas import In, Instant, QueryIn, Uuid
+from grove.kernel.schemas import AS_OF_MAX_CHARS, AsOf, In, Instant, QueryIn, Uuid
 from grove.kernel.validation import (
     NONBLANK_TEXT,
     STORABLE_TEXT,
@@ -252,6 +252,10 @@ class RestoreRevisionIn(Operated):
 
 
 PLACE_FILTER = "A notebook id or \"personal\"; omitted: all granted"
+AS_OF = "What the notes said then: a day (2026-05-31), month (2026-05) or ISO time."
+# Optional text with a length limit: the limit on the text itself (on the optional field
+# it would be checked against a null too).
+AsOfText = Annotated[str, Field(min_length=1, max_length=AS_OF_MAX_CHARS)]
 
 
 class SearchFilters(In):
@@ -280,6 +284,7 @@ class SearchFilters(In):
                        description="Notes per page.")
     matches: bool = Field(default=False, description="true: which terms matched, with a "
                           "snippet.")
+    as_of: AsOfText | SkipJsonSchema[None] = Field(default=None, description=AS_OF)
 
     openapi_rules: ClassVar[JsonDict] = {
         "if": {"properties": {"sort": {"const": "relevance"}}, "required": ["sort"]},
@@ -294,7 +299,8 @@ class SearchFilters(In):
                 "source_agent": self.source_agent, "tag": self.tag,
                 "updated_after": self.updated_after,
                 "lifetime": self.lifetime, "status": self.status, "sort": self.sort,
-                "cursor": self.cursor, "limit": self.limit, "matches": self.matches}
+                "cursor": self.cursor, "limit": self.limit, "matches": self.matches,
+                "as_of": self.as_of}
 
 
 class SearchIn(SearchFilters):
@@ -305,6 +311,7 @@ class SearchIn(SearchFilters):
                                        "its sub-notebooks' notes too, those granted.")
     pinned: bool | None = Field(default=None, description="true: only pinned notes; false: "
                                 "only notes not pinned. Omitted: both.")
+    as_of: AsOf | None = Field(default=None, description=AS_OF)
     openapi_rules: ClassVar[JsonDict] = SearchFilters.openapi_rules
 
     def service_kwargs(self) -> dict[str, Any]:
@@ -368,6 +375,7 @@ class RecallFields(In):
                            description="Character budget for content and metadata.")
     expand: Literal["links"] | None = Field(
         default=None, description="links: also notes linked to or from what matched.")
+    as_of: AsOfText | SkipJsonSchema[None] = Field(default=None, description=AS_OF)
 
     openapi_rules: ClassVar[JsonDict] = {"not": {"required": ["notebookId", "notebookIds"]}}
 
@@ -378,10 +386,13 @@ class RecallFields(In):
             if "notebook_ids" in self.model_fields_set:  # even null: the schema says so
                 raise Invalid("Send notebookId or notebookIds, not both.", code="invalid_scope")
             place = place_of(self.notebook_id)  # None: Personal only
+        if {"expand", "as_of"} <= self.model_fields_set:  # even null, as the schema says
+            raise Invalid("expand reads links as they are now; it does not go with asOf.",
+                          code="invalid_expand")
         return {"query": self.query, "place": place,
                 "include_personal": self.include_personal, "task_id": self.task_id,
                 "tag": self.tag, "limit": self.limit, "max_chars": self.max_chars,
-                "expand": self.expand}
+                "expand": self.expand, "as_of": self.as_of}
 
 
 class RecallIn(RecallFields):
@@ -398,9 +409,11 @@ class RecallIn(RecallFields):
     # An operator's diagnostic, so REST only as well.
     timings: bool = Field(default=False, description="true: `meta.timings`, the "
                           "milliseconds each stage of this recall took.")
+    as_of: AsOf | None = Field(default=None, description=AS_OF)
 
     # Read from the class itself by the REST document (grove.interfaces.rest).
-    openapi_rules: ClassVar[JsonDict] = RecallFields.openapi_rules
+    openapi_rules: ClassVar[JsonDict] = {"not": {"anyOf": [
+        {"required": ["notebookId", "notebookIds"]}, {"required": ["expand", "asOf"]}]}}
 
     def service_kwargs(self) -> dict[str, Any]:
         return {**super().service_kwargs(), "time_zone": self.time_zone,
@@ -420,6 +433,20 @@ class NoteFilters(QueryIn):
     sort: Literal["updated_desc", "updated_asc", "created_desc"] | None = None
     cursor: CursorText | None = Field(default=None, description=CURSOR_DOC)
     limit: int = Field(default=rules.SEARCH_DEFAULT_LIMIT, ge=1, le=rules.SEARCH_MAX_LIMIT)
+    as_of: AsOf | None = Field(default=None, description=AS_OF)
+
+
+class NoteArgs(ToolArguments):
+    """The `get_note` tool's arguments."""
+
+    note_id: CitedNoteId = Field(description=NOTE_ID + " (@v: that version; #n: passage n).")
+    as_of: AsOfText | SkipJsonSchema[None] = Field(default=None, description=AS_OF)
+
+
+class AsOfQuery(QueryIn):
+    """`GET /v1/notes/{id}` and `GET /v1/get/{typedId}`: the note as it was then."""
+
+    as_of: AsOf | None = Field(default=None, description=AS_OF)
 
 
 class NotebookListIn(In):

@@ -13,9 +13,10 @@ from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, StrictInt
+from pydantic.json_schema import SkipJsonSchema
 
 from grove.kernel.paging import CURSOR_DOC, CursorText
-from grove.kernel.schemas import Day, In, ListMeta, Moment, Out, QueryIn, Uuid
+from grove.kernel.schemas import AsOf, Day, In, ListMeta, Moment, Out, QueryIn, Uuid
 from grove.kernel.validation import (
     STORABLE_TEXT,
     TIME_ZONE_MAX_CHARS,
@@ -26,7 +27,9 @@ from notebooks import rules
 from notebooks.models import VISION_MAX_CHARS
 from notebooks.schemas.agent_writes import ProjectArg
 from notebooks.schemas.arguments import (
+    AS_OF,
     PLACE_FILTER,
+    AsOfText,
     KindName,
     NotebookId,
     Operated,
@@ -117,6 +120,7 @@ class _BriefArguments(In):
     truth: Literal["manifest", "full"] = Field(
         default="manifest", description="Declared ground truth as first lines and "
         "headings, or in full.")
+    as_of: AsOfText | SkipJsonSchema[None] = Field(default=None, description=AS_OF)
 
     def floor_counts(self) -> dict[str, int]:
         raise NotImplementedError
@@ -129,7 +133,7 @@ class _BriefArguments(In):
         return {"notebook_id": scope, "include_personal": self.include_personal,
                 "focus": self.focus, "since": self.since, "time_zone": self.time_zone,
                 "budget_tokens": self.budget_tokens, "floors": self.floor_counts(),
-                "format": self.format, "truth": self.truth}
+                "format": self.format, "truth": self.truth, "as_of": self.as_of}
 
 
 class BriefIn(_BriefArguments):
@@ -155,6 +159,7 @@ class BriefQuery(QueryIn, _BriefArguments):
     floors: str | None = Field(default=None, max_length=200, description=FLOORS
                                + " Here: decision:3,fact:2 (a kind named twice: the last "
                                "count).", pattern=rf"^{_FLOOR}(,{_FLOOR})*$")
+    as_of: AsOf | None = Field(default=None, description=AS_OF)
 
     def floor_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -268,6 +273,8 @@ class BriefMeta(Out):
     truth_state: Literal["own", "inherited", "none"] = "none"
     truth_policy: Literal["prioritize", "restrict"] | None = None
     declared: int = 0  # declared notes given (in the truth section, never ranked)
+    # The instant the brief was made as of (`asOf`); left out otherwise.
+    as_of: str | SkipJsonSchema[None] = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class BriefOut(Out):

@@ -338,6 +338,7 @@ class RevisionRead(RevisionOut):
     authority: bool = Field(default=False, description=AUTHORITY)
     known_false: list[KnownFalse] = Field(default_factory=list, description=KNOWN_FALSE)
     passage: PassageRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    as_of: str | SkipJsonSchema[None] = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class TimeWindowOut(Out):

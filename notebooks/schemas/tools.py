@@ -27,7 +27,6 @@ from notebooks.schemas.arguments import (
     NOTE_ID_CHANGE,
     BatchIn,
     BatchItem,
-    CitedNoteId,
     KindName,
     MoveIn,
     NotebookCreateIn,
@@ -267,10 +266,6 @@ class RecallArgs(ToolArguments, RecallFields, ProjectArg):
 
 class SearchArgs(ToolArguments, SearchFilters, ProjectArg):
     full: bool = FULL
-
-
-class NoteArgs(ToolArguments):
-    note_id: CitedNoteId = Field(description=NOTE_ID + " (@v: that version; #n: passage n).")
 
 
 class HistoryArgs(ToolArguments):

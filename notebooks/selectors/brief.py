@@ -77,6 +77,8 @@ from notebooks.schemas.briefs import (
     WhoamiOut,
 )
 from notebooks.selectors.access import Scope, live_notebooks, resolve_scope
+from notebooks.selectors.as_of import AsOf, clean_as_of
+from notebooks.selectors.as_of_reads import brief_rows_at
 from notebooks.selectors.brief_budget import (
     Candidate,
     Counted,
@@ -190,10 +192,11 @@ def _change(note: Any, zone: ZoneInfo, connections: dict[uuid.UUID, str],
 
 
 def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datetime,
-            zone: ZoneInfo, related_ids: Sequence[uuid.UUID]
+            zone: ZoneInfo, related_ids: Sequence[uuid.UUID], at: AsOf | None = None
             ) -> tuple[Gathered, list[Candidate]]:
     """Everything the brief reads, in one tenant transaction; recall's hits for the
-    focus (`related_ids`, best first) read again here, live and in scope."""
+    focus (`related_ids`, best first) read again here, live and in scope — or, `at` an
+    instant, the notes as they were then (the visions and declared truth are today's)."""
     with tenant(actor):
         actor.require(READ)
         scope = resolve_scope(actor, notebook_id, include_personal=include_personal)
@@ -201,17 +204,23 @@ def _gather(actor: Actor, notebook_id: Any, include_personal: bool, since: datet
         connections = connection_names()
         names = notebook_paths(live_notebooks(actor))
         truth = scoped_truth(scope)
-        live = _bound(scope.notes(), truth)
-        pinned = list(live.filter(pinned=True)
-                      .order_by("-importance", "-updated_at", "id")[:rules.BRIEF_PINNED_MAX])
-        handoffs = list(live.filter(kind=Kind.HANDOFF, pinned=False)
-                        .order_by("-updated_at", "id")[:rules.BRIEF_HANDOFFS_MAX])
-        facts = _facts(scope, truth)
-        # One count, from the index alone (note_brief_counting holds kind and pin).
-        available = live.filter(Q(pinned=True) | Q(kind__in=[Kind.HANDOFF,
-                                                             *rules.BRIEF_KINDS])).count()
-        changed, recent_available = _recent(scope, since)
-        hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
+        if at is not None:
+            then = brief_rows_at(actor, at, scope, truth, since, list(related_ids))
+            pinned, handoffs, facts = then.pinned, then.handoffs, then.facts
+            available, hits = then.available, then.related
+            changed, recent_available = then.changed, then.changed_available
+        else:
+            live = _bound(scope.notes(), truth)
+            pinned = list(live.filter(pinned=True).order_by(
+                "-importance", "-updated_at", "id")[:rules.BRIEF_PINNED_MAX])
+            handoffs = list(live.filter(kind=Kind.HANDOFF, pinned=False)
+                            .order_by("-updated_at", "id")[:rules.BRIEF_HANDOFFS_MAX])
+            facts = _facts(scope, truth)
+            # One count, from the index alone (note_brief_counting holds kind and pin).
+            available = live.filter(Q(pinned=True) | Q(kind__in=[Kind.HANDOFF,
+                                                                 *rules.BRIEF_KINDS])).count()
+            changed, recent_available = _recent(scope, since)
+            hits = {n.id: n for n in live.filter(id__in=list(related_ids))}
         related = [Candidate(hits[i], "related") for i in related_ids if i in hits]
         candidates = {n.id: n for n in [*pinned, *handoffs, *facts, *hits.values()]}
         marks = truth_marks(list({**candidates, **{n.id: n for n in changed}}.values()),
@@ -281,13 +290,16 @@ def brief_get(
     floors: Mapping[str, int] | None = None,
     format: str = "markdown",
     truth: str = "manifest",
+    as_of: str | None = None,
 ) -> BriefOut:
     """The brief for this caller: everything granted (`EVERYWHERE`), Personal (None) or
     a notebook (with Personal when `include_personal`). Read-only; one tenant
     transaction (recall for `focus` runs first, in its own, and its hits are read again
-    in the brief's)."""
+    in the brief's). `as_of`: the brief as it would have been then, from the notes'
+    revisions (`as_of_reads.brief_rows_at`); read in `time_zone`."""
     actor.require(READ)
     zone = clean_time_zone(time_zone)
+    at = clean_as_of(as_of, actor=actor, time_zone=zone.key)
     budget = clean_budget_tokens(budget_tokens)
     wanted_floors = clean_floors(floors)
     focus = clean_focus(focus)
@@ -295,17 +307,17 @@ def brief_get(
         raise Invalid("format is markdown or json.", code="invalid_format")
     if truth not in ("manifest", "full"):
         raise Invalid("truth is manifest or full.", code="invalid_truth")
-    now = timezone.now()
+    now = at.instant if at is not None else timezone.now()
     since_at = since_instant(since, zone, now, rules.BRIEF_RECENT_DAYS)
     related_ids: list[uuid.UUID] = []
     focus_mode = None
     if focus is not None:
         hits = recall(actor=actor, query=focus, limit=rules.BRIEF_RELATED_MAX,
                       max_chars=rules.RECALL_MAX_MAX_CHARS, place=notebook_id,
-                      include_personal=include_personal)
+                      include_personal=include_personal, as_of=as_of, time_zone=zone.key)
         related_ids, focus_mode = [hit.note.id for hit in hits.data], hits.meta.mode
     gathered, related = _gather(actor, notebook_id, include_personal, since_at, zone,
-                                related_ids)
+                                related_ids, at)
     order = ranked(pinned=gathered.pinned, handoffs=gathered.handoffs, related=related,
                    facts=gathered.facts, floors=wanted_floors)
     # Solutions reach a brief only through `focus`; the other kinds are counted already.
@@ -370,7 +382,7 @@ def brief_get(
         recent=BriefRecentMeta(returned=len(recent), available=gathered.recent_available,
                                tokens=recent_tokens),
         focus_mode=focus_mode, truth_state=declared.state, truth_policy=declared.policy,
-        declared=len(declared.notes))
+        declared=len(declared.notes), as_of=at.out() if at is not None else None)
     document = dict(header=header, startup=gathered.who.startup, visions=gathered.visions,
                     truth=declared, recent=recent, recent_available=gathered.recent_available,
                     since=since_day, notes=full_notes, index=index)

@@ -25,6 +25,7 @@ from notebooks.selectors.access import (
     access_note,
     access_notebook,
     notebooks_visible_to,
+    notes_visible_to,
     resolve_scope,
     subtree_ids,
 )
@@ -227,6 +228,8 @@ class NotePage:
     links: list[NoteLinkOut]  # what the note links to (`note_links.links_of`)
     backlinks: list[BacklinkOut]  # what links here
     graph: list[GraphNode]  # its neighbourhood by links, nearest first (`related.graph_of`)
+    # The note that superseded this one (`supersedes`), when the reader may see it.
+    replaced_by: Note | None = None
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,10 @@ def note_page(*, actor: Actor, note_id: uuid.UUID | str) -> NotePage:
         note = access_note(actor, note_id)
         return NotePage(note=note, revisions=_revisions(note), extras=_extras(actor, note),
                         links=links_of(actor, note), backlinks=backlinks_of(actor, note),
-                        graph=graph_of(actor, note))
+                        graph=graph_of(actor, note),
+                        replaced_by=notes_visible_to(actor).filter(
+                            id=note.superseded_by_id).first() if note.superseded_by_id
+                        else None)
 
 
 def notebook_page_of(*, actor: Actor, notebook_id: uuid.UUID | str) -> NotebookPage:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import uuid
 
 from grove.kernel.actor import READ, Actor
-from grove.kernel.errors import NotFound
+from grove.kernel.errors import Invalid, NotFound
 from grove.kernel.tenancy import tenant
-from notebooks.models import NegativeClaim, Note, Revision
-from notebooks.rules import INT_MAX
+from notebooks.models import NegativeClaim, Note, Revision, Status
+from notebooks.rules import INT_MAX, parse_uuid
 from notebooks.schemas.notes import NoteRead, RevisionOut, RevisionRead
 from notebooks.selectors import negatives
 from notebooks.selectors.access import access_note, resolve_scope
+from notebooks.selectors.as_of import AsOf, clean_as_of, granted_then, latest_at
 from notebooks.selectors.note_links import backlinks_of, links_of
 from notebooks.selectors.truth import scoped_truth
 from notebooks.selectors.truth_marks import active_profile, claims_on, truth_marks
@@ -28,11 +29,20 @@ from passages.schemas import PassageRef, passage_id
 
 
 def note_read(*, actor: Actor, note_id: uuid.UUID | str, version: int | None = None,
-              passage: int | None = None) -> NoteRead | RevisionRead:
+              passage: int | None = None, as_of: str | None = None
+              ) -> NoteRead | RevisionRead:
     """The note as it is now with its ground-truth marks — or, given a `version` other
     than its current one, that revision with the marks of its text (`version_not_found`
     when it never had it). The same answer for `note:<id>` and `note:<id>@<current>`.
-    `passage` (with a version): only that passage of it (`passage_of`)."""
+    `passage` (with a version): only that passage of it (`passage_of`). `as_of`: the
+    revision the note had at that instant (`read_at`)."""
+    if as_of is not None:
+        if version is not None:
+            raise Invalid("Name a version or give asOf, not both.", code="invalid_as_of")
+        at = clean_as_of(as_of, actor=actor)
+        assert at is not None
+        past = read_at(actor, note_id, at)
+        return past if passage is None else passage_of(past, passage)
     with tenant(actor):
         note = access_note(actor, note_id, need=READ)
         if version is None or version == note.version:
@@ -41,6 +51,24 @@ def note_read(*, actor: Actor, note_id: uuid.UUID | str, version: int | None = N
         revision, claims = past_revision(actor, note, version)
     past = marked_revision(revision, claims)
     return past if passage is None else passage_of(past, passage)
+
+
+def read_at(actor: Actor, note_id: uuid.UUID | str, at: AsOf) -> RevisionRead:
+    """The revision a note had at the instant, if the caller may read it as of then
+    (`as_of`: its notebook then granted and live, the note not deleted then) — a note
+    deleted since included. Otherwise, or when the note did not exist yet, the same
+    `note_not_found` as for a note the caller cannot see (nothing told apart)."""
+    actor.require(READ)
+    note_uuid = parse_uuid(note_id, what="note id")
+    with tenant(actor):
+        revision = (Revision.objects.filter(id__in=latest_at(at).filter(note_id=note_uuid)
+                                            .values("id"))
+                    .filter(granted_then(actor, at)).exclude(status=Status.DELETED)
+                    .select_related("note").first())
+        if revision is None:
+            raise NotFound(f"No such note as of {at.out()}.", code="note_not_found")
+        claims = claims_on(revision.note, scoped_truth(resolve_scope(actor)))
+    return marked_revision(revision, claims).model_copy(update={"as_of": at.out()})
 
 
 def passage_of[R: (NoteRead, RevisionRead)](read: R, position: int) -> R:

@@ -60,6 +60,8 @@ from notebooks.schemas.truth import Coverage
 from notebooks.selectors import recall_budget, recall_links
 from notebooks.selectors import time_window as tw
 from notebooks.selectors.access import Scope, resolve_scope
+from notebooks.selectors.as_of import clean_as_of
+from notebooks.selectors.as_of_reads import recall_at
 from notebooks.selectors.passage_rank import (
     PassageHits,
     QueryArms,
@@ -223,7 +225,7 @@ def recall(
     limit: int | None = None,
     max_chars: int | None = None,
     max_distance: float = DEFAULT_MAX_DISTANCE, time_zone: str | None = None,
-    timings: bool = False, expand: str | None = None,
+    timings: bool = False, expand: str | None = None, as_of: str | None = None,
 ) -> RecallOut:
     """Notes relevant to `query` within the budget (default 8 items / 6,000 characters).
 
@@ -236,7 +238,9 @@ def recall(
     Stages (`grove_recall_arm_duration_seconds`; `meta.timings` with `timings`): embed,
     terms, search (both arms and their fusion: one statement), declared, items, profile,
     window, total. `expand="links"`: the notes linked to and from the notes found join
-    them, each marked as reached through a link (`recall_links`)."""
+    them, each marked as reached through a link (`recall_links`). `as_of`: over the
+    notes as they were then (`as_of_reads.recall_at`; its query's words are all read as
+    words, and it follows no links)."""
     limit, max_chars = clean_budget(limit, max_chars)
     if expand is not None and expand not in recall_links.EXPAND:
         raise Invalid('expand is "links".', code="invalid_expand")
@@ -252,7 +256,12 @@ def recall(
     # `openai` provider it is an HTTP call — for a caller who may read at all. The active
     # profile is global, not tenant data.
     actor.require(READ)
-    window, query = tw.time_window(actor=actor, query=query, time_zone=time_zone)
+    at = clean_as_of(as_of, actor=actor, time_zone=time_zone)
+    if at is not None and expand is not None:
+        raise Invalid("expand reads links as they are now; it does not go with asOf.",
+                      code="invalid_expand")
+    window, query = (None, query) if at is not None else tw.time_window(
+        actor=actor, query=query, time_zone=time_zone)
     embedder = get_embedder() if query else None
     profile = active_profile_name() if embedder is not None else None
     vector: list[float] | None = None
@@ -269,6 +278,12 @@ def recall(
         if tag is not None:  # the declared notes with the tag answer; the others are not asked
             truth = replace(truth, notes=[(note, version) for note, version in truth.notes
                                           if tag in note.tags])
+        if at is not None:
+            with stage("as_of"):
+                return recall_at(actor=actor, at=at, scope=scope.scope, query=query, tag=tag,
+                                 weights=term_weights(query) if query else None,
+                                 semantic=semantic, limit=limit, max_chars=max_chars,
+                                 truth=truth, profile=profile, alpha=FUSION_ALPHA)
         if query is None:
             with stage("profile"):
                 pending = _pending(scope) if counting else 0

@@ -13,7 +13,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +50,8 @@ from notebooks.rules import (
 )
 from notebooks.schemas.notes import Matches, NoteOut, SearchItem, SearchPage
 from notebooks.selectors.access import live_filter, notes_visible_to, resolve_scope
+from notebooks.selectors.as_of import clean_as_of
+from notebooks.selectors.as_of_reads import note_page_at
 from notebooks.selectors.note_counts import live_note_count
 from notebooks.selectors.search_passages import best_passage_text
 from notebooks.selectors.search_terms import Matching, matching, plain_text
@@ -108,6 +110,7 @@ def note_search(
     exact_count: bool = True,
     include_subnotebooks: bool = False,
     marks: bool = False,
+    as_of: str | None = None,
 ) -> SearchPage:
     """One page of the caller's notes matching the query and filters. Read-only.
 
@@ -169,9 +172,23 @@ def note_search(
         spec["sub"] = True  # only when set: cursors of a plain search stay as they were
     if pinned is not None:
         pinned = spec["pinned"] = clean_bool(pinned, what="pinned")
+    at = clean_as_of(as_of, actor=actor)
+    if at is not None:
+        spec["asOf"] = at.asked  # the instant itself is the cursor's ceiling
     fingerprint = _filters_fingerprint(spec)
     opened = cursor_read(cursor, salt=SEARCH_CURSOR_SALT, binding=caller_binding(actor),
                          fingerprint=fingerprint)
+    if at is not None:
+        if opened.ceiling is not None:  # later pages: the instant of the first
+            at = replace(at, instant=opened.ceiling)
+        with tenant(actor):
+            actor.require(READ)
+            return note_page_at(
+                actor=actor, at=at, opened=opened, salt=SEARCH_CURSOR_SALT,
+                scope=resolve_scope(actor, notebook_id, subtree="sub" in spec), query=query,
+                kinds=kinds, source_agent=source_agent, tag=tag, pinned=pinned,
+                updated_after=updated_after, lifetime=lifetime, status=status, sort=sort,
+                limit=limit, marks=marks)
 
     with tenant(actor):
         actor.require(READ)

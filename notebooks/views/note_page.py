@@ -126,6 +126,10 @@ def note_page_response(request: HttpRequest, note_id: str | uuid.UUID, *,
         "delete_form": ConfirmForm(),
         "backlinks": page.backlinks,
         "graph": layout(title, page.graph),
+        "replaced_by": page.replaced_by and {
+            "id": page.replaced_by.id,
+            "title": note_title(page.replaced_by.content, 80,
+                                path=page.replaced_by.source_path) or "(empty)"},
     }, status=status)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 
 import httpx2
 import pytest
@@ -48,3 +50,32 @@ def test_the_sdk_client_remembers_a_batch(site_url, committed):
     assert [item["status"] for item in items] == ["created", "created", "refused"]
     assert items[1]["similar"] == [items[0]["id"].split("@")[0]]
     assert items[2]["error"]["code"] == "invalid_item"
+
+
+@pytest.mark.slow
+def test_the_sdk_client_reads_as_of_a_time(site_url, committed):
+    """`asOf` on get_note, list_notes, recall and the brief (issue 39), through the SDK
+    client, which checks every result against the tool's outputSchema."""
+    owner, api, note = _world()
+    then = api.get(f"/notes/{note.id}").json()["data"]["updatedAt"]
+    time.sleep(0.05)
+    changed = api.patch(f"/notes/{note.id}", {"content": "Replaced entirely.",
+                                              "expectedVersion": 1})
+    assert changed.status_code == 200, changed.content
+
+    async def read():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {api.key}"}, timeout=30)
+        async with http, McpClient(streamable_http_client(f"{site_url}/mcp",
+                                                          http_client=http)) as client:
+            return {tool: await client.call_tool(tool, {**arguments, "asOf": then})
+                    for tool, arguments in (("get_note", {"noteId": str(note.id)}),
+                                            ("list_notes", {}),
+                                            ("recall", {"query": "legal"}),
+                                            ("brief", {"format": "json"}))}
+
+    answers = asyncio.run(read())
+    for tool, result in answers.items():
+        assert not result.is_error, (tool, result.content)
+        assert f"note:{note.id}@1" in json.dumps(result.structured_content), tool
+        assert "Replaced entirely" not in json.dumps(result.structured_content), tool
+    assert answers["list_notes"].structured_content["meta"]["asOf"]

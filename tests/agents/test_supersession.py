@@ -14,6 +14,7 @@ from django.test import Client
 
 from grove.kernel import jobs
 from grove.kernel.tenancy import tenant
+from grove.models import Account
 from notebooks import services
 from notebooks.models import Note, Revision
 from notebooks.services.indexing import EMBED
@@ -126,3 +127,20 @@ def test_export_and_import_keep_which_note_replaced_which():
         imported_old = Note.objects.get(content=OLD)
         imported_new = Note.objects.get(content=NEW)
     assert imported_old.superseded_by_id == imported_new.id
+
+
+def test_the_older_note_page_says_which_note_superseded_it():
+    owner, api = _world()
+    old = data(api.post("/notes", {"content": "# Standup\n\nAt ten.", "kind": "decision"}))
+    new = data(api.post("/notes", {"content": "# Standup moved\n\nAt eleven.",
+                                   "kind": "decision", "supersedes": f"note:{old['id']}@1"}))
+    web = Client()
+    web.force_login(Account.objects.get(id=owner.account_id))
+    page = web.get(f"/notes/{old['id']}/").content.decode()
+    assert "Superseded by" in page and f'href="/notes/{new["id"]}/"' in page
+    assert "Standup moved" in page
+    # The newer note's own page says nothing of the kind.
+    assert "Superseded by" not in web.get(f"/notes/{new['id']}/").content.decode()
+    # Once the newer note is gone, the older page names nothing the owner cannot open.
+    api.post("/notes/forget", {"items": [new["id"]]})
+    assert "Superseded by" not in web.get(f"/notes/{old['id']}/").content.decode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -136,6 +137,32 @@ def test_the_inspector_remembers_a_batch(served):
     assert code == 0, problems
     said = shown["result"]["structuredContent"]["items"]
     assert [item["status"] for item in said] == ["created", "created"]
+
+
+def test_the_inspector_reads_a_note_and_recalls_as_of_a_time(served):
+    """`asOf` (issue 39): what a note said before its last change, by get_note and by
+    recall, with the instant used said."""
+    saved = served.api("POST", "/v1/notes", json={
+        "content": "Inspector pricing: the Basic plan costs 4 dollars.",
+        "kind": "fact"}).json()["data"]
+    then = served.api("GET", f"/v1/notes/{saved['id']}").json()["data"]["updatedAt"]
+    time.sleep(0.05)
+    served.api("PATCH", f"/v1/notes/{saved['id']}", json={
+        "content": "Inspector pricing: the Basic plan costs 6 dollars.", "expectedVersion": 1})
+    code, shown, problems = inspector(
+        served, served.key, "--method", "tools/call", "--tool-name", "get_note",
+        "--tool-arg", f"noteId={saved['id']}", "--tool-arg", f"asOf={then}")
+    assert code == 0, problems
+    read = shown["result"]["structuredContent"]
+    assert (read["id"], read["content"]) == (
+        f"note:{saved['id']}@1", "Inspector pricing: the Basic plan costs 4 dollars.")
+    code, shown, problems = inspector(
+        served, served.key, "--method", "tools/call", "--tool-name", "recall",
+        "--tool-arg", "query=Inspector pricing Basic plan", "--tool-arg", f"asOf={then}")
+    assert code == 0, problems
+    found = shown["result"]["structuredContent"]
+    assert [item["id"] for item in found["data"]] == [f"note:{saved['id']}@1"]
+    assert found["meta"]["asOf"]
 
 
 # -- resources and prompts (the real catalog, notebooks.mcp_context) --------------------------
