@@ -61,6 +61,12 @@ def add_notes(env: Env, texts: list[str]) -> None:
                                      for t in texts[start:start + 500]])
     while jobs.run_batch(account_id=env.account_id, kind="embed"):
         pass
+    # Statistics as autovacuum leaves them a minute after a load (the planner picks the
+    # (note, version) index for as-of reads only when it knows the table's size).
+    from django.db import connections
+
+    with connections["owner"].cursor() as cursor:
+        cursor.execute("ANALYZE")
 
 
 def measure(env: Env, changed: list[tuple[uuid.UUID, str, int, int]], at: str,

@@ -61,10 +61,8 @@ def read_at(actor: Actor, note_id: uuid.UUID | str, at: AsOf) -> RevisionRead:
     actor.require(READ)
     note_uuid = parse_uuid(note_id, what="note id")
     with tenant(actor):
-        revision = (Revision.objects.filter(id__in=latest_at(at).filter(note_id=note_uuid)
-                                            .values("id"))
-                    .filter(granted_then(actor, at)).exclude(status=Status.DELETED)
-                    .select_related("note").first())
+        revision = (latest_at(at).filter(note_id=note_uuid).filter(granted_then(actor, at))
+                    .exclude(status=Status.DELETED).select_related("note").first())
         if revision is None:
             raise NotFound(f"No such note as of {at.out()}.", code="note_not_found")
         claims = claims_on(revision.note, scoped_truth(resolve_scope(actor)))
