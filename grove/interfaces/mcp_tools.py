@@ -52,17 +52,17 @@ class Tool:
             # the schema offers no null.
             "inputSchema": _inline(compact_schema(
                 self.arguments.model_json_schema(by_alias=True), offer_null=False)),
-            "outputSchema": output_schema(self.output),
+            "outputSchema": declared_output_schema(self.output),
             "annotations": self.annotations(),
         }
 
     def annotations(self) -> dict[str, bool]:
         """Every hint said outright (their defaults are the cautious ones), except
-        `idempotentHint` on a read-only tool, where MCP gives it no meaning. The title is
-        the tool's own (MCP 2025-06-18)."""
-        hints = {"readOnlyHint": self.read_only, "destructiveHint": self.destructive}
+        `destructiveHint` and `idempotentHint` on a read-only tool, where MCP gives them
+        no meaning. The title is the tool's own (MCP 2025-06-18)."""
+        hints = {"readOnlyHint": self.read_only}
         if not self.read_only:
-            hints["idempotentHint"] = self.idempotent
+            hints |= {"destructiveHint": self.destructive, "idempotentHint": self.idempotent}
         return {**hints, "openWorldHint": False}
 
 
@@ -137,6 +137,40 @@ def output_schema(output: type[BaseModel]) -> dict[str, Any]:
         for prop in node.get("properties", {}).values():
             _never_null(prop)
     return {**_lean(schema), "type": "object"}
+
+
+@functools.cache
+def declared_output_schema(output: type[BaseModel]) -> dict[str, Any]:
+    """What `tools/list` declares of a result: its fields and the JSON type of each —
+    the nested shapes (a recall item's note, a brief's sections) are the tool's
+    description's and its text's to say. Every client puts the list in its model's
+    context, where the full nested schemas cost 7 KB (of a 28,000-byte budget:
+    tests/mcp/test_tools_list_size.py); the results still keep the full schema's promise
+    (`fit`: no field is ever null, at any depth), so what a client checks against this
+    one always holds."""
+    full = output_schema(output)
+    defs = full.get("$defs", {})
+    return {"type": "object", "properties": {
+        name: _shallow(prop, defs) for name, prop in full.get("properties", {}).items()}}
+
+
+def _shallow(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema to its JSON type: an object or an array without its insides, a
+    scalar (its type, enum or const) as it is."""
+    if "$ref" in prop:
+        return _shallow(defs[prop["$ref"].rsplit("/", 1)[1]], defs)
+    if "properties" in prop or "additionalProperties" in prop or prop.get("type") == "object":
+        return {"type": "object"}
+    if "items" in prop or prop.get("type") == "array":
+        return {"type": "array"}
+    if isinstance(prop.get("anyOf"), list):
+        options: list[dict[str, Any]] = []
+        for option in prop["anyOf"]:
+            kind = _shallow(option, defs)
+            if kind not in options:
+                options.append(kind)
+        return options[0] if len(options) == 1 else {"anyOf": options}
+    return prop
 
 
 def _lean(node: Any) -> Any:

@@ -63,10 +63,9 @@ def _minute(value: datetime) -> datetime:
 
 class CompactNote(Out):
     """A note as the MCP tools return it — what a model needs to read and cite it: the
-    versioned id, kind, notebook name (left out for a Personal note), content, last
-    change (to the minute), a handoff's task id, whether it is pinned. Optional fields
-    are left out rather than null: single-type schemas are the portable ones (the MCP
-    Inspector's --strict lint)."""
+    versioned id, kind, notebook name (none: Personal), content, last change (to the
+    minute), a handoff's task id, whether it is pinned, the note that superseded it.
+    Optional fields are left out rather than null (the Inspector's --strict lint)."""
 
     id: str  # note:<uuid>@<version>
     kind: str
@@ -75,6 +74,7 @@ class CompactNote(Out):
     notebook: str | None = None  # set only for a note in a notebook
     task_id: str | None = None  # set only for a note that has one
     pinned: bool | None = None  # set (true) only for a pinned note
+    superseded_by: str | None = None  # note:<uuid> that replaced it (`supersedes`)
 
     @classmethod
     def of(cls, note: NoteOut | RevisionOut, names: dict[uuid.UUID, str], *,
@@ -91,6 +91,8 @@ class CompactNote(Out):
             fields["task_id"] = note.task_id
         if note.pinned:
             fields["pinned"] = True
+        if (replaced := getattr(note, "superseded_by", None)) is not None:
+            fields["superseded_by"] = f"note:{replaced}"
         if full:
             fields["record"] = note.to_rest_json() if record is None else record
         return cls(**fields)  # type: ignore[arg-type]
@@ -103,7 +105,8 @@ class CompactNote(Out):
             head += ", pinned"
         if self.notebook is not None:
             head += f", {self.notebook}"
-        return f"{self.id} {head}, {self.updated:%Y-%m-%d}\n{self.content}"
+        replaced = f" (superseded by {self.superseded_by})" if self.superseded_by else ""
+        return f"{self.id} {head}, {self.updated:%Y-%m-%d}{replaced}\n{self.content}"
 
 
 class ToolNote(CompactNote):

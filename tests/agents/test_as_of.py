@@ -197,5 +197,9 @@ def test_a_note_superseded_since_says_by_which_when_read_as_of_then():
         (f"note:{old['id']}@1", new["id"])]
     assert data(api.get(_q(f"/notes/{old['id']}", {"asOf": then})))["content"] == \
         "Standups are at ten."
+    told = modern(key, "tools/call", {"name": "recall", "arguments": {
+        "query": "when are standups", "asOf": then}}).json()["result"]
+    assert told["structuredContent"]["data"][0]["supersededBy"] == f"note:{new['id']}"
+    assert f"(superseded by note:{new['id']})" in told["content"][0]["text"]
     now = [i["note"]["id"] for i in data(api.post("/recall", {"query": "when are standups"}))]
     assert now == [new["id"]]  # today the older one is archived

@@ -161,7 +161,11 @@ def test_the_inspector_reads_a_note_and_recalls_as_of_a_time(served):
         "--tool-arg", "query=Inspector pricing Basic plan", "--tool-arg", f"asOf={then}")
     assert code == 0, problems
     found = shown["result"]["structuredContent"]
-    assert [item["id"] for item in found["data"]] == [f"note:{saved['id']}@1"]
+    # Among the served account's other notes: this one, as it read then, never as now.
+    said = {item["id"]: item["content"] for item in found["data"]}
+    assert said[f"note:{saved['id']}@1"] == \
+        "Inspector pricing: the Basic plan costs 4 dollars."
+    assert f"note:{saved['id']}@2" not in said
     assert found["meta"]["asOf"]
 
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.test import Client
 
 from grove.interfaces.mcp import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, tools
+from grove.interfaces.mcp_tools import output_schema
 from notebooks import selectors
 from tests import factories
 from tests.api.conftest import Caller, new_key
@@ -171,9 +172,13 @@ def test_tools_are_declared_with_schemas_titles_and_explicit_hints(key):
         assert tool["inputSchema"].get("additionalProperties") is False
         assert tool["outputSchema"]["type"] == "object"
         hints = tool["annotations"]
-        # idempotentHint means nothing on a read-only tool (MCP), so only writes say it.
-        assert set(hints) == {"readOnlyHint", "destructiveHint", "openWorldHint"} | (
-            set() if hints["readOnlyHint"] else {"idempotentHint"})
+        # destructiveHint and idempotentHint mean nothing on a read-only tool (MCP), so
+        # only writes say them.
+        assert set(hints) == {"readOnlyHint", "openWorldHint"} | (
+            set() if hints["readOnlyHint"] else {"destructiveHint", "idempotentHint"})
+        # A result declares its fields and each one's JSON type (declared_output_schema).
+        for prop in tool["outputSchema"]["properties"].values():
+            assert set(prop) <= {"type", "enum", "const", "anyOf"}, (tool["name"], prop)
         assert hints["openWorldHint"] is False
         # Every parameter says what it means; no schema offers null (null = left out).
         for name, prop in _properties(tool["inputSchema"]):
@@ -232,10 +237,14 @@ def test_tool_results_match_their_declared_output_schemas(owner, key):
              ("whoami", {}), ("recent_activity", {}), ("truth", {}),
              ("truth", {"notebookId": str(notebook.id), "full": True}),
              ("recent_activity", {"notebookId": "personal", "limit": 1})]
+    declared = tools()
     for tool, arguments in calls:
         result = call(key, tool, arguments)
         assert result["isError"] is False, (tool, result)
         jsonschema.validate(result["structuredContent"], schemas[tool])
+        # And the full nested shape each result keeps (no field null at any depth),
+        # which tools/list leaves out.
+        jsonschema.validate(result["structuredContent"], output_schema(declared[tool].output))
     assert {tool for tool, _ in calls} == set(schemas)
 
 
